@@ -1,0 +1,41 @@
+# The two README commands, `make shell` and `make test`, plus `make bench`.
+# Each installs missing Debian packages, configures once, and builds
+# incrementally. BUILD and CMAKE_FLAGS may be overridden:
+#   make test BUILD=build-asan CMAKE_FLAGS=-DTESSERA_SANITIZE=address
+
+BUILD ?= build
+CMAKE_FLAGS ?=
+JOBS ?= $(shell nproc)
+
+.PHONY: shell test bench deps configure build test-asan test-tsan format clean
+
+shell: build
+	@if [ -t 0 ]; then $(BUILD)/tessera-demo --interactive; else $(BUILD)/tessera-demo; fi
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+bench: deps configure
+	cmake --build $(BUILD) -j $(JOBS) --target benchmarks
+	@for b in $(BUILD)/tests/*_bench; do $$b || exit 1; done
+
+deps:
+	@bash cmake/install-deps.sh
+
+configure: deps
+	@test -f $(BUILD)/CMakeCache.txt || cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+test-asan:
+	$(MAKE) test BUILD=build-asan CMAKE_FLAGS=-DTESSERA_SANITIZE=address
+
+test-tsan:
+	$(MAKE) test BUILD=build-tsan CMAKE_FLAGS=-DTESSERA_SANITIZE=thread
+
+format:
+	clang-format -i $$(git ls-files '*.cc' '*.h' '*.cu')
+
+clean:
+	rm -rf $(BUILD)

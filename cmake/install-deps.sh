@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Makes sure the Debian packages the build needs are installed. As root it
+# installs what is missing; otherwise it prints the apt-get line to run.
+# Cheap when everything is present: one dpkg-query call.
+set -euo pipefail
+
+packages=(
+  build-essential cmake make pkg-config git
+  doctest-dev            # C++ unit tests
+  nlohmann-json3-dev     # profiler traces, symbol files
+  libtbb-dev             # oneTBB flow graph, the peer in the engine benchmarks
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$p")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+if [[ $(id -u) -eq 0 ]]; then
+  echo "tessera: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "tessera: these Debian packages are missing: ${missing[*]}" >&2
+  echo "install them with:  sudo apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi

@@ -1,0 +1,171 @@
+// The dependency engine: functions pushed with the variables they read and
+// write run asynchronously, on worker threads and device streams, in an order
+// that respects one rule: two functions that share a variable, at least one
+// of them writing it, run in push order; readers of one version run in
+// parallel. The engine knows nothing about tensors: a variable is a token.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/base/context.h"
+#include "engine/base/small_vector.h"
+
+namespace tessera::engine {
+
+class Var;
+using VarHandle = Var*;
+class Opr;
+using OprHandle = Opr*;
+
+// How and where a pushed function runs beyond its Context.
+enum class FnProperty : uint8_t {
+  kNormal,          // compute lane of its device
+  kCopyFromGPU,     // copy lane of the GPU named by the Context
+  kCopyToGPU,       // copy lane of the GPU named by the Context
+  kCopyCPU,         // the CPU copy lane (large host copies, I/O staging)
+  kCPUPrioritized,  // the CPU priority lane
+  kGPUPrioritized,  // the GPU priority lane
+  kAsync,           // runs at once on the thread that makes it ready; must return quickly
+  kDeleteVar,       // internal: DeleteVariable
+};
+
+// Handed to an AsyncFn; calling it ends the op. Call it exactly once, from
+// any thread. Passing an exception ends the op as failed.
+class CallbackOnComplete {
+ public:
+  void operator()() const { fn_(engine_, block_, nullptr); }
+  void operator()(std::exception_ptr error) const { fn_(engine_, block_, std::move(error)); }
+
+ private:
+  friend class EngineBase;
+  using Fn = void (*)(void* engine, void* block, std::exception_ptr error);
+  CallbackOnComplete(Fn fn, void* engine, void* block) : fn_(fn), engine_(engine), block_(block) {}
+  Fn fn_;
+  void* engine_;
+  void* block_;
+};
+
+using SyncFn = std::function<void(RunContext)>;
+// An AsyncFn that throws must not have called its callback; the engine then
+// ends the op as failed with that exception.
+using AsyncFn = std::function<void(RunContext, CallbackOnComplete)>;
+
+// A non-owning list of variables, built from a braced list, a vector or a
+// SmallVector without allocating. Duplicates are allowed: a variable named
+// twice, or both read and written, is treated as written once.
+class VarList {
+ public:
+  VarList() = default;
+  // The braced list lives until the end of the push call: a view is safe
+  // there, and VarList is only ever a parameter.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winit-list-lifetime"
+  VarList(std::initializer_list<VarHandle> l) : data_(l.begin()), size_(l.size()) {}
+#pragma GCC diagnostic pop
+  VarList(const std::vector<VarHandle>& v) : data_(v.data()), size_(v.size()) {}
+  template <size_t N>
+  VarList(const SmallVector<VarHandle, N>& v) : data_(v.data()), size_(v.size()) {}
+  VarList(const VarHandle* data, size_t size) : data_(data), size_(size) {}
+  const VarHandle* begin() const { return data_; }
+  const VarHandle* end() const { return data_ + size_; }
+  size_t size() const { return size_; }
+
+ private:
+  const VarHandle* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+enum class EngineType { kThreaded, kNaive };
+// kRead: wait until every write pushed before has finished (WaitToRead).
+// kWrite: wait until every read and write pushed before has finished (WaitToWrite).
+enum class WaitMode { kRead, kWrite };
+
+struct LaneStats {
+  Context ctx;
+  std::string lane;  // "compute", "priority", "copy"
+  int workers = 0;
+  int64_t queued = 0;   // ready, waiting for a worker
+  int64_t running = 0;  // executing now
+};
+struct EngineStats {
+  std::string type;       // "threaded" or "naive"
+  int64_t pending = 0;    // pushed and not yet finished, all devices
+  std::vector<LaneStats> lanes;
+};
+
+class Engine {
+ public:
+  // The process-wide engine: TESSERA_ENGINE=threaded|naive, threaded by default.
+  static Engine* Get();
+  // Waits for all work on the current engine, then makes `type` current.
+  static void SetType(EngineType type);
+  // Stable storage for a dynamic op name (profiler, error messages).
+  static const char* InternName(std::string_view name);
+  // Number of writes that have finished on `var`.
+  static uint64_t VarVersion(VarHandle var);
+
+  virtual ~Engine() = default;
+  virtual EngineType type() const = 0;
+
+  virtual VarHandle NewVariable() = 0;
+  // Deletes `var` after every use pushed before; `delete_fn` (may be empty)
+  // runs first, in `ctx`. The handle must not be used afterwards.
+  virtual void DeleteVariable(SyncFn delete_fn, Context ctx, VarHandle var) = 0;
+
+  // `name` must outlive the op: a literal or a result of InternName.
+  virtual void PushSync(SyncFn fn, Context ctx, VarList const_vars, VarList mutate_vars,
+                        FnProperty prop = FnProperty::kNormal, int priority = 0,
+                        const char* name = nullptr) = 0;
+  virtual void PushAsync(AsyncFn fn, Context ctx, VarList const_vars, VarList mutate_vars,
+                         FnProperty prop = FnProperty::kNormal, int priority = 0,
+                         const char* name = nullptr) = 0;
+
+  // A reusable operator: its variable lists are normalised once.
+  virtual OprHandle NewOperator(AsyncFn fn, VarList const_vars, VarList mutate_vars,
+                                FnProperty prop = FnProperty::kNormal,
+                                const char* name = nullptr) = 0;
+  virtual void Push(OprHandle op, Context ctx, int priority = 0) = 0;
+  // Frees the operator once every push of it has finished.
+  virtual void DeleteOperator(OprHandle op) = 0;
+
+  // Waits, and rethrows (once) the error of a failed op that poisoned `var`.
+  virtual void WaitForVar(VarHandle var, WaitMode mode = WaitMode::kRead) = 0;
+  // Waits for every pushed op; rethrows the first error not yet reported.
+  virtual void WaitForAll() = 0;
+
+  // At most `n` ops in flight for pushes from outside the engine's own
+  // threads (0: unbounded, the default; TESSERA_ENGINE_MAX_INFLIGHT).
+  virtual void SetMaxInflight(int64_t n) = 0;
+  virtual EngineStats Stats() const = 0;
+  // OpenMP threads a CPU op should use so that workers x threads does not
+  // oversubscribe the cores.
+  virtual int OpThreads() const = 0;
+};
+
+// Worker counts and limits. FromEnv reads TESSERA_CPU_WORKER_NTHREADS,
+// TESSERA_CPU_PRIORITY_NTHREADS, TESSERA_CPU_COPY_NTHREADS,
+// TESSERA_GPU_WORKER_NTHREADS, TESSERA_GPU_COPY_NTHREADS and
+// TESSERA_ENGINE_MAX_INFLIGHT; docs/DEVELOPING.md gives the defaults.
+struct EngineOptions {
+  int cpu_workers = 1;
+  int cpu_priority_workers = 1;
+  int cpu_copy_workers = 1;
+  int gpu_workers = 2;  // per GPU, each with its own stream
+  int gpu_copy_workers = 1;
+  int64_t max_inflight = 0;
+  static EngineOptions FromEnv();
+};
+
+// A private engine (tests, benchmarks). Destroying it waits for its work and
+// joins its threads.
+std::unique_ptr<Engine> CreateEngine(EngineType type,
+                                     const EngineOptions& opts = EngineOptions::FromEnv());
+
+}  // namespace tessera::engine

@@ -1,0 +1,361 @@
+#include "engine/scheduler/engine_base.h"
+
+#include <algorithm>
+
+#include "engine/base/error.h"
+#include "engine/base/thread_state.h"
+#include "engine/scheduler/gpu_streams.h"
+#include "engine/scheduler/object_pool.h"
+#include "engine/scheduler/parker.h"
+#include "engine/scheduler/profiler.h"
+#include "engine/scheduler/var.h"
+#include "engine/scheduler/worker_pool.h"
+
+namespace tessera::engine {
+namespace {
+
+// The op the calling thread is executing, to refuse waits that would wait
+// for the op itself.
+thread_local const Opr* tls_current_op = nullptr;
+
+struct CurrentOpScope {
+  const Opr* saved;
+  explicit CurrentOpScope(const Opr* op) : saved(tls_current_op) {
+    tls_current_op = op;
+    ++OpDepth();
+  }
+  ~CurrentOpScope() {
+    tls_current_op = saved;
+    --OpDepth();
+  }
+};
+
+bool Contains(const SmallVector<VarHandle, 4>& vars, VarHandle v) {
+  return std::find(vars.begin(), vars.end(), v) != vars.end();
+}
+
+// Sorts and deduplicates, and drops from `reads` what is also written: a
+// variable named twice, or read and written, is written once.
+void Normalise(Opr* op, VarList const_vars, VarList mutate_vars) {
+  for (VarList list : {const_vars, mutate_vars}) {
+    for (VarHandle v : list) {
+      TS_CHECK(v != nullptr) << "engine op '" << op->name << "': null variable";
+      TS_CHECK(!v->deleted.load(std::memory_order_relaxed))
+          << "engine op '" << op->name << "': variable used after DeleteVariable";
+    }
+  }
+  auto& w = op->mutate_vars;
+  w = SmallVector<VarHandle, 4>(mutate_vars.begin(), mutate_vars.end());
+  if (w.size() > 1) {
+    std::sort(w.begin(), w.end());
+    w.resize_down(std::unique(w.begin(), w.end()) - w.begin());
+  }
+  auto& r = op->const_vars;
+  r.clear();
+  for (VarHandle v : const_vars)
+    if (!Contains(w, v) && !Contains(r, v)) r.push_back(v);
+}
+
+ErrorRef FindPoison(const Opr* op) {
+  for (const auto* list : {&op->const_vars, &op->mutate_vars})
+    for (VarHandle v : *list)
+      if (v->error && v->error->pending()) return v->error;
+  return nullptr;
+}
+
+}  // namespace
+
+// ---- variables and ops -----------------------------------------------------
+
+VarHandle EngineBase::NewVariable() { return ObjectPool<Var>::New(); }
+
+Opr* EngineBase::NewTempOpr(VarList const_vars, VarList mutate_vars, FnProperty prop,
+                            const char* name) {
+  Opr* op = ObjectPool<Opr>::New();
+  op->prop = prop;
+  op->name = name ? name : "unnamed";
+  try {
+    Normalise(op, const_vars, mutate_vars);
+  } catch (...) {
+    ObjectPool<Opr>::Delete(op);
+    throw;
+  }
+  return op;
+}
+
+void EngineBase::PushSync(SyncFn fn, Context ctx, VarList const_vars, VarList mutate_vars,
+                          FnProperty prop, int priority, const char* name) {
+  Opr* op = NewTempOpr(const_vars, mutate_vars, prop, name);
+  op->sync_fn = std::move(fn);
+  try {
+    Submit(op, ctx, priority);
+  } catch (...) {
+    ObjectPool<Opr>::Delete(op);
+    throw;
+  }
+}
+
+void EngineBase::PushAsync(AsyncFn fn, Context ctx, VarList const_vars, VarList mutate_vars,
+                           FnProperty prop, int priority, const char* name) {
+  TS_CHECK(fn) << "engine op '" << (name ? name : "unnamed") << "': empty async function";
+  Opr* op = NewTempOpr(const_vars, mutate_vars, prop, name);
+  op->async_fn = std::move(fn);
+  op->is_async = true;
+  try {
+    Submit(op, ctx, priority);
+  } catch (...) {
+    ObjectPool<Opr>::Delete(op);
+    throw;
+  }
+}
+
+OprHandle EngineBase::NewOperator(AsyncFn fn, VarList const_vars, VarList mutate_vars,
+                                  FnProperty prop, const char* name) {
+  TS_CHECK(fn) << "engine op '" << (name ? name : "unnamed") << "': empty async function";
+  Opr* op = NewTempOpr(const_vars, mutate_vars, prop, name);
+  op->async_fn = std::move(fn);
+  op->is_async = true;
+  op->temporary = false;
+  return op;
+}
+
+void EngineBase::Push(OprHandle op, Context ctx, int priority) {
+  TS_CHECK(op != nullptr) << "Push: null operator";
+  for (const auto* list : {&op->const_vars, &op->mutate_vars})
+    for (VarHandle v : *list)
+      TS_CHECK(!v->deleted.load(std::memory_order_relaxed))
+          << "engine op '" << op->name << "': variable used after DeleteVariable";
+  op->refs.fetch_add(1, std::memory_order_relaxed);
+  try {
+    Submit(op, ctx, priority);
+  } catch (...) {
+    op->refs.fetch_sub(1, std::memory_order_relaxed);
+    throw;
+  }
+}
+
+void EngineBase::DeleteOperator(OprHandle op) {
+  TS_CHECK(op != nullptr) << "DeleteOperator: null operator";
+  if (op->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) ObjectPool<Opr>::Delete(op);
+}
+
+void EngineBase::DeleteVariable(SyncFn delete_fn, Context ctx, VarHandle var) {
+  TS_CHECK(var != nullptr) << "DeleteVariable: null variable";
+  Opr* op = NewTempOpr({}, {var}, FnProperty::kDeleteVar, "DeleteVariable");
+  op->sync_fn = std::move(delete_fn);
+  var->deleted.store(true, std::memory_order_relaxed);
+  try {
+    Submit(op, ctx, 0);
+  } catch (...) {
+    var->deleted.store(false, std::memory_order_relaxed);
+    ObjectPool<Opr>::Delete(op);
+    throw;
+  }
+}
+
+OprBlock* EngineBase::NewBlock(Opr* opr, Context ctx, int priority) {
+  OprBlock* blk = ObjectPool<OprBlock>::New();
+  blk->opr = opr;
+  blk->ctx = ctx;
+  blk->priority = priority;
+  return blk;
+}
+
+bool EngineBase::AppendToVars(OprBlock* blk) {
+  const Opr* op = blk->opr;
+  int n = static_cast<int>(op->const_vars.size() + op->mutate_vars.size());
+  // One extra count, held while appending, keeps the op from becoming ready
+  // (and being freed by a worker) before this loop ends.
+  blk->wait.store(n + 1, std::memory_order_relaxed);
+  pending_.fetch_add(1, std::memory_order_relaxed);
+  int granted = 1;
+  for (VarHandle v : op->const_vars) granted += v->AppendRead(blk);
+  for (VarHandle v : op->mutate_vars) granted += v->AppendWrite(blk);
+  return blk->wait.fetch_sub(granted, std::memory_order_acq_rel) == granted;
+}
+
+// ---- running and completing ------------------------------------------------
+
+void EngineBase::Execute(OprBlock* blk, const RunContext& rctx, const char* lane) {
+  Opr* op = blk->opr;
+  if (!op->always_run) {
+    if (ErrorRef poison = FindPoison(op)) {  // skip, and pass the poison on
+      Complete(blk, std::move(poison), false);
+      return;
+    }
+  }
+  Profiler* prof = Profiler::Get();
+  const bool profiling = prof->enabled();
+  if (profiling) {
+    blk->begin_ns = Profiler::NowNs();
+    blk->thread = Profiler::ThreadIndex();
+  }
+  RunContext run{blk->ctx, rctx.stream};
+  CurrentOpScope scope(op);
+  if (!op->is_async) {
+    ErrorRef err;
+    try {
+      if (op->sync_fn) op->sync_fn(run);
+      if (run.ctx.is_gpu() && run.stream) GpuStreams()->sync(run.stream);
+    } catch (...) {
+      err = MakeErrorRecord(std::current_exception(), op->name);
+    }
+    if (profiling) prof->RecordOp(op->name, blk->ctx, lane, blk->thread, blk->begin_ns,
+                                  Profiler::NowNs());
+    Complete(blk, std::move(err), true);
+  } else {
+    if (profiling) blk->lane = lane;
+    try {
+      op->async_fn(run, CallbackOnComplete(&EngineBase::OnAsyncDone, this, blk));
+    } catch (...) {
+      Complete(blk, MakeErrorRecord(std::current_exception(), op->name), true);
+    }
+  }
+}
+
+void EngineBase::OnAsyncDone(void* engine, void* block, std::exception_ptr error) {
+  auto* self = static_cast<EngineBase*>(engine);
+  auto* blk = static_cast<OprBlock*>(block);
+  if (blk->begin_ns)
+    Profiler::Get()->RecordOp(blk->opr->name, blk->ctx, blk->lane, blk->thread, blk->begin_ns,
+                              Profiler::NowNs());
+  self->Complete(blk, error ? MakeErrorRecord(error, blk->opr->name) : nullptr, true);
+}
+
+void EngineBase::Complete(OprBlock* blk, ErrorRef err, bool new_error) {
+  Opr* op = blk->opr;
+  const bool real_op = !op->always_run;  // waiters leave variables as they were
+  if (err) {
+    for (VarHandle v : op->mutate_vars) v->error = err;
+    if (new_error) RecordError(err);
+  } else if (real_op) {
+    for (VarHandle v : op->mutate_vars)
+      if (v->error) v->error.reset();  // a successful write replaces the bad value
+  }
+  auto grant = [this](OprBlock* b) { Grant(b); };
+  for (VarHandle v : op->const_vars) v->CompleteRead(grant);
+  for (VarHandle v : op->mutate_vars) v->CompleteWrite(grant, real_op);
+  if (op->prop == FnProperty::kDeleteVar)
+    for (VarHandle v : op->mutate_vars) ObjectPool<Var>::Delete(v);
+  if (op->temporary || op->refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
+    ObjectPool<Opr>::Delete(op);
+  std::atomic<bool>* done = blk->done_flag;
+  Parker* pusher = blk->pusher;
+  ObjectPool<OprBlock>::Delete(blk);
+  OpFinished();
+  if (done) {
+    done->store(true, std::memory_order_release);
+    pusher->Unpark();
+  }
+}
+
+// ---- waiting ---------------------------------------------------------------
+
+void EngineBase::BlockUntil(const std::atomic<bool>& done) {
+  if (done.load(std::memory_order_acquire)) return;
+  WorkerPool* pool = WorkerPool::Current();
+  if (pool) pool->BeginBlocking();
+  Parker::Current()->ParkUntil([&] { return done.load(std::memory_order_acquire); });
+  if (pool) pool->EndBlocking();
+}
+
+void EngineBase::WaitForVar(VarHandle var, WaitMode mode) {
+  TS_CHECK(var != nullptr) << "WaitForVar: null variable";
+  if (const Opr* op = tls_current_op) {
+    bool self_wait = Contains(op->mutate_vars, var) ||
+                     (mode == WaitMode::kWrite && Contains(op->const_vars, var));
+    TS_CHECK(!self_wait) << "WaitForVar inside engine op '" << op->name
+                         << "' on a variable that op uses would wait for the op itself";
+  }
+  struct State {
+    std::atomic<bool> done{false};
+    Parker* parker = Parker::Current();
+    VarHandle var;
+    ErrorRef error;
+  } st;
+  st.var = var;
+  // The waiter is an op queued on the variable like any other, but it needs
+  // no worker: it runs on the thread that grants it, so a wait completes even
+  // when every worker is busy.
+  VarList none;
+  VarList self(&st.var, 1);
+  Opr* op = NewTempOpr(mode == WaitMode::kRead ? self : none,
+                       mode == WaitMode::kWrite ? self : none, FnProperty::kAsync, "WaitForVar");
+  op->always_run = true;
+  op->is_async = true;
+  op->async_fn = [s = &st](RunContext, CallbackOnComplete done) {
+    s->error = s->var->error;
+    Parker* p = s->parker;  // `s` may be gone once `done` is set
+    s->done.store(true, std::memory_order_release);
+    p->Unpark();
+    done();
+  };
+  try {
+    Submit(op, Context::CPU(), 0);
+  } catch (...) {
+    ObjectPool<Opr>::Delete(op);
+    throw;
+  }
+  BlockUntil(st.done);
+  if (st.error && st.error->Claim()) st.error->Rethrow();
+}
+
+void EngineBase::WaitForAll() {
+  if (const Opr* op = tls_current_op)
+    TS_THROW << "WaitForAll inside engine op '" << op->name << "' would wait for the op itself";
+  Parker* me = Parker::Current();
+  {
+    std::lock_guard<std::mutex> lock(wait_mu_);
+    waiters_.push_back(me);
+  }
+  num_waiters_.fetch_add(1);
+  me->ParkUntil([&] { return pending_.load() == 0; });
+  num_waiters_.fetch_sub(1);
+  {
+    std::lock_guard<std::mutex> lock(wait_mu_);
+    waiters_.erase(std::find(waiters_.begin(), waiters_.end(), me));
+  }
+  std::vector<ErrorRef> unreported;
+  {
+    std::lock_guard<std::mutex> lock(error_mu_);
+    for (ErrorRef& e : errors_)
+      if (e->Claim()) unreported.push_back(std::move(e));
+    errors_.clear();
+  }
+  if (!unreported.empty()) unreported.front()->Rethrow(unreported.size() - 1);
+}
+
+void EngineBase::WaitForInflightBound() {
+  int64_t bound = max_inflight_.load(std::memory_order_relaxed);
+  if (bound <= 0 || pending_.load(std::memory_order_relaxed) < bound) return;
+  if (tls_current_op || WorkerPool::Current()) return;  // never block the engine's own threads
+  Parker* me = Parker::Current();
+  {
+    std::lock_guard<std::mutex> lock(wait_mu_);
+    waiters_.push_back(me);
+  }
+  num_waiters_.fetch_add(1);
+  me->ParkUntil([&] { return pending_.load() < max_inflight_.load(); });
+  num_waiters_.fetch_sub(1);
+  std::lock_guard<std::mutex> lock(wait_mu_);
+  waiters_.erase(std::find(waiters_.begin(), waiters_.end(), me));
+}
+
+void EngineBase::OpFinished() {
+  int64_t left = pending_.fetch_sub(1) - 1;
+  if (num_waiters_.load() > 0 && (left == 0 || left < max_inflight_.load())) WakeWaiters();
+}
+
+void EngineBase::WakeWaiters() {
+  std::lock_guard<std::mutex> lock(wait_mu_);
+  for (Parker* p : waiters_) p->Unpark();
+}
+
+void EngineBase::RecordError(const ErrorRef& err) {
+  std::lock_guard<std::mutex> lock(error_mu_);
+  errors_.push_back(err);
+  if (errors_.size() > 4096)  // drop what waits already reported
+    std::erase_if(errors_, [](const ErrorRef& e) { return !e->pending(); });
+}
+
+}  // namespace tessera::engine

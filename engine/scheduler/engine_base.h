@@ -1,0 +1,76 @@
+// What the threaded and naive engines share: op records, variable
+// normalisation, running an op (poison check, profiling, errors), completing
+// it (grants, versions, poison), waiting and the error list. The two engines
+// differ only in how a ready op gets to run (Submit and OnReady).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "engine/scheduler/engine.h"
+#include "engine/scheduler/error_record.h"
+#include "engine/scheduler/opr.h"
+
+namespace tessera::engine {
+
+class Parker;
+
+class EngineBase : public Engine {
+ public:
+  VarHandle NewVariable() override;
+  void DeleteVariable(SyncFn delete_fn, Context ctx, VarHandle var) override;
+  void PushSync(SyncFn fn, Context ctx, VarList const_vars, VarList mutate_vars, FnProperty prop,
+                int priority, const char* name) override;
+  void PushAsync(AsyncFn fn, Context ctx, VarList const_vars, VarList mutate_vars,
+                 FnProperty prop, int priority, const char* name) override;
+  OprHandle NewOperator(AsyncFn fn, VarList const_vars, VarList mutate_vars, FnProperty prop,
+                        const char* name) override;
+  void Push(OprHandle op, Context ctx, int priority) override;
+  void DeleteOperator(OprHandle op) override;
+  void WaitForVar(VarHandle var, WaitMode mode) override;
+  void WaitForAll() override;
+  void SetMaxInflight(int64_t n) override { max_inflight_.store(n); }
+
+ protected:
+  // Starts one run of `opr`, whose reference the caller has taken. Must check
+  // the context before changing any state, so a bad push throws cleanly.
+  virtual void Submit(Opr* opr, Context ctx, int priority) = 0;
+  // `blk` was granted every variable it needs.
+  virtual void OnReady(OprBlock* blk) = 0;
+
+  // Queues `blk` on each of its variables; true when all were granted at once.
+  bool AppendToVars(OprBlock* blk);
+  void Grant(OprBlock* blk) {
+    if (blk->wait.fetch_sub(1, std::memory_order_acq_rel) == 1) OnReady(blk);
+  }
+  // Runs the op (or skips it when an input is poisoned) and, for sync ops,
+  // completes it. `lane` labels the profiler event.
+  void Execute(OprBlock* blk, const RunContext& rctx, const char* lane);
+  void Complete(OprBlock* blk, ErrorRef err, bool new_error);
+
+  OprBlock* NewBlock(Opr* opr, Context ctx, int priority);
+  // Blocks the calling thread until `done`, lending its lane a spare worker
+  // meanwhile when it is an engine worker.
+  static void BlockUntil(const std::atomic<bool>& done);
+  void WaitForInflightBound();
+
+  std::atomic<int64_t> pending_{0};  // pushed, not yet complete
+  std::atomic<int64_t> max_inflight_{0};
+
+ private:
+  Opr* NewTempOpr(VarList const_vars, VarList mutate_vars, FnProperty prop, const char* name);
+  static void OnAsyncDone(void* engine, void* block, std::exception_ptr error);
+  void OpFinished();
+  void RecordError(const ErrorRef& err);
+  void WakeWaiters();
+
+  std::mutex wait_mu_;
+  std::vector<Parker*> waiters_;         // WaitForAll and run-ahead waiters
+  std::atomic<int> num_waiters_{0};
+  std::mutex error_mu_;
+  std::vector<ErrorRef> errors_;         // failures not yet reported by WaitForAll
+};
+
+}  // namespace tessera::engine

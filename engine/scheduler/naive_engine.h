@@ -1,0 +1,29 @@
+// The debugging engine: every push runs to completion on the pushing thread
+// before Push returns, so a failure shows up at the line that caused it.
+// Pushes from several threads still respect the variable rule.
+#pragma once
+
+#include <array>
+#include <mutex>
+
+#include "engine/scheduler/engine_base.h"
+
+namespace tessera::engine {
+
+class NaiveEngine final : public EngineBase {
+ public:
+  EngineType type() const override { return EngineType::kNaive; }
+  EngineStats Stats() const override;
+  int OpThreads() const override;
+
+ protected:
+  void Submit(Opr* opr, Context ctx, int priority) override;
+  void OnReady(OprBlock* blk) override;
+
+ private:
+  void* StreamFor(Context ctx);  // one CUDA stream per GPU, made on first use
+  std::mutex stream_mu_;
+  std::array<void*, 64> streams_{};
+};
+
+}  // namespace tessera::engine

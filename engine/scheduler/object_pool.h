@@ -1,0 +1,90 @@
+// Pools for the objects made on every push (op blocks, queue entries), so the
+// push path does not call malloc. Each thread keeps a small cache; caches
+// trade whole batches with a global list, because objects are typically made
+// on the pushing thread and freed on a worker, and per-thread lists alone
+// would grow on one side and starve on the other.
+#pragma once
+
+#include <cstddef>
+#include <mutex>
+#include <new>
+#include <utility>
+#include <vector>
+
+namespace tessera::engine {
+
+template <typename T>
+class ObjectPool {
+ public:
+  template <typename... Args>
+  static T* New(Args&&... args) {
+    return new (Local().Take()) T(std::forward<Args>(args)...);
+  }
+  static void Delete(T* obj) {
+    obj->~T();
+    Local().Give(obj);
+  }
+
+ private:
+  static constexpr size_t kBatch = 128;
+  static constexpr size_t kChunk = 256;  // objects per system allocation
+  union Slot {
+    Slot* next;
+    alignas(T) unsigned char storage[sizeof(T)];
+  };
+
+  struct Global {
+    std::mutex mu;
+    std::vector<std::vector<Slot*>> batches;  // full batches of kBatch free slots
+  };
+  // Never destroyed: thread caches flush into it at thread exit, which may
+  // come after static destructors.
+  static Global& global() {
+    static Global* g = new Global();
+    return *g;
+  }
+
+  struct Cache {
+    std::vector<Slot*> free;
+    Cache() { free.reserve(2 * kBatch); }
+    ~Cache() {
+      if (free.empty()) return;
+      std::lock_guard<std::mutex> lock(global().mu);
+      global().batches.push_back(std::move(free));
+    }
+    void* Take() {
+      if (free.empty()) Refill();
+      Slot* s = free.back();
+      free.pop_back();
+      return s;
+    }
+    void Give(void* p) {
+      free.push_back(static_cast<Slot*>(p));
+      if (free.size() >= 2 * kBatch) {  // hand one batch back
+        std::vector<Slot*> batch(free.end() - kBatch, free.end());
+        free.resize(free.size() - kBatch);
+        std::lock_guard<std::mutex> lock(global().mu);
+        global().batches.push_back(std::move(batch));
+      }
+    }
+    void Refill() {
+      {
+        std::lock_guard<std::mutex> lock(global().mu);
+        if (!global().batches.empty()) {
+          std::vector<Slot*>& b = global().batches.back();
+          free.insert(free.end(), b.begin(), b.end());
+          global().batches.pop_back();
+          return;
+        }
+      }
+      Slot* chunk = static_cast<Slot*>(::operator new(sizeof(Slot) * kChunk));
+      for (size_t i = 0; i < kChunk; ++i) free.push_back(chunk + i);
+    }
+  };
+  static Cache& Local() {
+    thread_local Cache cache;
+    return cache;
+  }
+};
+
+}  // namespace tessera::engine

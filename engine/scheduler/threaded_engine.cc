@@ -1,0 +1,137 @@
+#include "engine/scheduler/threaded_engine.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "engine/base/error.h"
+#include "engine/scheduler/gpu_streams.h"
+#include "engine/scheduler/opr.h"
+
+namespace tessera::engine {
+namespace {
+
+// Inline ops that make further inline ops ready recurse; past this depth
+// they go through the CPU pool instead, so long chains cannot overflow the stack.
+constexpr int kMaxInlineDepth = 16;
+thread_local int tls_inline_depth = 0;
+
+const char* const kLaneNames[] = {"compute", "priority", "copy"};
+
+}  // namespace
+
+ThreadedEngine::ThreadedEngine(const EngineOptions& opts) : opts_(opts) {
+  SetMaxInflight(opts.max_inflight);
+}
+
+ThreadedEngine::~ThreadedEngine() {
+  try {
+    WaitForAll();
+  } catch (...) {
+    // An error nobody waited for dies with the engine.
+  }
+  for (auto& p : pools_) p.store(nullptr);
+  for (auto& p : owned_) p.reset();  // joins the workers
+}
+
+int ThreadedEngine::OpThreads() const {
+  int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return std::max(1, cores / std::max(1, opts_.cpu_workers));
+}
+
+WorkerPool* ThreadedEngine::MakePool(int slot, Context ctx, Lane lane) {
+  std::lock_guard<std::mutex> lock(make_mu_);
+  if (WorkerPool* p = pools_[slot].load(std::memory_order_acquire)) return p;
+  int workers = 1;
+  StreamHooks hooks;
+  if (ctx.is_gpu()) {
+    workers = lane == kCompute ? opts_.gpu_workers : lane == kCopy ? opts_.gpu_copy_workers : 1;
+    const GpuStreamOps* ops = GpuStreams();
+    int dev = ctx.dev_id;
+    hooks.create = [ops, dev] { return ops->create(dev); };
+    hooks.destroy = [ops](void* s) { ops->destroy(s); };
+  } else {
+    workers = lane == kCompute    ? opts_.cpu_workers
+              : lane == kPriority ? opts_.cpu_priority_workers
+                                  : opts_.cpu_copy_workers;
+  }
+  auto run = [this, name = kLaneNames[lane]](OprBlock* blk, const RunContext& rctx) {
+    Execute(blk, rctx, name);
+  };
+  owned_[slot] = std::make_unique<WorkerPool>(ctx, kLaneNames[lane], workers, run, hooks);
+  pools_[slot].store(owned_[slot].get(), std::memory_order_release);
+  return owned_[slot].get();
+}
+
+WorkerPool* ThreadedEngine::PoolFor(Context ctx, FnProperty prop, bool has_work) {
+  Lane lane = kCompute;
+  switch (prop) {
+    case FnProperty::kAsync:
+      return nullptr;
+    case FnProperty::kDeleteVar:
+      if (!has_work) return nullptr;
+      break;
+    case FnProperty::kCopyFromGPU:
+    case FnProperty::kCopyToGPU:
+    case FnProperty::kCopyCPU:
+      lane = kCopy;
+      break;
+    case FnProperty::kCPUPrioritized:
+      lane = kPriority;
+      ctx = Context::CPU();
+      break;
+    case FnProperty::kGPUPrioritized:
+      lane = kPriority;
+      break;
+    case FnProperty::kNormal:
+      break;
+  }
+  int slot = lane;
+  if (ctx.is_gpu()) {
+    TS_CHECK(GpuStreams() != nullptr) << ctx.ToString() << ": this build has no CUDA";
+    TS_CHECK(ctx.dev_id >= 0 && ctx.dev_id < std::min(NumGPUs(), kMaxGPUs))
+        << ctx.ToString() << " is not available: " << NumGPUs() << " GPUs";
+    slot = kNumLanes * (1 + ctx.dev_id) + lane;
+  } else {
+    ctx = Context::CPU();
+  }
+  WorkerPool* p = pools_[slot].load(std::memory_order_acquire);
+  return p ? p : MakePool(slot, ctx, lane);
+}
+
+void ThreadedEngine::Submit(Opr* opr, Context ctx, int priority) {
+  WorkerPool* pool = PoolFor(ctx, opr->prop, opr->is_async || opr->sync_fn);  // throws before any state changes
+  WaitForInflightBound();
+  OprBlock* blk = NewBlock(opr, ctx, priority);
+  blk->pool = pool;
+  if (AppendToVars(blk)) OnReady(blk);
+}
+
+void ThreadedEngine::OnReady(OprBlock* blk) {
+  if (blk->pool) {
+    blk->pool->Push(blk, blk->priority > 0);
+  } else if (tls_inline_depth < kMaxInlineDepth) {
+    RunInline(blk);
+  } else {
+    PoolFor(Context::CPU(), FnProperty::kNormal, true)->Push(blk, true);
+  }
+}
+
+void ThreadedEngine::RunInline(OprBlock* blk) {
+  ++tls_inline_depth;
+  Execute(blk, RunContext{blk->ctx, nullptr}, "async");
+  --tls_inline_depth;
+}
+
+EngineStats ThreadedEngine::Stats() const {
+  EngineStats s;
+  s.type = "threaded";
+  s.pending = pending_.load();
+  for (const auto& slot : pools_) {
+    WorkerPool* p = slot.load(std::memory_order_acquire);
+    if (!p) continue;
+    s.lanes.push_back({p->ctx(), p->lane(), p->workers(), p->queued(), p->running()});
+  }
+  return s;
+}
+
+}  // namespace tessera::engine

@@ -1,0 +1,101 @@
+// An engine variable: the queue of ops waiting to use it. Readers of one
+// version run together; a write waits for the reads before it and runs
+// alone. Granting an op means decrementing its wait count; the op is ready
+// when that reaches zero.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "engine/scheduler/error_record.h"
+#include "engine/scheduler/spin_lock.h"
+
+namespace tessera::engine {
+
+struct OprBlock;
+
+class Var {
+ public:
+  // Queue `blk` as a reader or writer; true when it is granted at once.
+  bool AppendRead(OprBlock* blk);
+  bool AppendWrite(OprBlock* blk);
+  // End a granted read or write; `grant(blk)` is called, outside the lock,
+  // for every op this makes ready to use the variable.
+  template <typename Grant>
+  void CompleteRead(Grant grant);
+  // `counts` is false for internal waiters, which hold the variable like a
+  // write but change nothing: the version counts real writes only.
+  template <typename Grant>
+  void CompleteWrite(Grant grant, bool counts = true);
+
+  std::atomic<uint64_t> version{0};  // finished writes
+  // Set by a failed writer, cleared by a successful one. Ordered by the
+  // queue: only the op holding the variable reads or writes it.
+  ErrorRef error;
+  std::atomic<bool> deleted{false};  // DeleteVariable was called
+
+ private:
+  struct Entry {
+    Entry* next;
+    OprBlock* blk;
+    bool write;
+  };
+  static Entry* NewEntry(OprBlock* blk, bool write);
+  static void FreeEntry(Entry* e);
+
+  SpinLock lock_;
+  int num_reads_ = 0;            // granted reads not yet complete
+  Entry* first_write_ = nullptr;  // the oldest queued write, running or waiting
+  Entry* tail_ = nullptr;         // the newest entry; the queue runs first_write_ .. tail_
+  bool write_granted_ = false;
+};
+
+// ---- implementation of the templates ---------------------------------------
+
+template <typename Grant>
+void Var::CompleteRead(Grant grant) {
+  OprBlock* ready = nullptr;
+  lock_.lock();
+  if (--num_reads_ == 0 && first_write_ && !write_granted_) {
+    write_granted_ = true;
+    ready = first_write_->blk;
+  }
+  lock_.unlock();
+  if (ready) grant(ready);
+}
+
+template <typename Grant>
+void Var::CompleteWrite(Grant grant, bool counts) {
+  lock_.lock();
+  if (counts) version.fetch_add(1, std::memory_order_relaxed);
+  Entry* done = first_write_;
+  Entry* reads = done->next;  // readers queued behind the write, granted now
+  Entry* e = reads;
+  while (e && !e->write) {
+    ++num_reads_;
+    e = e->next;
+  }
+  Entry* reads_end = e;  // the next write (or null): stays queued
+  first_write_ = e;
+  write_granted_ = false;
+  OprBlock* next_write = nullptr;
+  if (!e) {
+    tail_ = nullptr;
+  } else if (num_reads_ == 0) {
+    write_granted_ = true;
+    next_write = e->blk;
+  }
+  lock_.unlock();
+  // The granted readers were detached from the queue above; walk them unlocked.
+  FreeEntry(done);
+  for (e = reads; e != reads_end;) {
+    Entry* next = e->next;
+    OprBlock* blk = e->blk;
+    FreeEntry(e);
+    grant(blk);
+    e = next;
+  }
+  if (next_write) grant(next_write);
+}
+
+}  // namespace tessera::engine

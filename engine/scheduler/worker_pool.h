@@ -1,0 +1,75 @@
+// The threads serving one lane of one device (cpu(0) compute, gpu(1) copy,
+// ...): a FIFO of ready ops with a high-priority front, and workers that park
+// when it is empty. A worker that blocks inside an op (WaitForVar) is
+// replaced by a spare thread while it waits, so waits never starve the lane
+// of workers, whatever the ops do.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/base/context.h"
+
+namespace tessera::engine {
+
+struct OprBlock;
+class Parker;
+
+// Per-thread device setup for a lane: a CUDA stream for GPU workers.
+struct StreamHooks {
+  std::function<void*()> create;               // on the worker thread at start
+  std::function<void(void*)> destroy;          // on the worker thread at exit
+};
+
+class WorkerPool {
+ public:
+  // `run(blk, rctx)` executes one ready op on a worker thread.
+  using RunFn = std::function<void(OprBlock*, const RunContext&)>;
+  WorkerPool(Context ctx, std::string lane, int num_workers, RunFn run, StreamHooks hooks = {});
+  ~WorkerPool();  // stops and joins every worker; the queue must be empty
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  void Push(OprBlock* blk, bool high_priority);
+
+  // The pool the calling thread works for, or null on other threads.
+  static WorkerPool* Current();
+  // Bracket a blocking wait of a worker of this pool: a spare takes its place.
+  void BeginBlocking();
+  void EndBlocking();
+
+  const Context& ctx() const { return ctx_; }
+  const std::string& lane() const { return lane_; }
+  int workers() const { return target_; }
+  int64_t queued() const { return queued_.load(std::memory_order_relaxed); }
+  int64_t running() const { return running_.load(std::memory_order_relaxed); }
+
+ private:
+  void WorkerLoop(int index);
+  OprBlock* PopLocked();
+  void SpawnLocked();
+
+  const Context ctx_;
+  const std::string lane_;
+  const int target_;  // workers meant to run ops at once
+  RunFn run_;
+  StreamHooks hooks_;
+
+  std::mutex mu_;
+  std::deque<OprBlock*> high_, normal_;
+  std::vector<Parker*> sleepers_;  // idle workers, woken by Push
+  std::vector<Parker*> spares_;    // surplus workers, woken by BeginBlocking
+  std::vector<std::thread> threads_;
+  int blocked_ = 0;                // workers inside BeginBlocking/EndBlocking
+  bool stop_ = false;
+  std::atomic<int64_t> queued_{0};
+  std::atomic<int64_t> running_{0};
+};
+
+}  // namespace tessera::engine
