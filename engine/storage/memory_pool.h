@@ -1,0 +1,72 @@
+// A size-bucketed pool over one device's RawAllocator. Freed blocks go to the
+// free list of their size class and serve later requests of that class, so
+// steady-state training allocates nothing from the system (cudaMalloc and
+// cudaFree synchronise the device; large host mallocs fault in fresh pages).
+//
+// Thread-safe: one mutex guards the free lists, the table of live blocks and
+// the statistics; it is never held across a call to the system allocator.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/base/context.h"
+#include "engine/storage/bucket.h"
+#include "engine/storage/pool_options.h"
+#include "engine/storage/raw_allocator.h"
+#include "engine/storage/storage_types.h"
+
+namespace tessera::storage {
+
+class MemoryPool {
+ public:
+  // `ctx` only names the device in messages.
+  MemoryPool(Context ctx, std::unique_ptr<RawAllocator> raw, PoolOptions options);
+  // Returns pooled blocks to the system. Blocks still in use are not touched.
+  ~MemoryPool();
+  MemoryPool(const MemoryPool&) = delete;
+  MemoryPool& operator=(const MemoryPool&) = delete;
+
+  // bytes > 0. Throws tessera::Error naming the size and device when the
+  // request is absurd or the device is out of memory even after this pool
+  // released its cached blocks.
+  void* Alloc(size_t bytes);
+  // `bytes` must be the size passed to Alloc; a pointer this pool did not
+  // hand out (or already took back) is an Error.
+  void Free(void* ptr, size_t bytes);
+  // As Free, but the block goes straight back to the system.
+  void DirectFree(void* ptr, size_t bytes);
+  // Returns every pooled block to the system.
+  void ReleaseAll();
+  StorageStats Stats() const;
+  const PoolOptions& options() const { return options_; }
+
+ private:
+  struct Block {
+    size_t requested;  // what Alloc was asked for, to check Free's size
+    size_t reserved;   // what the system gave: the size class, or exact when not pooling
+  };
+  using LiveMap = std::unordered_map<void*, Block>;
+
+  void* AllocFromSystem(size_t reserved, size_t requested);
+  // Removes ptr from the live table (checking it) and returns its block.
+  LiveMap::node_type TakeLive(void* ptr, size_t bytes, const char* what);
+
+  const Context ctx_;
+  const std::unique_ptr<RawAllocator> raw_;
+  const PoolOptions options_;
+
+  mutable std::mutex mu_;
+  LiveMap live_;
+  // Free lists keep the live table's nodes, so a pool hit moves a node back
+  // into the table without allocating.
+  std::array<std::vector<LiveMap::node_type>, kNumBuckets> free_;
+  StorageStats stats_;
+};
+
+}  // namespace tessera::storage

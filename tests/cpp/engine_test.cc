@@ -1,0 +1,473 @@
+// The engine's contract, case by case: ordering, parallel readers, errors and
+// poison, waits under worker starvation, deletion, priorities, run-ahead
+// bound, contexts, and switching engines.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/base/error.h"
+#include "engine/scheduler/engine.h"
+
+using namespace tessera;
+using namespace tessera::engine;
+using namespace std::chrono_literals;
+
+namespace {
+
+const Context kCPU = Context::CPU();
+
+std::unique_ptr<Engine> Threaded(int workers = 2) {
+  EngineOptions opts;
+  opts.cpu_workers = workers;
+  return CreateEngine(EngineType::kThreaded, opts);
+}
+
+std::vector<std::unique_ptr<Engine>> BothEngines() {
+  std::vector<std::unique_ptr<Engine>> v;
+  v.push_back(Threaded());
+  v.push_back(CreateEngine(EngineType::kNaive));
+  return v;
+}
+
+const char* Name(Engine* e) { return e->type() == EngineType::kThreaded ? "threaded" : "naive"; }
+
+// Spins until `flag` or a generous deadline; false on timeout.
+bool WaitFlag(const std::atomic<bool>& flag, std::chrono::milliseconds limit = 5000ms) {
+  auto end = std::chrono::steady_clock::now() + limit;
+  while (!flag.load()) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+std::string ErrorOf(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("writes run in push order; versions count writes only") {
+  for (auto& eng : BothEngines()) {
+    CAPTURE(Name(eng.get()));
+    VarHandle v = eng->NewVariable();
+    std::vector<int> order;
+    for (int i = 0; i < 100; ++i)
+      eng->PushSync([&order, i](RunContext) { order.push_back(i); }, kCPU, {}, {v});
+    for (int i = 0; i < 50; ++i) eng->PushSync(nullptr, kCPU, {v}, {});  // reads
+    eng->WaitForVar(v);
+    eng->WaitForVar(v, WaitMode::kWrite);
+    REQUIRE(order.size() == 100);
+    for (int i = 0; i < 100; ++i) CHECK(order[i] == i);
+    CHECK(Engine::VarVersion(v) == 100);
+    eng->DeleteVariable(nullptr, kCPU, v);
+    eng->WaitForAll();
+  }
+}
+
+TEST_CASE("readers of one version run in parallel; a write waits for them") {
+  auto eng = Threaded(2);
+  VarHandle v = eng->NewVariable();
+  std::atomic<int> arrived{0};
+  std::atomic<bool> both_seen{false}, writer_ran_early{false}, readers_done{false};
+  std::atomic<int> finished{0};
+  for (int r = 0; r < 2; ++r) {
+    eng->PushSync(
+        [&](RunContext) {
+          ++arrived;
+          // Each reader waits for the other: serialised readers would time out.
+          auto end = std::chrono::steady_clock::now() + 5s;
+          while (arrived.load() < 2 && std::chrono::steady_clock::now() < end)
+            std::this_thread::yield();
+          if (arrived.load() == 2) both_seen = true;
+          if (++finished == 2) readers_done = true;
+        },
+        kCPU, {v}, {});
+  }
+  eng->PushSync([&](RunContext) { writer_ran_early = !readers_done.load(); }, kCPU, {}, {v});
+  eng->WaitForAll();
+  CHECK(both_seen);
+  CHECK_FALSE(writer_ran_early);
+}
+
+TEST_CASE("a variable named twice, or read and written, is written once") {
+  for (auto& eng : BothEngines()) {
+    CAPTURE(Name(eng.get()));
+    VarHandle a = eng->NewVariable(), b = eng->NewVariable();
+    int runs = 0;
+    eng->PushSync([&](RunContext) { ++runs; }, kCPU, {a, a, b}, {a, b, b, a});
+    eng->PushSync([&](RunContext) { ++runs; }, kCPU, {a, a}, {});
+    eng->WaitForVar(a);
+    eng->WaitForVar(b, WaitMode::kWrite);
+    CHECK(runs == 2);
+    CHECK(Engine::VarVersion(a) == 1);
+    CHECK(Engine::VarVersion(b) == 1);
+  }
+}
+
+TEST_CASE("async ops end when their callback is called from another thread") {
+  for (auto& eng : BothEngines()) {
+    CAPTURE(Name(eng.get()));
+    VarHandle v = eng->NewVariable();
+    std::atomic<int> value{0};
+    std::vector<std::thread> helpers;
+    eng->PushAsync(
+        [&](RunContext, CallbackOnComplete done) {
+          helpers.emplace_back([&value, done] {
+            std::this_thread::sleep_for(20ms);
+            value = 7;
+            done();
+          });
+        },
+        kCPU, {}, {v});
+    int seen = -1;
+    eng->PushSync([&](RunContext) { seen = value; }, kCPU, {v}, {});
+    eng->WaitForAll();
+    CHECK(seen == 7);
+    for (auto& t : helpers) t.join();
+  }
+}
+
+TEST_CASE("a failing op poisons its outputs; readers are skipped; the error is rethrown once") {
+  for (auto& eng : BothEngines()) {
+    CAPTURE(Name(eng.get()));
+    VarHandle a = eng->NewVariable(), b = eng->NewVariable(), c = eng->NewVariable();
+    bool reader_ran = false;
+    eng->PushSync([](RunContext) { throw std::runtime_error("bad shape 2x3"); }, kCPU, {}, {a},
+                  FnProperty::kNormal, 0, "make_a");
+    eng->PushSync([&](RunContext) { reader_ran = true; }, kCPU, {a}, {b}, FnProperty::kNormal, 0,
+                  "b_from_a");
+    std::string msg = ErrorOf([&] { eng->WaitForVar(b); });
+    CHECK(msg == "engine op 'make_a' failed: bad shape 2x3");
+    CHECK_FALSE(reader_ran);
+    // Once reported, the same error does not come back from a, b or WaitForAll.
+    CHECK(ErrorOf([&] { eng->WaitForVar(a); }) == "");
+    CHECK(ErrorOf([&] { eng->WaitForVar(b); }) == "");
+    CHECK(ErrorOf([&] { eng->WaitForAll(); }) == "");
+    // The engine is fully usable: new ops on the same variables run.
+    int x = 0;
+    eng->PushSync([&](RunContext) { x = 1; }, kCPU, {a}, {c});
+    eng->WaitForVar(c);
+    CHECK(x == 1);
+    // A successful write makes a variable clean again.
+    eng->PushSync([](RunContext) { throw Error("boom"); }, kCPU, {}, {a});
+    CHECK(ErrorOf([&] { eng->WaitForVar(a); }) == "engine op 'unnamed' failed: boom");
+    eng->PushSync(nullptr, kCPU, {}, {a});
+    CHECK(ErrorOf([&] { eng->WaitForVar(a); }) == "");
+  }
+}
+
+TEST_CASE("WaitForAll rethrows the first unreported error and counts the rest") {
+  for (auto& eng : BothEngines()) {
+    CAPTURE(Name(eng.get()));
+    std::vector<VarHandle> vars;
+    for (int i = 0; i < 20; ++i) {
+      vars.push_back(eng->NewVariable());
+      eng->PushSync([](RunContext) { throw std::runtime_error("failed"); }, kCPU, {},
+                    {vars.back()}, FnProperty::kNormal, 0, "fail");
+    }
+    std::string msg = ErrorOf([&] { eng->WaitForAll(); });
+    CHECK(msg == "engine op 'fail' failed: failed (and 19 more failed ops)");
+    CHECK(ErrorOf([&] { eng->WaitForAll(); }) == "");
+    for (VarHandle v : vars) CHECK(ErrorOf([&] { eng->WaitForVar(v); }) == "");
+  }
+}
+
+TEST_CASE("async ops fail through the callback or by throwing") {
+  for (auto& eng : BothEngines()) {
+    CAPTURE(Name(eng.get()));
+    VarHandle a = eng->NewVariable(), b = eng->NewVariable();
+    eng->PushAsync(
+        [](RunContext, CallbackOnComplete done) {
+          done(std::make_exception_ptr(std::runtime_error("device lost")));
+        },
+        kCPU, {}, {a}, FnProperty::kNormal, 0, "async_cb");
+    eng->PushAsync([](RunContext, CallbackOnComplete) { throw std::runtime_error("no"); }, kCPU,
+                   {}, {b}, FnProperty::kNormal, 0, "async_throw");
+    CHECK(ErrorOf([&] { eng->WaitForVar(a); }) == "engine op 'async_cb' failed: device lost");
+    CHECK(ErrorOf([&] { eng->WaitForVar(b); }) == "engine op 'async_throw' failed: no");
+  }
+}
+
+TEST_CASE("errors from many concurrent failing ops are each reported once") {
+  auto eng = Threaded(4);
+  constexpr int kOps = 2000;
+  std::vector<VarHandle> vars(64);
+  for (auto& v : vars) v = eng->NewVariable();
+  for (int i = 0; i < kOps; ++i) {
+    VarHandle v = vars[i % vars.size()];
+    if (i % 7 == 0)
+      eng->PushSync([](RunContext) { throw std::runtime_error("x"); }, kCPU, {}, {v});
+    else
+      eng->PushSync(nullptr, kCPU, {}, {v});
+  }
+  // Poison is cleared by later successful writes of the same variable, so
+  // which errors are still pending depends on order; every wait must be clean
+  // or throw, and a second WaitForAll must be clean.
+  std::thread waiter([&] {
+    for (VarHandle v : vars) ErrorOf([&] { eng->WaitForVar(v); });
+  });
+  ErrorOf([&] { eng->WaitForAll(); });
+  waiter.join();
+  CHECK(ErrorOf([&] { eng->WaitForAll(); }) == "");
+}
+
+TEST_CASE("WaitForVar inside an op does not starve the workers") {
+  auto eng = Threaded(1);
+  VarHandle a = eng->NewVariable(), v = eng->NewVariable();
+  std::atomic<bool> written{false};
+  bool saw_write = false;
+  // The only worker runs this op, which waits for an op pushed after it.
+  eng->PushSync(
+      [&](RunContext) {
+        eng->WaitForVar(v);
+        saw_write = written.load();
+      },
+      kCPU, {}, {a});
+  eng->PushSync([&](RunContext) { written = true; }, kCPU, {}, {v});
+  eng->WaitForAll();
+  CHECK(saw_write);
+
+  // Every worker blocked at once, waiting for ops queued behind them.
+  auto eng2 = Threaded(2);
+  constexpr int kWaiters = 6;
+  std::vector<VarHandle> outs(kWaiters), ins(kWaiters);
+  std::atomic<int> ok{0};
+  for (int i = 0; i < kWaiters; ++i) {
+    outs[i] = eng2->NewVariable();
+    ins[i] = eng2->NewVariable();
+  }
+  for (int i = 0; i < kWaiters; ++i)
+    eng2->PushSync(
+        [&, i](RunContext) {
+          eng2->WaitForVar(ins[i]);
+          ++ok;
+        },
+        kCPU, {}, {outs[i]});
+  for (int i = 0; i < kWaiters; ++i) eng2->PushSync(nullptr, kCPU, {}, {ins[i]});
+  eng2->WaitForAll();
+  CHECK(ok == kWaiters);
+}
+
+TEST_CASE("waits that would wait for the calling op itself are errors, not deadlocks") {
+  for (auto& eng : BothEngines()) {
+    CAPTURE(Name(eng.get()));
+    VarHandle v = eng->NewVariable(), r = eng->NewVariable();
+    std::string self_wait, self_write_wait, all_wait;
+    eng->PushSync(
+        [&](RunContext) {
+          self_wait = ErrorOf([&] { eng->WaitForVar(v); });
+          self_write_wait = ErrorOf([&] { eng->WaitForVar(r, WaitMode::kWrite); });
+          all_wait = ErrorOf([&] { eng->WaitForAll(); });
+          eng->WaitForVar(r);  // reading a variable this op only reads is fine
+        },
+        kCPU, {r}, {v}, FnProperty::kNormal, 0, "selfish");
+    eng->WaitForAll();
+    CHECK(self_wait.find("inside engine op 'selfish'") != std::string::npos);
+    CHECK(self_write_wait.find("inside engine op 'selfish'") != std::string::npos);
+    CHECK(all_wait.find("WaitForAll inside engine op 'selfish'") != std::string::npos);
+  }
+}
+
+TEST_CASE("DeleteVariable runs after every pending use") {
+  for (auto& eng : BothEngines()) {
+    CAPTURE(Name(eng.get()));
+    VarHandle v = eng->NewVariable();
+    std::atomic<int> uses{0};
+    int seen_at_delete = -1;
+    for (int i = 0; i < 200; ++i) {
+      if (i % 2)
+        eng->PushSync([&](RunContext) { ++uses; }, kCPU, {v}, {});
+      else
+        eng->PushAsync(
+            [&](RunContext, CallbackOnComplete done) {
+              std::thread([&uses, done] {
+                ++uses;
+                done();
+              }).detach();
+            },
+            kCPU, {}, {v});
+    }
+    eng->DeleteVariable([&](RunContext) { seen_at_delete = uses.load(); }, kCPU, v);
+    eng->WaitForAll();
+    CHECK(seen_at_delete == 200);
+    // Using a deleted handle is refused (while the pool has not reused it).
+    VarHandle w = eng->NewVariable();
+    eng->DeleteVariable(nullptr, kCPU, w);
+    CHECK(ErrorOf([&] { eng->PushSync(nullptr, kCPU, {w}, {}); }).find("after DeleteVariable") !=
+          std::string::npos);
+    eng->WaitForAll();
+  }
+}
+
+TEST_CASE("persistent operators run on every push and are freed after the last") {
+  for (auto& eng : BothEngines()) {
+    CAPTURE(Name(eng.get()));
+    VarHandle v = eng->NewVariable();
+    auto count = std::make_shared<std::atomic<int>>(0);
+    OprHandle op = eng->NewOperator(
+        [count](RunContext, CallbackOnComplete done) {
+          ++*count;
+          done();
+        },
+        {}, {v}, FnProperty::kNormal, "counter");
+    for (int i = 0; i < 1000; ++i) eng->Push(op, kCPU);
+    eng->DeleteOperator(op);  // pushes still pending: freed when they finish
+    eng->WaitForAll();
+    CHECK(*count == 1000);
+    CHECK(Engine::VarVersion(v) == 1000);
+  }
+}
+
+TEST_CASE("priority ops overtake queued normal ops") {
+  auto eng = Threaded(1);
+  VarHandle gate_var = eng->NewVariable();
+  std::atomic<bool> gate{false}, started{false};
+  std::vector<int> order;
+  std::mutex mu;
+  eng->PushSync(
+      [&](RunContext) {
+        started = true;
+        WaitFlag(gate);
+      },
+      kCPU, {}, {gate_var});
+  REQUIRE(WaitFlag(started));
+  std::vector<VarHandle> vars(10);
+  for (auto& v : vars) v = eng->NewVariable();
+  for (int i = 0; i < 10; ++i) {
+    int prio = i == 9 ? 5 : 0;
+    eng->PushSync(
+        [&, i](RunContext) {
+          std::lock_guard<std::mutex> lock(mu);
+          order.push_back(i);
+        },
+        kCPU, {}, {vars[i]}, FnProperty::kNormal, prio);
+  }
+  gate = true;
+  eng->WaitForAll();
+  REQUIRE(order.size() == 10);
+  CHECK(order.front() == 9);
+}
+
+TEST_CASE("the prioritized and copy lanes run beside a busy compute lane") {
+  auto eng = Threaded(1);
+  VarHandle busy = eng->NewVariable(), p = eng->NewVariable(), c = eng->NewVariable();
+  std::atomic<bool> release{false}, prio_ran{false}, copy_ran{false};
+  eng->PushSync([&](RunContext) { WaitFlag(release); }, kCPU, {}, {busy});
+  eng->PushSync([&](RunContext) { prio_ran = true; }, kCPU, {}, {p},
+                FnProperty::kCPUPrioritized);
+  eng->PushSync([&](RunContext) { copy_ran = true; }, kCPU, {}, {c}, FnProperty::kCopyCPU);
+  CHECK(WaitFlag(prio_ran));
+  CHECK(WaitFlag(copy_ran));
+  release = true;
+  eng->WaitForAll();
+  EngineStats s = eng->Stats();
+  CHECK(s.type == "threaded");
+  CHECK(s.lanes.size() == 3);
+}
+
+TEST_CASE("the run-ahead bound limits ops in flight") {
+  EngineOptions opts;
+  opts.cpu_workers = 1;
+  opts.max_inflight = 4;
+  auto eng = CreateEngine(EngineType::kThreaded, opts);
+  VarHandle v = eng->NewVariable();
+  int64_t max_seen = 0;
+  for (int i = 0; i < 200; ++i) {
+    eng->PushSync([](RunContext) { std::this_thread::sleep_for(50us); }, kCPU, {}, {v});
+    max_seen = std::max(max_seen, eng->Stats().pending);
+  }
+  eng->WaitForAll();
+  CHECK(max_seen <= 4);
+  CHECK(Engine::VarVersion(v) == 200);
+  eng->SetMaxInflight(0);  // unbounded again
+  for (int i = 0; i < 100; ++i) eng->PushSync(nullptr, kCPU, {}, {v});
+  eng->WaitForAll();
+}
+
+TEST_CASE("a GPU context without a GPU is a clear error and changes nothing") {
+  for (auto& eng : BothEngines()) {
+    CAPTURE(Name(eng.get()));
+    if (NumGPUs() > 0) return;
+    VarHandle v = eng->NewVariable();
+    std::string msg = ErrorOf([&] { eng->PushSync(nullptr, Context::GPU(0), {}, {v}); });
+    if (BuiltWithCUDA())
+      CHECK(msg == "gpu(0) is not available: 0 GPUs");
+    else
+      CHECK(msg == "gpu(0): this build has no CUDA");
+    eng->PushSync(nullptr, kCPU, {}, {v});
+    eng->WaitForVar(v);
+    CHECK(Engine::VarVersion(v) == 1);
+    CHECK(eng->Stats().pending == 0);
+  }
+}
+
+TEST_CASE("the naive engine runs each push before returning") {
+  auto eng = CreateEngine(EngineType::kNaive);
+  VarHandle v = eng->NewVariable();
+  bool ran = false;
+  eng->PushSync([&](RunContext) { ran = true; }, kCPU, {}, {v});
+  CHECK(ran);
+  CHECK(Engine::VarVersion(v) == 1);
+}
+
+TEST_CASE("long chains of inline ops do not exhaust the stack") {
+  auto eng = Threaded(1);
+  VarHandle v = eng->NewVariable(), gate = eng->NewVariable();
+  std::atomic<bool> release{false};
+  eng->PushSync([&](RunContext) { WaitFlag(release); }, kCPU, {}, {gate});
+  // All queued behind the gate, then released at once: each completion makes
+  // the next inline op ready on the same thread.
+  int count = 0;
+  eng->PushSync(nullptr, kCPU, {gate}, {v});
+  for (int i = 0; i < 20000; ++i)
+    eng->PushAsync(
+        [&count](RunContext, CallbackOnComplete done) {
+          ++count;
+          done();
+        },
+        kCPU, {}, {v}, FnProperty::kAsync);
+  release = true;
+  eng->WaitForAll();
+  CHECK(count == 20000);
+}
+
+TEST_CASE("the global engine switches type at run time") {
+  Engine* before = Engine::Get();
+  Engine::SetType(EngineType::kNaive);
+  Engine* naive = Engine::Get();
+  CHECK(naive->type() == EngineType::kNaive);
+  VarHandle v = naive->NewVariable();
+  bool ran = false;
+  naive->PushSync([&](RunContext) { ran = true; }, kCPU, {}, {v});
+  CHECK(ran);
+  Engine::SetType(EngineType::kThreaded);
+  Engine* threaded = Engine::Get();
+  CHECK(threaded->type() == EngineType::kThreaded);
+  threaded->PushSync(nullptr, kCPU, {v}, {v});  // variables move between engines
+  threaded->WaitForVar(v);
+  CHECK(Engine::VarVersion(v) == 2);
+  Engine::SetType(before->type());
+}
+
+TEST_CASE("engine options come from the environment and are checked") {
+  setenv("TESSERA_CPU_WORKER_NTHREADS", "3", 1);
+  CHECK(EngineOptions::FromEnv().cpu_workers == 3);
+  setenv("TESSERA_CPU_WORKER_NTHREADS", "three", 1);
+  CHECK(ErrorOf([] { EngineOptions::FromEnv(); }) ==
+        "environment variable TESSERA_CPU_WORKER_NTHREADS='three' is not an integer");
+  setenv("TESSERA_CPU_WORKER_NTHREADS", "0", 1);
+  CHECK(ErrorOf([] { EngineOptions::FromEnv(); }).find("1..256") != std::string::npos);
+  unsetenv("TESSERA_CPU_WORKER_NTHREADS");
+}
