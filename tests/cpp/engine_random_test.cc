@@ -40,11 +40,11 @@ class Completer {
     cv_.notify_one();
     thread_.join();
   }
+  // Notifies under the lock: once the posted work runs, the op completes and
+  // the test may destroy the Completer, so nothing may touch it afterwards.
   void Post(std::function<void()> fn) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      queue_.push_back(std::move(fn));
-    }
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(fn));
     cv_.notify_one();
   }
 
