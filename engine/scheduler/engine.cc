@@ -6,6 +6,7 @@
 #include "engine/base/env.h"
 #include "engine/base/error.h"
 #include "engine/scheduler/naive_engine.h"
+#include "engine/scheduler/profiler.h"
 #include "engine/scheduler/threaded_engine.h"
 #include "engine/scheduler/var.h"
 
@@ -53,6 +54,9 @@ EngineOptions EngineOptions::FromEnv() {
 }
 
 std::unique_ptr<Engine> CreateEngine(EngineType type, const EngineOptions& opts) {
+  // Read the profiler's settings here, on the caller's thread: a malformed
+  // TESSERA_PROFILER_* value must throw to the user, not on a worker.
+  Profiler::Get();
   if (type == EngineType::kNaive) return std::make_unique<NaiveEngine>();
   return std::make_unique<ThreadedEngine>(opts);
 }

@@ -6,6 +6,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -470,4 +472,31 @@ TEST_CASE("engine options come from the environment and are checked") {
   setenv("TESSERA_CPU_WORKER_NTHREADS", "0", 1);
   CHECK(ErrorOf([] { EngineOptions::FromEnv(); }).find("1..256") != std::string::npos);
   unsetenv("TESSERA_CPU_WORKER_NTHREADS");
+}
+
+TEST_CASE("GPU lanes run ops on per-worker streams (needs a GPU)") {
+  if (NumGPUs() == 0) {
+    MESSAGE("skipped: no GPU");
+    return;
+  }
+  auto eng = Threaded(1);
+  std::mutex mu;
+  std::set<void*> streams;
+  std::vector<VarHandle> vars(64);
+  for (auto& v : vars) v = eng->NewVariable();
+  for (int i = 0; i < 64; ++i)
+    eng->PushSync(
+        [&](RunContext rctx) {
+          std::lock_guard<std::mutex> lock(mu);
+          streams.insert(rctx.stream);
+          CHECK(rctx.ctx == Context::GPU(0));
+        },
+        Context::GPU(0), {}, {vars[i]}, i % 2 ? FnProperty::kNormal : FnProperty::kCopyToGPU);
+  eng->WaitForAll();
+  CHECK(streams.count(nullptr) == 0);
+  CHECK(streams.size() >= 2);  // compute workers and the copy worker each have one
+  auto naive = CreateEngine(EngineType::kNaive);
+  void* seen = nullptr;
+  naive->PushSync([&](RunContext rctx) { seen = rctx.stream; }, Context::GPU(0), {}, {vars[0]});
+  CHECK(seen != nullptr);
 }
