@@ -36,8 +36,7 @@ int main(int argc, char** argv) {
   Context cpu = Context::CPU();
   eng->PushSync([&](RunContext) { x = 1; }, cpu, {}, {vx}, FnProperty::kNormal, 0, "x=1");
   eng->PushSync([&](RunContext) { y = x + 1; }, cpu, {vx}, {vy}, FnProperty::kNormal, 0, "y=x+1");
-  eng->PushSync([&](RunContext) { z = x * 10; }, cpu, {vx}, {vz}, FnProperty::kNormal, 0,
-                "z=x*10");
+  eng->PushSync([&](RunContext) { z = x * 10; }, cpu, {vx}, {vz}, FnProperty::kNormal, 0, "z=x*10");
   eng->PushSync([&](RunContext) { w = y + z; }, cpu, {vy, vz}, {vw}, FnProperty::kNormal, 0,
                 "w=y+z");
   eng->WaitForVar(vw);
@@ -45,8 +44,8 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(Engine::VarVersion(vw)));
 
   // 2. A failing op poisons what it writes; the error surfaces at the wait, once.
-  eng->PushSync([](RunContext) { throw std::runtime_error("division by zero"); }, cpu, {vx},
-                {vy}, FnProperty::kNormal, 0, "bad_div");
+  eng->PushSync([](RunContext) { throw std::runtime_error("division by zero"); }, cpu, {vx}, {vy},
+                FnProperty::kNormal, 0, "bad_div");
   eng->PushSync([&](RunContext) { w = y; }, cpu, {vy}, {vw}, FnProperty::kNormal, 0, "w=y");
   try {
     eng->WaitForVar(vw);

@@ -10,8 +10,12 @@ std::string Context::ToString() const {
 }
 
 #ifndef TESSERA_WITH_CUDA
-int NumGPUs() { return 0; }
-bool BuiltWithCUDA() { return false; }
+int NumGPUs() {
+  return 0;
+}
+bool BuiltWithCUDA() {
+  return false;
+}
 #endif
 
 }  // namespace tessera

@@ -6,10 +6,11 @@
 #include "engine/base/error.h"
 
 // TS_CUDA_CALL(cudaMalloc(...)) throws tessera::Error naming the call and CUDA's reason.
-#define TS_CUDA_CALL(expr)                                                               \
-  do {                                                                                   \
-    cudaError_t ts_cuda_err_ = (expr);                                                   \
-    TS_CHECK(ts_cuda_err_ == cudaSuccess) << #expr << " failed: " << cudaGetErrorString(ts_cuda_err_); \
+#define TS_CUDA_CALL(expr)                                           \
+  do {                                                               \
+    cudaError_t ts_cuda_err_ = (expr);                               \
+    TS_CHECK(ts_cuda_err_ == cudaSuccess)                            \
+        << #expr << " failed: " << cudaGetErrorString(ts_cuda_err_); \
   } while (0)
 
 // Makes dev_id current on this thread and restores the previous device on exit.

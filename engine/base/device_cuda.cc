@@ -18,6 +18,8 @@ int NumGPUs() {
   return count;
 }
 
-bool BuiltWithCUDA() { return true; }
+bool BuiltWithCUDA() {
+  return true;
+}
 
 }  // namespace tessera

@@ -12,8 +12,7 @@ int64_t EnvInt(const char* name, int64_t fallback) {
   if (!s || !*s) return fallback;
   char* end = nullptr;
   long long v = std::strtoll(s, &end, 10);
-  TS_CHECK(*end == '\0') << "environment variable " << name << "='" << s
-                         << "' is not an integer";
+  TS_CHECK(*end == '\0') << "environment variable " << name << "='" << s << "' is not an integer";
   return v;
 }
 

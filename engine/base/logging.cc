@@ -21,8 +21,8 @@ LogLevel CurrentLogLevel() {
 namespace detail {
 LogLine::~LogLine() {
   static const char* const kNames[] = {"debug", "info", "warning", "error"};
-  std::string line = "[tessera " + std::string(kNames[static_cast<int>(level_)]) + "] " +
-                     out_.str() + "\n";
+  std::string line =
+      "[tessera " + std::string(kNames[static_cast<int>(level_)]) + "] " + out_.str() + "\n";
   std::fwrite(line.data(), 1, line.size(), stderr);  // one write keeps lines whole
 }
 }  // namespace detail

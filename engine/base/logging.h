@@ -28,7 +28,7 @@ class LogLine {
 }  // namespace detail
 }  // namespace tessera
 
-#define TS_LOG(level)                                                        \
-  if (::tessera::LogLevel::k##level < ::tessera::CurrentLogLevel()) {        \
-  } else                                                                     \
+#define TS_LOG(level)                                                 \
+  if (::tessera::LogLevel::k##level < ::tessera::CurrentLogLevel()) { \
+  } else                                                              \
     ::tessera::detail::LogLine(::tessera::LogLevel::k##level)

@@ -48,8 +48,10 @@ class SmallVector {
   // Keeps the first n elements (n <= size()).
   void resize_down(size_t n) {
     if (size_ > N && n <= N) std::copy(heap_.begin(), heap_.begin() + n, inline_);
-    if (n > N) heap_.resize(n);
-    else heap_.clear();
+    if (n > N)
+      heap_.resize(n);
+    else
+      heap_.clear();
     size_ = n;
   }
 

@@ -73,9 +73,15 @@ class VarList {
   template <size_t N>
   VarList(const SmallVector<VarHandle, N>& v) : data_(v.data()), size_(v.size()) {}
   VarList(const VarHandle* data, size_t size) : data_(data), size_(size) {}
-  const VarHandle* begin() const { return data_; }
-  const VarHandle* end() const { return data_ + size_; }
-  size_t size() const { return size_; }
+  const VarHandle* begin() const {
+    return data_;
+  }
+  const VarHandle* end() const {
+    return data_ + size_;
+  }
+  size_t size() const {
+    return size_;
+  }
 
  private:
   const VarHandle* data_ = nullptr;
@@ -95,8 +101,8 @@ struct LaneStats {
   int64_t running = 0;  // executing now
 };
 struct EngineStats {
-  std::string type;       // "threaded" or "naive"
-  int64_t pending = 0;    // pushed and not yet finished, all devices
+  std::string type;     // "threaded" or "naive"
+  int64_t pending = 0;  // pushed and not yet finished, all devices
   std::vector<LaneStats> lanes;
 };
 

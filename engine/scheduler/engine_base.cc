@@ -67,7 +67,9 @@ ErrorRef FindPoison(const Opr* op) {
 
 // ---- variables and ops -----------------------------------------------------
 
-VarHandle EngineBase::NewVariable() { return ObjectPool<Var>::New(); }
+VarHandle EngineBase::NewVariable() {
+  return ObjectPool<Var>::New();
+}
 
 Opr* EngineBase::NewTempOpr(VarList const_vars, VarList mutate_vars, FnProperty prop,
                             const char* name) {
@@ -200,8 +202,8 @@ void EngineBase::Execute(OprBlock* blk, const RunContext& rctx, const char* lane
     } catch (...) {
       err = MakeErrorRecord(std::current_exception(), op->name);
     }
-    if (profiling) prof->RecordOp(op->name, blk->ctx, lane, blk->thread, blk->begin_ns,
-                                  Profiler::NowNs());
+    if (profiling)
+      prof->RecordOp(op->name, blk->ctx, lane, blk->thread, blk->begin_ns, Profiler::NowNs());
     Complete(blk, std::move(err), true);
   } else {
     if (profiling) blk->lane = lane;

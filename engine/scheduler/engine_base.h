@@ -23,8 +23,8 @@ class EngineBase : public Engine {
   void DeleteVariable(SyncFn delete_fn, Context ctx, VarHandle var) override;
   void PushSync(SyncFn fn, Context ctx, VarList const_vars, VarList mutate_vars, FnProperty prop,
                 int priority, const char* name) override;
-  void PushAsync(AsyncFn fn, Context ctx, VarList const_vars, VarList mutate_vars,
-                 FnProperty prop, int priority, const char* name) override;
+  void PushAsync(AsyncFn fn, Context ctx, VarList const_vars, VarList mutate_vars, FnProperty prop,
+                 int priority, const char* name) override;
   OprHandle NewOperator(AsyncFn fn, VarList const_vars, VarList mutate_vars, FnProperty prop,
                         const char* name) override;
   void Push(OprHandle op, Context ctx, int priority) override;
@@ -67,10 +67,10 @@ class EngineBase : public Engine {
   void WakeWaiters();
 
   std::mutex wait_mu_;
-  std::vector<Parker*> waiters_;         // WaitForAll and run-ahead waiters
+  std::vector<Parker*> waiters_;  // WaitForAll and run-ahead waiters
   std::atomic<int> num_waiters_{0};
   std::mutex error_mu_;
-  std::vector<ErrorRef> errors_;         // failures not yet reported by WaitForAll
+  std::vector<ErrorRef> errors_;  // failures not yet reported by WaitForAll
 };
 
 }  // namespace tessera::engine

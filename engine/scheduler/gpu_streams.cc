@@ -3,7 +3,9 @@
 namespace tessera::engine {
 
 #ifndef TESSERA_WITH_CUDA
-const GpuStreamOps* GpuStreams() { return nullptr; }
+const GpuStreamOps* GpuStreams() {
+  return nullptr;
+}
 #endif
 
 }  // namespace tessera::engine

@@ -15,7 +15,9 @@ void* Create(int dev_id) {
   return s;
 }
 
-void Sync(void* stream) { TS_CUDA_CALL(cudaStreamSynchronize(static_cast<cudaStream_t>(stream))); }
+void Sync(void* stream) {
+  TS_CUDA_CALL(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
+}
 
 void Destroy(void* stream) {
   if (stream) cudaStreamDestroy(static_cast<cudaStream_t>(stream));
@@ -25,6 +27,8 @@ const GpuStreamOps kOps{&Create, &Sync, &Destroy};
 
 }  // namespace
 
-const GpuStreamOps* GpuStreams() { return &kOps; }
+const GpuStreamOps* GpuStreams() {
+  return &kOps;
+}
 
 }  // namespace tessera::engine

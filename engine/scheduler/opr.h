@@ -22,7 +22,7 @@ class Opr {
   SmallVector<VarHandle, 4> const_vars;   // read, none also in mutate_vars
   SmallVector<VarHandle, 4> mutate_vars;  // written
   FnProperty prop = FnProperty::kNormal;
-  bool temporary = true;   // made by PushSync/PushAsync, freed after its run
+  bool temporary = true;    // made by PushSync/PushAsync, freed after its run
   bool always_run = false;  // internal waiters run even on poisoned variables
   const char* name = "unnamed";
   // Persistent operators: one for the handle plus one per push in flight.
@@ -39,8 +39,8 @@ struct OprBlock {
   Parker* pusher = nullptr;
   std::atomic<bool>* ready_flag = nullptr;
   std::atomic<bool>* done_flag = nullptr;
-  const char* lane = "";       // profiler, async ops
-  uint64_t begin_ns = 0;       // profiler, async ops
+  const char* lane = "";  // profiler, async ops
+  uint64_t begin_ns = 0;  // profiler, async ops
   uint32_t thread = 0;
 };
 

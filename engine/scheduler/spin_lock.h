@@ -15,12 +15,15 @@ class SpinLock {
       while (locked_.load(std::memory_order_relaxed)) {
         if (++spins > 64) std::this_thread::yield();
 #if defined(__x86_64__)
-        else __builtin_ia32_pause();
+        else
+          __builtin_ia32_pause();
 #endif
       }
     }
   }
-  void unlock() { locked_.store(false, std::memory_order_release); }
+  void unlock() {
+    locked_.store(false, std::memory_order_release);
+  }
 
  private:
   std::atomic<bool> locked_{false};

@@ -7,7 +7,9 @@ namespace tessera::engine {
 Var::Entry* Var::NewEntry(OprBlock* blk, bool write) {
   return ObjectPool<Entry>::New(Entry{nullptr, blk, write});
 }
-void Var::FreeEntry(Entry* e) { ObjectPool<Entry>::Delete(e); }
+void Var::FreeEntry(Entry* e) {
+  ObjectPool<Entry>::Delete(e);
+}
 
 bool Var::AppendRead(OprBlock* blk) {
   lock_.lock();

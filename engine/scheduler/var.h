@@ -44,7 +44,7 @@ class Var {
   static void FreeEntry(Entry* e);
 
   SpinLock lock_;
-  int num_reads_ = 0;            // granted reads not yet complete
+  int num_reads_ = 0;             // granted reads not yet complete
   Entry* first_write_ = nullptr;  // the oldest queued write, running or waiting
   Entry* tail_ = nullptr;         // the newest entry; the queue runs first_write_ .. tail_
   bool write_granted_ = false;

@@ -30,9 +30,11 @@ inline void CpuRelax() {
 
 }  // namespace
 
-WorkerPool::WorkerPool(Context ctx, std::string lane, int num_workers, RunFn run,
-                       StreamHooks hooks)
-    : ctx_(ctx), lane_(std::move(lane)), target_(std::max(1, num_workers)), run_(std::move(run)),
+WorkerPool::WorkerPool(Context ctx, std::string lane, int num_workers, RunFn run, StreamHooks hooks)
+    : ctx_(ctx),
+      lane_(std::move(lane)),
+      target_(std::max(1, num_workers)),
+      run_(std::move(run)),
       hooks_(std::move(hooks)) {
   std::lock_guard<std::mutex> lock(mu_);
   for (int i = 0; i < target_; ++i) SpawnLocked();
@@ -48,7 +50,9 @@ WorkerPool::~WorkerPool() {
   for (std::thread& t : threads_) t.join();
 }
 
-WorkerPool* WorkerPool::Current() { return tls_pool; }
+WorkerPool* WorkerPool::Current() {
+  return tls_pool;
+}
 
 void WorkerPool::SpawnLocked() {
   int index = static_cast<int>(threads_.size());

@@ -23,8 +23,8 @@ class Parker;
 
 // Per-thread device setup for a lane: a CUDA stream for GPU workers.
 struct StreamHooks {
-  std::function<void*()> create;               // on the worker thread at start
-  std::function<void(void*)> destroy;          // on the worker thread at exit
+  std::function<void*()> create;       // on the worker thread at start
+  std::function<void(void*)> destroy;  // on the worker thread at exit
 };
 
 class WorkerPool {
@@ -66,7 +66,7 @@ class WorkerPool {
   std::vector<Parker*> sleepers_;  // idle workers, woken by Push
   std::vector<Parker*> spares_;    // surplus workers, woken by BeginBlocking
   std::vector<std::thread> threads_;
-  int blocked_ = 0;                // workers inside BeginBlocking/EndBlocking
+  int blocked_ = 0;  // workers inside BeginBlocking/EndBlocking
   bool stop_ = false;
   std::atomic<int64_t> queued_{0};
   std::atomic<int64_t> running_{0};

@@ -93,8 +93,8 @@ void Apply(uint64_t id, const std::vector<Cell*>& reads, const std::vector<Cell*
 }
 
 struct Workload {
-  int num_slots = 120;     // variables alive at once
-  int num_fixed = 10;      // slots that persistent operators use; never deleted
+  int num_slots = 120;  // variables alive at once
+  int num_fixed = 10;   // slots that persistent operators use; never deleted
   int num_ops = 10000;
   uint64_t seed = 1;
 };
@@ -154,7 +154,7 @@ Outcome Run(const Workload& wl, Engine* eng) {
   for (int i = 0; i < wl.num_ops; ++i) {
     int kind = int(rng() % 100);
     int priority = int(rng() % 3);  // drawn on both paths so they stay in step
-    if (kind < 4) {  // persistent operator
+    if (kind < 4) {                 // persistent operator
       Persistent& op = persistent[rng() % persistent.size()];
       if (eng) {
         eng->Push(op.handle, Context::CPU(), priority);
@@ -212,7 +212,7 @@ Outcome Run(const Workload& wl, Engine* eng) {
           },
           Context::CPU(), rv, wv, FnProperty::kNormal, priority, "async");
     } else {
-      FnProperty prop = kind < 50 ? FnProperty::kCopyCPU
+      FnProperty prop = kind < 50   ? FnProperty::kCopyCPU
                         : kind < 55 ? FnProperty::kCPUPrioritized
                                     : FnProperty::kNormal;
       eng->PushSync([id, rc, wc](RunContext) { Apply(id, rc, wc); }, Context::CPU(), rv, wv, prop,

@@ -37,7 +37,9 @@ std::vector<std::unique_ptr<Engine>> BothEngines() {
   return v;
 }
 
-const char* Name(Engine* e) { return e->type() == EngineType::kThreaded ? "threaded" : "naive"; }
+const char* Name(Engine* e) {
+  return e->type() == EngineType::kThreaded ? "threaded" : "naive";
+}
 
 // Spins until `flag` or a generous deadline; false on timeout.
 bool WaitFlag(const std::atomic<bool>& flag, std::chrono::milliseconds limit = 5000ms) {
@@ -176,8 +178,8 @@ TEST_CASE("WaitForAll rethrows the first unreported error and counts the rest") 
     std::vector<VarHandle> vars;
     for (int i = 0; i < 20; ++i) {
       vars.push_back(eng->NewVariable());
-      eng->PushSync([](RunContext) { throw std::runtime_error("failed"); }, kCPU, {},
-                    {vars.back()}, FnProperty::kNormal, 0, "fail");
+      eng->PushSync([](RunContext) { throw std::runtime_error("failed"); }, kCPU, {}, {vars.back()},
+                    FnProperty::kNormal, 0, "fail");
     }
     std::string msg = ErrorOf([&] { eng->WaitForAll(); });
     CHECK(msg == "engine op 'fail' failed: failed (and 19 more failed ops)");
@@ -195,8 +197,8 @@ TEST_CASE("async ops fail through the callback or by throwing") {
           done(std::make_exception_ptr(std::runtime_error("device lost")));
         },
         kCPU, {}, {a}, FnProperty::kNormal, 0, "async_cb");
-    eng->PushAsync([](RunContext, CallbackOnComplete) { throw std::runtime_error("no"); }, kCPU,
-                   {}, {b}, FnProperty::kNormal, 0, "async_throw");
+    eng->PushAsync([](RunContext, CallbackOnComplete) { throw std::runtime_error("no"); }, kCPU, {},
+                   {b}, FnProperty::kNormal, 0, "async_throw");
     CHECK(ErrorOf([&] { eng->WaitForVar(a); }) == "engine op 'async_cb' failed: device lost");
     CHECK(ErrorOf([&] { eng->WaitForVar(b); }) == "engine op 'async_throw' failed: no");
   }
@@ -367,8 +369,7 @@ TEST_CASE("the prioritized and copy lanes run beside a busy compute lane") {
   VarHandle busy = eng->NewVariable(), p = eng->NewVariable(), c = eng->NewVariable();
   std::atomic<bool> release{false}, prio_ran{false}, copy_ran{false};
   eng->PushSync([&](RunContext) { WaitFlag(release); }, kCPU, {}, {busy});
-  eng->PushSync([&](RunContext) { prio_ran = true; }, kCPU, {}, {p},
-                FnProperty::kCPUPrioritized);
+  eng->PushSync([&](RunContext) { prio_ran = true; }, kCPU, {}, {p}, FnProperty::kCPUPrioritized);
   eng->PushSync([&](RunContext) { copy_ran = true; }, kCPU, {}, {c}, FnProperty::kCopyCPU);
   CHECK(WaitFlag(prio_ran));
   CHECK(WaitFlag(copy_ran));
