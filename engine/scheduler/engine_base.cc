@@ -18,8 +18,11 @@ namespace {
 // for the op itself.
 thread_local const Opr* tls_current_op = nullptr;
 
+// Marks user code running: waits check against it, and no op may be handed
+// off to this thread meanwhile.
 struct CurrentOpScope {
   const Opr* saved;
+  WorkerPool::HandOffScope no_handoff{false};
   explicit CurrentOpScope(const Opr* op) : saved(tls_current_op) {
     tls_current_op = op;
     ++OpDepth();
@@ -72,17 +75,31 @@ VarHandle EngineBase::NewVariable() {
 }
 
 Opr* EngineBase::NewTempOpr(VarList const_vars, VarList mutate_vars, FnProperty prop,
-                            const char* name) {
-  Opr* op = ObjectPool<Opr>::New();
+                            const char* name, bool persistent) {
+  Opr* op;
+  if (persistent) {
+    op = ObjectPool<Opr>::New();
+  } else {
+    OprBlock* home = ObjectPool<OprBlock>::New();
+    op = &home->temp_opr;
+    op->home = home;
+  }
   op->prop = prop;
   op->name = name ? name : "unnamed";
   try {
     Normalise(op, const_vars, mutate_vars);
   } catch (...) {
-    ObjectPool<Opr>::Delete(op);
+    FreeOpr(op);
     throw;
   }
   return op;
+}
+
+void EngineBase::FreeOpr(Opr* op) {
+  if (op->home)
+    ObjectPool<OprBlock>::Delete(op->home);
+  else
+    ObjectPool<Opr>::Delete(op);
 }
 
 void EngineBase::PushSync(SyncFn fn, Context ctx, VarList const_vars, VarList mutate_vars,
@@ -92,7 +109,7 @@ void EngineBase::PushSync(SyncFn fn, Context ctx, VarList const_vars, VarList mu
   try {
     Submit(op, ctx, priority);
   } catch (...) {
-    ObjectPool<Opr>::Delete(op);
+    FreeOpr(op);
     throw;
   }
 }
@@ -106,7 +123,7 @@ void EngineBase::PushAsync(AsyncFn fn, Context ctx, VarList const_vars, VarList 
   try {
     Submit(op, ctx, priority);
   } catch (...) {
-    ObjectPool<Opr>::Delete(op);
+    FreeOpr(op);
     throw;
   }
 }
@@ -114,7 +131,7 @@ void EngineBase::PushAsync(AsyncFn fn, Context ctx, VarList const_vars, VarList 
 OprHandle EngineBase::NewOperator(AsyncFn fn, VarList const_vars, VarList mutate_vars,
                                   FnProperty prop, const char* name) {
   TS_CHECK(fn) << "engine op '" << (name ? name : "unnamed") << "': empty async function";
-  Opr* op = NewTempOpr(const_vars, mutate_vars, prop, name);
+  Opr* op = NewTempOpr(const_vars, mutate_vars, prop, name, /*persistent=*/true);
   op->async_fn = std::move(fn);
   op->is_async = true;
   op->temporary = false;
@@ -138,7 +155,7 @@ void EngineBase::Push(OprHandle op, Context ctx, int priority) {
 
 void EngineBase::DeleteOperator(OprHandle op) {
   TS_CHECK(op != nullptr) << "DeleteOperator: null operator";
-  if (op->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) ObjectPool<Opr>::Delete(op);
+  if (op->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) FreeOpr(op);
 }
 
 void EngineBase::DeleteVariable(SyncFn delete_fn, Context ctx, VarHandle var) {
@@ -150,13 +167,13 @@ void EngineBase::DeleteVariable(SyncFn delete_fn, Context ctx, VarHandle var) {
     Submit(op, ctx, 0);
   } catch (...) {
     var->deleted.store(false, std::memory_order_relaxed);
-    ObjectPool<Opr>::Delete(op);
+    FreeOpr(op);
     throw;
   }
 }
 
 OprBlock* EngineBase::NewBlock(Opr* opr, Context ctx, int priority) {
-  OprBlock* blk = ObjectPool<OprBlock>::New();
+  OprBlock* blk = opr->home ? opr->home : ObjectPool<OprBlock>::New();
   blk->opr = opr;
   blk->ctx = ctx;
   blk->priority = priority;
@@ -169,10 +186,11 @@ bool EngineBase::AppendToVars(OprBlock* blk) {
   // One extra count, held while appending, keeps the op from becoming ready
   // (and being freed by a worker) before this loop ends.
   blk->wait.store(n + 1, std::memory_order_relaxed);
-  pending_.fetch_add(1, std::memory_order_relaxed);
-  int granted = 1;
-  for (VarHandle v : op->const_vars) granted += v->AppendRead(blk);
-  for (VarHandle v : op->mutate_vars) granted += v->AppendWrite(blk);
+  pushed_.fetch_add(1);
+  int granted = 1, i = 0;
+  auto spare = [&] { return i < 2 ? &blk->entries[i++] : nullptr; };
+  for (VarHandle v : op->const_vars) granted += v->AppendRead(blk, spare());
+  for (VarHandle v : op->mutate_vars) granted += v->AppendWrite(blk, spare());
   return blk->wait.fetch_sub(granted, std::memory_order_acq_rel) == granted;
 }
 
@@ -182,6 +200,7 @@ void EngineBase::Execute(OprBlock* blk, const RunContext& rctx, const char* lane
   Opr* op = blk->opr;
   if (!op->always_run) {
     if (ErrorRef poison = FindPoison(op)) {  // skip, and pass the poison on
+      WorkerPool::HandOffScope handoff(true);
       Complete(blk, std::move(poison), false);
       return;
     }
@@ -193,20 +212,24 @@ void EngineBase::Execute(OprBlock* blk, const RunContext& rctx, const char* lane
     blk->thread = Profiler::ThreadIndex();
   }
   RunContext run{blk->ctx, rctx.stream};
-  CurrentOpScope scope(op);
   if (!op->is_async) {
     ErrorRef err;
-    try {
-      if (op->sync_fn) op->sync_fn(run);
-      if (run.ctx.is_gpu() && run.stream) GpuStreams()->sync(run.stream);
-    } catch (...) {
-      err = MakeErrorRecord(std::current_exception(), op->name);
+    {
+      CurrentOpScope scope(op);
+      try {
+        if (op->sync_fn) op->sync_fn(run);
+        if (run.ctx.is_gpu() && run.stream) GpuStreams()->sync(run.stream);
+      } catch (...) {
+        err = MakeErrorRecord(std::current_exception(), op->name);
+      }
     }
     if (profiling)
       prof->RecordOp(op->name, blk->ctx, lane, blk->thread, blk->begin_ns, Profiler::NowNs());
+    WorkerPool::HandOffScope handoff(true);  // the op's code has returned
     Complete(blk, std::move(err), true);
   } else {
     if (profiling) blk->lane = lane;
+    CurrentOpScope scope(op);
     try {
       op->async_fn(run, CallbackOnComplete(&EngineBase::OnAsyncDone, this, blk));
     } catch (...) {
@@ -239,8 +262,8 @@ void EngineBase::Complete(OprBlock* blk, ErrorRef err, bool new_error) {
   for (VarHandle v : op->mutate_vars) v->CompleteWrite(grant, real_op);
   if (op->prop == FnProperty::kDeleteVar)
     for (VarHandle v : op->mutate_vars) ObjectPool<Var>::Delete(v);
-  if (op->temporary || op->refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
-    ObjectPool<Opr>::Delete(op);
+  // A temporary op is freed with its block, below.
+  if (!op->temporary && op->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) FreeOpr(op);
   std::atomic<bool>* done = blk->done_flag;
   Parker* pusher = blk->pusher;
   ObjectPool<OprBlock>::Delete(blk);
@@ -269,6 +292,10 @@ void EngineBase::WaitForVar(VarHandle var, WaitMode mode) {
     TS_CHECK(!self_wait) << "WaitForVar inside engine op '" << op->name
                          << "' on a variable that op uses would wait for the op itself";
   }
+  // A thread outside the engine would idle while it waits; like TBB's
+  // wait_for_all, let it run the op it waits for instead of handing it across
+  // cores. Threads inside ops never do: nested runs could wait on each other.
+  if (!tls_current_op && !WorkerPool::Current()) HelpWith(var);
   struct State {
     std::atomic<bool> done{false};
     Parker* parker = Parker::Current();
@@ -295,7 +322,7 @@ void EngineBase::WaitForVar(VarHandle var, WaitMode mode) {
   try {
     Submit(op, Context::CPU(), 0);
   } catch (...) {
-    ObjectPool<Opr>::Delete(op);
+    FreeOpr(op);
     throw;
   }
   BlockUntil(st.done);
@@ -311,7 +338,7 @@ void EngineBase::WaitForAll() {
     waiters_.push_back(me);
   }
   num_waiters_.fetch_add(1);
-  me->ParkUntil([&] { return pending_.load() == 0; });
+  me->ParkUntil([&] { return Pending() == 0; });
   num_waiters_.fetch_sub(1);
   {
     std::lock_guard<std::mutex> lock(wait_mu_);
@@ -329,7 +356,7 @@ void EngineBase::WaitForAll() {
 
 void EngineBase::WaitForInflightBound() {
   int64_t bound = max_inflight_.load(std::memory_order_relaxed);
-  if (bound <= 0 || pending_.load(std::memory_order_relaxed) < bound) return;
+  if (bound <= 0 || Pending() < bound) return;
   if (tls_current_op || WorkerPool::Current()) return;  // never block the engine's own threads
   Parker* me = Parker::Current();
   {
@@ -337,15 +364,17 @@ void EngineBase::WaitForInflightBound() {
     waiters_.push_back(me);
   }
   num_waiters_.fetch_add(1);
-  me->ParkUntil([&] { return pending_.load() < max_inflight_.load(); });
+  me->ParkUntil([&] { return Pending() < max_inflight_.load(); });
   num_waiters_.fetch_sub(1);
   std::lock_guard<std::mutex> lock(wait_mu_);
   waiters_.erase(std::find(waiters_.begin(), waiters_.end(), me));
 }
 
 void EngineBase::OpFinished() {
-  int64_t left = pending_.fetch_sub(1) - 1;
-  if (num_waiters_.load() > 0 && (left == 0 || left < max_inflight_.load())) WakeWaiters();
+  completed_.fetch_add(1);
+  if (num_waiters_.load() == 0) return;
+  int64_t left = Pending();
+  if (left == 0 || left < max_inflight_.load()) WakeWaiters();
 }
 
 void EngineBase::WakeWaiters() {

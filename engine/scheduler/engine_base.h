@@ -39,6 +39,9 @@ class EngineBase : public Engine {
   virtual void Submit(Opr* opr, Context ctx, int priority) = 0;
   // `blk` was granted every variable it needs.
   virtual void OnReady(OprBlock* blk) = 0;
+  // A user thread is about to wait for `var`: run its pending write here if
+  // that op is ready and no worker has taken it yet.
+  virtual void HelpWith(VarHandle) {}
 
   // Queues `blk` on each of its variables; true when all were granted at once.
   bool AppendToVars(OprBlock* blk);
@@ -56,11 +59,22 @@ class EngineBase : public Engine {
   static void BlockUntil(const std::atomic<bool>& done);
   void WaitForInflightBound();
 
-  std::atomic<int64_t> pending_{0};  // pushed, not yet complete
-  std::atomic<int64_t> max_inflight_{0};
+  // Ops pushed and not yet complete. Pushers and finishers count on separate
+  // cache lines: one shared counter would bounce between cores on every op.
+  // Completions are read first: read the other way round, ops pushed and
+  // finished between the two loads could hide an older op still running.
+  int64_t Pending() const {
+    int64_t done = completed_.load();
+    return pushed_.load() - done;
+  }
+  alignas(64) std::atomic<int64_t> pushed_{0};
+  alignas(64) std::atomic<int64_t> completed_{0};
+  alignas(64) std::atomic<int64_t> max_inflight_{0};
 
  private:
-  Opr* NewTempOpr(VarList const_vars, VarList mutate_vars, FnProperty prop, const char* name);
+  Opr* NewTempOpr(VarList const_vars, VarList mutate_vars, FnProperty prop, const char* name,
+                  bool persistent = false);
+  static void FreeOpr(Opr* op);
   static void OnAsyncDone(void* engine, void* block, std::exception_ptr error);
   void OpFinished();
   void RecordError(const ErrorRef& err);

@@ -49,7 +49,7 @@ int NaiveEngine::OpThreads() const {
 EngineStats NaiveEngine::Stats() const {
   EngineStats s;
   s.type = "naive";
-  s.pending = pending_.load();
+  s.pending = Pending();
   return s;
 }
 

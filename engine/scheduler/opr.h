@@ -8,11 +8,13 @@
 
 #include "engine/base/small_vector.h"
 #include "engine/scheduler/engine.h"
+#include "engine/scheduler/var.h"
 
 namespace tessera::engine {
 
 class WorkerPool;
 class Parker;
+struct OprBlock;
 
 class Opr {
  public:
@@ -27,6 +29,9 @@ class Opr {
   const char* name = "unnamed";
   // Persistent operators: one for the handle plus one per push in flight.
   std::atomic<int> refs{1};
+  // A temporary op lives inside the block that runs it (one allocation per
+  // push, and fewer cache lines crossing from the pushing thread to the worker).
+  OprBlock* home = nullptr;
 };
 
 struct OprBlock {
@@ -42,6 +47,8 @@ struct OprBlock {
   const char* lane = "";  // profiler, async ops
   uint64_t begin_ns = 0;  // profiler, async ops
   uint32_t thread = 0;
+  Opr temp_opr;         // the op itself when it is temporary
+  VarEntry entries[2];  // queue places for the op's first two variables
 };
 
 }  // namespace tessera::engine

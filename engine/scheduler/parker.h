@@ -21,9 +21,16 @@ class Parker {
     epoch_.notify_one();
   }
 
-  // Parks until done() holds.
+  // Parks until done() holds. Spins a few microseconds first: engine waits
+  // are often that short, and a futex sleep and wake costs more.
   template <typename Cond>
   void ParkUntil(Cond done) {
+    for (int i = 0; i < kSpins; ++i) {
+      if (done()) return;
+#if defined(__x86_64__)
+      __builtin_ia32_pause();
+#endif
+    }
     while (!done()) {
       uint32_t e = Epoch();
       if (done()) break;
@@ -32,6 +39,7 @@ class Parker {
   }
 
   Parker* next_free = nullptr;  // free-list link while unowned
+  static constexpr int kSpins = 256;
 
  private:
   std::atomic<uint32_t> epoch_{0};

@@ -6,6 +6,7 @@
 #include "engine/base/error.h"
 #include "engine/scheduler/gpu_streams.h"
 #include "engine/scheduler/opr.h"
+#include "engine/scheduler/var.h"
 
 namespace tessera::engine {
 namespace {
@@ -109,12 +110,22 @@ void ThreadedEngine::Submit(Opr* opr, Context ctx, int priority) {
 
 void ThreadedEngine::OnReady(OprBlock* blk) {
   if (blk->pool) {
-    blk->pool->Push(blk, blk->priority > 0);
+    if (!WorkerPool::TryHandOff(blk->pool, blk)) blk->pool->Push(blk, blk->priority > 0);
   } else if (tls_inline_depth < kMaxInlineDepth) {
     RunInline(blk);
   } else {
     PoolFor(Context::CPU(), FnProperty::kNormal, true)->Push(blk, true);
   }
+}
+
+void ThreadedEngine::HelpWith(VarHandle var) {
+  // Only the CPU compute lane: its ops may run on any CPU thread. The writer
+  // is compared by address and dereferenced only once removed from the queue.
+  WorkerPool* cpu = pools_[kCompute].load(std::memory_order_acquire);
+  if (!cpu || cpu->queued() == 0) return;
+  OprBlock* writer = var->GrantedWriter();
+  if (writer && cpu->TryRemove(writer))
+    Execute(writer, RunContext{Context::CPU(), nullptr}, "compute");
 }
 
 void ThreadedEngine::RunInline(OprBlock* blk) {
@@ -126,7 +137,7 @@ void ThreadedEngine::RunInline(OprBlock* blk) {
 EngineStats ThreadedEngine::Stats() const {
   EngineStats s;
   s.type = "threaded";
-  s.pending = pending_.load();
+  s.pending = Pending();
   for (const auto& slot : pools_) {
     WorkerPool* p = slot.load(std::memory_order_acquire);
     if (!p) continue;

@@ -25,6 +25,7 @@ class ThreadedEngine final : public EngineBase {
  protected:
   void Submit(Opr* opr, Context ctx, int priority) override;
   void OnReady(OprBlock* blk) override;
+  void HelpWith(VarHandle var) override;
 
  private:
   enum Lane { kCompute = 0, kPriority = 1, kCopy = 2, kNumLanes = 3 };

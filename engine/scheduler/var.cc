@@ -4,29 +4,41 @@
 
 namespace tessera::engine {
 
-Var::Entry* Var::NewEntry(OprBlock* blk, bool write) {
-  return ObjectPool<Entry>::New(Entry{nullptr, blk, write});
-}
-void Var::FreeEntry(Entry* e) {
-  ObjectPool<Entry>::Delete(e);
+Var::Entry* Var::MakeEntry(VarEntry* spare, OprBlock* blk, bool write) {
+  if (spare) {
+    *spare = Entry{nullptr, blk, write, false};
+    return spare;
+  }
+  return ObjectPool<Entry>::New(Entry{nullptr, blk, write, true});
 }
 
-bool Var::AppendRead(OprBlock* blk) {
+void Var::FreeEntry(Entry* e) {
+  if (e->pooled) ObjectPool<Entry>::Delete(e);
+}
+
+bool Var::AppendRead(OprBlock* blk, VarEntry* spare) {
   lock_.lock();
   if (!first_write_) {
     ++num_reads_;
     lock_.unlock();
     return true;
   }
-  Entry* e = NewEntry(blk, false);
+  Entry* e = MakeEntry(spare, blk, false);
   tail_->next = e;
   tail_ = e;
   lock_.unlock();
   return false;
 }
 
-bool Var::AppendWrite(OprBlock* blk) {
-  Entry* e = NewEntry(blk, true);
+OprBlock* Var::GrantedWriter() {
+  lock_.lock();
+  OprBlock* w = first_write_ && write_granted_ ? first_write_->blk : nullptr;
+  lock_.unlock();
+  return w;
+}
+
+bool Var::AppendWrite(OprBlock* blk, VarEntry* spare) {
+  Entry* e = MakeEntry(spare, blk, true);
   lock_.lock();
   bool granted = false;
   if (!first_write_) {

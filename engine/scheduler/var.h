@@ -14,11 +14,24 @@ namespace tessera::engine {
 
 struct OprBlock;
 
+// A place in a variable's queue. Ops carry entries for their first variables
+// inline (OprBlock::entries); the rest come from a pool.
+struct VarEntry {
+  VarEntry* next;
+  OprBlock* blk;
+  bool write;
+  bool pooled;
+};
+
 class Var {
  public:
   // Queue `blk` as a reader or writer; true when it is granted at once.
-  bool AppendRead(OprBlock* blk);
-  bool AppendWrite(OprBlock* blk);
+  // `spare` is the op's own entry for this variable, or null to use the pool.
+  bool AppendRead(OprBlock* blk, VarEntry* spare);
+  bool AppendWrite(OprBlock* blk, VarEntry* spare);
+  // The write that holds the variable now (granted, maybe not started), or
+  // null. Only for comparison: the op may finish and be freed at any moment.
+  OprBlock* GrantedWriter();
   // End a granted read or write; `grant(blk)` is called, outside the lock,
   // for every op this makes ready to use the variable.
   template <typename Grant>
@@ -35,12 +48,8 @@ class Var {
   std::atomic<bool> deleted{false};  // DeleteVariable was called
 
  private:
-  struct Entry {
-    Entry* next;
-    OprBlock* blk;
-    bool write;
-  };
-  static Entry* NewEntry(OprBlock* blk, bool write);
+  using Entry = VarEntry;
+  static Entry* MakeEntry(VarEntry* spare, OprBlock* blk, bool write);
   static void FreeEntry(Entry* e);
 
   SpinLock lock_;

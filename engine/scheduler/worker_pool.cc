@@ -12,6 +12,10 @@ namespace tessera::engine {
 namespace {
 
 thread_local WorkerPool* tls_pool = nullptr;
+// An op made ready by the op this worker is running, to run next: a chain of
+// dependent ops then stays on one thread without touching the queue.
+thread_local OprBlock* tls_next = nullptr;
+thread_local bool tls_handoff_allowed = false;
 
 // More threads than this per lane means ops are blocking on each other in a
 // way no number of threads resolves.
@@ -54,6 +58,19 @@ WorkerPool* WorkerPool::Current() {
   return tls_pool;
 }
 
+WorkerPool::HandOffScope::HandOffScope(bool allow) : saved_(tls_handoff_allowed) {
+  tls_handoff_allowed = allow;
+}
+WorkerPool::HandOffScope::~HandOffScope() {
+  tls_handoff_allowed = saved_;
+}
+
+bool WorkerPool::TryHandOff(WorkerPool* pool, OprBlock* blk) {
+  if (!tls_handoff_allowed || pool != tls_pool || tls_next) return false;
+  tls_next = blk;
+  return true;
+}
+
 void WorkerPool::SpawnLocked() {
   int index = static_cast<int>(threads_.size());
   threads_.emplace_back([this, index] { WorkerLoop(index); });
@@ -80,6 +97,21 @@ OprBlock* WorkerPool::PopLocked() {
   q.pop_front();
   queued_.fetch_sub(1, std::memory_order_relaxed);
   return blk;
+}
+
+bool WorkerPool::TryRemove(OprBlock* blk) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (std::deque<OprBlock*>* q : {&normal_, &high_}) {
+    // A waited-for op was usually pushed just before: look at the newest few.
+    int scanned = 0;
+    for (auto it = q->rbegin(); it != q->rend() && scanned < 8; ++it, ++scanned) {
+      if (*it != blk) continue;
+      q->erase(std::next(it).base());
+      queued_.fetch_sub(1, std::memory_order_relaxed);
+      return true;
+    }
+  }
+  return false;
 }
 
 void WorkerPool::BeginBlocking() {
@@ -146,7 +178,11 @@ void WorkerPool::WorkerLoop(int index) {
     }
     lock.unlock();
     running_.fetch_add(1, std::memory_order_relaxed);
-    run_(blk, rctx);
+    while (blk) {
+      run_(blk, rctx);
+      blk = tls_next;
+      tls_next = nullptr;
+    }
     running_.fetch_sub(1, std::memory_order_relaxed);
     lock.lock();
   }

@@ -37,6 +37,26 @@ class WorkerPool {
   WorkerPool& operator=(const WorkerPool&) = delete;
 
   void Push(OprBlock* blk, bool high_priority);
+  // Keeps `blk` for the calling worker to run next, skipping the queue, when
+  // that is safe: the caller is a worker of `pool` inside a HandOffScope and
+  // its slot is free. A chain of dependent ops then stays on one thread.
+  static bool TryHandOff(WorkerPool* pool, OprBlock* blk);
+  // Allows (or forbids) hand-off on this thread for its lifetime. Allowed only
+  // while completing an op whose user code has returned: an op still running
+  // could wait for the op kept in the slot, which would never run.
+  class HandOffScope {
+   public:
+    explicit HandOffScope(bool allow);
+    ~HandOffScope();
+    HandOffScope(const HandOffScope&) = delete;
+    HandOffScope& operator=(const HandOffScope&) = delete;
+
+   private:
+    bool saved_;
+  };
+  // Takes `blk` out of the queue if it is still waiting there (compared by
+  // address only), so another thread may run it.
+  bool TryRemove(OprBlock* blk);
 
   // The pool the calling thread works for, or null on other threads.
   static WorkerPool* Current();
@@ -61,15 +81,17 @@ class WorkerPool {
   RunFn run_;
   StreamHooks hooks_;
 
-  std::mutex mu_;
+  // The queue's lock and deques, the queue length that idle workers spin on,
+  // and the running count each sit on their own cache lines.
+  alignas(64) std::mutex mu_;
   std::deque<OprBlock*> high_, normal_;
   std::vector<Parker*> sleepers_;  // idle workers, woken by Push
   std::vector<Parker*> spares_;    // surplus workers, woken by BeginBlocking
   std::vector<std::thread> threads_;
   int blocked_ = 0;  // workers inside BeginBlocking/EndBlocking
   bool stop_ = false;
-  std::atomic<int64_t> queued_{0};
-  std::atomic<int64_t> running_{0};
+  alignas(64) std::atomic<int64_t> queued_{0};
+  alignas(64) std::atomic<int64_t> running_{0};
 };
 
 }  // namespace tessera::engine

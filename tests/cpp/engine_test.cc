@@ -112,7 +112,7 @@ TEST_CASE("a variable named twice, or read and written, is written once") {
     int runs = 0;
     eng->PushSync([&](RunContext) { ++runs; }, kCPU, {a, a, b}, {a, b, b, a});
     eng->PushSync([&](RunContext) { ++runs; }, kCPU, {a, a}, {});
-    eng->WaitForVar(a);
+    eng->WaitForVar(a, WaitMode::kWrite);  // waits for the reader too
     eng->WaitForVar(b, WaitMode::kWrite);
     CHECK(runs == 2);
     CHECK(Engine::VarVersion(a) == 1);
@@ -262,6 +262,29 @@ TEST_CASE("WaitForVar inside an op does not starve the workers") {
   for (int i = 0; i < kWaiters; ++i) eng2->PushSync(nullptr, kCPU, {}, {ins[i]});
   eng2->WaitForAll();
   CHECK(ok == kWaiters);
+}
+
+TEST_CASE("an op may push ops and wait for them, with one worker") {
+  for (auto& eng : BothEngines()) {
+    CAPTURE(Name(eng.get()));
+    auto one = Threaded(1);
+    Engine* e = eng->type() == EngineType::kThreaded ? one.get() : eng.get();
+    VarHandle outer = e->NewVariable(), inner = e->NewVariable();
+    int value = 0;
+    for (int round = 0; round < 50; ++round) {
+      e->PushSync(
+          [&](RunContext) {
+            // The pushed op is ready at once; it must not be parked on this
+            // thread, which is about to wait for it.
+            e->PushSync([&](RunContext) { value = round; }, kCPU, {}, {inner});
+            e->WaitForVar(inner);
+          },
+          kCPU, {}, {outer});
+      e->WaitForVar(outer);
+      CHECK(value == round);
+    }
+    e->WaitForAll();
+  }
 }
 
 TEST_CASE("waits that would wait for the calling op itself are errors, not deadlocks") {
