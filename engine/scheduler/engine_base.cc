@@ -135,6 +135,7 @@ OprHandle EngineBase::NewOperator(AsyncFn fn, VarList const_vars, VarList mutate
   op->async_fn = std::move(fn);
   op->is_async = true;
   op->temporary = false;
+  op->refs = std::make_unique<Opr::RefCount>();
   return op;
 }
 
@@ -144,18 +145,18 @@ void EngineBase::Push(OprHandle op, Context ctx, int priority) {
     for (VarHandle v : *list)
       TS_CHECK(!v->deleted.load(std::memory_order_relaxed))
           << "engine op '" << op->name << "': variable used after DeleteVariable";
-  op->refs.fetch_add(1, std::memory_order_relaxed);
+  op->refs->n.fetch_add(1, std::memory_order_relaxed);
   try {
     Submit(op, ctx, priority);
   } catch (...) {
-    op->refs.fetch_sub(1, std::memory_order_relaxed);
+    op->refs->n.fetch_sub(1, std::memory_order_relaxed);
     throw;
   }
 }
 
 void EngineBase::DeleteOperator(OprHandle op) {
   TS_CHECK(op != nullptr) << "DeleteOperator: null operator";
-  if (op->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) FreeOpr(op);
+  if (op->refs->n.fetch_sub(1, std::memory_order_acq_rel) == 1) FreeOpr(op);
 }
 
 void EngineBase::DeleteVariable(SyncFn delete_fn, Context ctx, VarHandle var) {
@@ -263,7 +264,7 @@ void EngineBase::Complete(OprBlock* blk, ErrorRef err, bool new_error) {
   if (op->prop == FnProperty::kDeleteVar)
     for (VarHandle v : op->mutate_vars) ObjectPool<Var>::Delete(v);
   // A temporary op is freed with its block, below.
-  if (!op->temporary && op->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) FreeOpr(op);
+  if (!op->temporary && op->refs->n.fetch_sub(1, std::memory_order_acq_rel) == 1) FreeOpr(op);
   std::atomic<bool>* done = blk->done_flag;
   Parker* pusher = blk->pusher;
   ObjectPool<OprBlock>::Delete(blk);
@@ -296,6 +297,11 @@ void EngineBase::WaitForVar(VarHandle var, WaitMode mode) {
   // wait_for_all, let it run the op it waits for instead of handing it across
   // cores. Threads inside ops never do: nested runs could wait on each other.
   if (!tls_current_op && !WorkerPool::Current()) HelpWith(var);
+  // Fast path: nothing pending, as when a result was computed long ago.
+  if (ErrorRef err; var->Settled(mode == WaitMode::kWrite, &err)) {
+    if (err && err->Claim()) err->Rethrow();
+    return;
+  }
   struct State {
     std::atomic<bool> done{false};
     Parker* parker = Parker::Current();

@@ -77,7 +77,8 @@ class ObjectPool {
           return;
         }
       }
-      Slot* chunk = static_cast<Slot*>(::operator new(sizeof(Slot) * kChunk));
+      Slot* chunk = static_cast<Slot*>(
+          ::operator new(sizeof(Slot) * kChunk, std::align_val_t(alignof(Slot))));
       for (size_t i = 0; i < kChunk; ++i) free.push_back(chunk + i);
     }
   };

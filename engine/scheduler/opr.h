@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 
 #include "engine/base/small_vector.h"
 #include "engine/scheduler/engine.h"
@@ -27,8 +28,13 @@ class Opr {
   bool temporary = true;    // made by PushSync/PushAsync, freed after its run
   bool always_run = false;  // internal waiters run even on poisoned variables
   const char* name = "unnamed";
-  // Persistent operators: one for the handle plus one per push in flight.
-  std::atomic<int> refs{1};
+  // Persistent operators: one for the handle plus one per push in flight,
+  // on a cache line of its own (pushers and workers both write it, and the
+  // worker reads the fields above on every run). Null for temporary ops.
+  struct alignas(64) RefCount {
+    std::atomic<int> n{1};
+  };
+  std::unique_ptr<RefCount> refs;
   // A temporary op lives inside the block that runs it (one allocation per
   // push, and fewer cache lines crossing from the pushing thread to the worker).
   OprBlock* home = nullptr;

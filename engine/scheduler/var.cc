@@ -37,6 +37,14 @@ OprBlock* Var::GrantedWriter() {
   return w;
 }
 
+bool Var::Settled(bool for_write, ErrorRef* err) {
+  lock_.lock();
+  bool settled = !first_write_ && (!for_write || num_reads_ == 0);
+  if (settled) *err = error;
+  lock_.unlock();
+  return settled;
+}
+
 bool Var::AppendWrite(OprBlock* blk, VarEntry* spare) {
   Entry* e = MakeEntry(spare, blk, true);
   lock_.lock();

@@ -23,7 +23,9 @@ struct VarEntry {
   bool pooled;
 };
 
-class Var {
+// Cache-line aligned: neighbouring variables are often used by different
+// threads at once, and each variable's lock is hot.
+class alignas(64) Var {
  public:
   // Queue `blk` as a reader or writer; true when it is granted at once.
   // `spare` is the op's own entry for this variable, or null to use the pool.
@@ -32,6 +34,10 @@ class Var {
   // The write that holds the variable now (granted, maybe not started), or
   // null. Only for comparison: the op may finish and be freed at any moment.
   OprBlock* GrantedWriter();
+  // True when nothing a wait must wait for is queued: no write (for a read
+  // wait), or no read or write (for a write wait). Sets `error` to the
+  // variable's error then, read under the lock that orders it.
+  bool Settled(bool for_write, ErrorRef* error);
   // End a granted read or write; `grant(blk)` is called, outside the lock,
   // for every op this makes ready to use the variable.
   template <typename Grant>

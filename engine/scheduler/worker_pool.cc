@@ -12,14 +12,18 @@ namespace tessera::engine {
 namespace {
 
 thread_local WorkerPool* tls_pool = nullptr;
-// An op made ready by the op this worker is running, to run next: a chain of
-// dependent ops then stays on one thread without touching the queue.
+// An op made ready by the op this worker just completed, to run next: a chain
+// of dependent ops then stays on one thread without touching the queue.
 thread_local OprBlock* tls_next = nullptr;
 thread_local bool tls_handoff_allowed = false;
 
 // More threads than this per lane means ops are blocking on each other in a
 // way no number of threads resolves.
 constexpr int kMaxThreadsPerLane = 256;
+// How long an idle worker polls before parking: in a stream of small ops the
+// next one usually arrives within microseconds, and a futex wake costs more.
+constexpr int kIdleSpins = 2000;
+constexpr int kPollEvery = 8;
 
 void Erase(std::vector<Parker*>& list, Parker* p) {
   auto it = std::find(list.begin(), list.end(), p);
@@ -47,7 +51,7 @@ WorkerPool::WorkerPool(Context ctx, std::string lane, int num_workers, RunFn run
 WorkerPool::~WorkerPool() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
+    stop_.store(true);
     for (Parker* p : sleepers_) p->Unpark();
     for (Parker* p : spares_) p->Unpark();
   }
@@ -74,119 +78,163 @@ bool WorkerPool::TryHandOff(WorkerPool* pool, OprBlock* blk) {
 void WorkerPool::SpawnLocked() {
   int index = static_cast<int>(threads_.size());
   threads_.emplace_back([this, index] { WorkerLoop(index); });
+  UpdateExcessLocked();
+}
+
+void WorkerPool::UpdateExcessLocked() {
+  int active = static_cast<int>(threads_.size() - spares_.size()) - blocked_;
+  excess_.store(std::max(0, active - target_), std::memory_order_relaxed);
 }
 
 void WorkerPool::Push(OprBlock* blk, bool high_priority) {
+  if (high_priority || !ring_.Push(blk)) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (high_priority) {
+      high_.push_back(blk);
+      num_high_.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      overflow_.push_back(blk);
+      num_overflow_.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  // Pairs with the fence in WorkerLoop: either this load sees the worker
+  // going to sleep, or that worker's recheck sees this op.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (num_sleepers_.load(std::memory_order_relaxed) > 0) WakeOneSleeper();
+}
+
+void WorkerPool::WakeOneSleeper() {
   Parker* wake = nullptr;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    (high_priority ? high_ : normal_).push_back(blk);
-    queued_.fetch_add(1, std::memory_order_relaxed);
-    if (!sleepers_.empty()) {
-      wake = sleepers_.back();
-      sleepers_.pop_back();
-    }
+    if (sleepers_.empty()) return;
+    wake = sleepers_.back();
+    sleepers_.pop_back();
+    num_sleepers_.fetch_sub(1, std::memory_order_relaxed);
   }
-  if (wake) wake->Unpark();
+  wake->Unpark();
 }
 
-OprBlock* WorkerPool::PopLocked() {
-  std::deque<OprBlock*>& q = !high_.empty() ? high_ : normal_;
-  if (q.empty()) return nullptr;
-  OprBlock* blk = q.front();
-  q.pop_front();
-  queued_.fetch_sub(1, std::memory_order_relaxed);
-  return blk;
+bool WorkerPool::HasWork() const {
+  return num_high_.load(std::memory_order_relaxed) > 0 || !ring_.Empty() ||
+         num_overflow_.load(std::memory_order_relaxed) > 0;
+}
+
+OprBlock* WorkerPool::TryPop() {
+  if (num_high_.load(std::memory_order_relaxed) > 0) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!high_.empty()) {
+      OprBlock* blk = high_.front();
+      high_.pop_front();
+      num_high_.fetch_sub(1, std::memory_order_relaxed);
+      return blk;
+    }
+  }
+  if (OprBlock* blk = ring_.Pop()) return blk;
+  if (num_overflow_.load(std::memory_order_relaxed) > 0) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!overflow_.empty()) {
+      OprBlock* blk = overflow_.front();
+      overflow_.pop_front();
+      num_overflow_.fetch_sub(1, std::memory_order_relaxed);
+      return blk;
+    }
+  }
+  return nullptr;
 }
 
 bool WorkerPool::TryRemove(OprBlock* blk) {
+  if (ring_.Steal(blk)) return true;
+  if (num_high_.load(std::memory_order_relaxed) == 0) return false;
   std::lock_guard<std::mutex> lock(mu_);
-  for (std::deque<OprBlock*>* q : {&normal_, &high_}) {
-    // A waited-for op was usually pushed just before: look at the newest few.
-    int scanned = 0;
-    for (auto it = q->rbegin(); it != q->rend() && scanned < 8; ++it, ++scanned) {
-      if (*it != blk) continue;
-      q->erase(std::next(it).base());
-      queued_.fetch_sub(1, std::memory_order_relaxed);
-      return true;
-    }
-  }
-  return false;
+  auto it = std::find(high_.begin(), high_.end(), blk);
+  if (it == high_.end()) return false;
+  high_.erase(it);
+  num_high_.fetch_sub(1, std::memory_order_relaxed);
+  return true;
 }
 
 void WorkerPool::BeginBlocking() {
   std::lock_guard<std::mutex> lock(mu_);
   ++blocked_;
   int active = static_cast<int>(threads_.size() - spares_.size()) - blocked_;
-  if (active >= target_) return;
-  if (!spares_.empty()) {
-    Parker* p = spares_.back();
-    spares_.pop_back();
-    p->Unpark();
-  } else {
-    TS_CHECK(threads_.size() < size_t(kMaxThreadsPerLane))
-        << ctx_.ToString() << " " << lane_ << " lane: " << blocked_
-        << " ops are blocked waiting inside other ops; refusing to start more threads";
-    SpawnLocked();
+  if (active < target_) {
+    if (!spares_.empty()) {
+      Parker* p = spares_.back();
+      spares_.pop_back();
+      p->Unpark();
+    } else {
+      TS_CHECK(threads_.size() < size_t(kMaxThreadsPerLane))
+          << ctx_.ToString() << " " << lane_ << " lane: " << blocked_
+          << " ops are blocked waiting inside other ops; refusing to start more threads";
+      SpawnLocked();
+    }
   }
+  UpdateExcessLocked();
 }
 
 void WorkerPool::EndBlocking() {
   std::lock_guard<std::mutex> lock(mu_);
   --blocked_;  // a surplus worker turns spare when it next looks for work
+  UpdateExcessLocked();
 }
 
 void WorkerPool::WorkerLoop(int index) {
   tls_pool = this;
   Parker* me = Parker::Current();
-  std::string label = ctx_.ToString() + " " + lane_ + " " + std::to_string(index);
-  Profiler::SetThreadName(label);
+  Profiler::SetThreadName(ctx_.ToString() + " " + lane_ + " " + std::to_string(index));
   std::string short_name = "ts-" + lane_.substr(0, 4) + std::to_string(index);
   pthread_setname_np(pthread_self(), short_name.substr(0, 15).c_str());
   RunContext rctx{ctx_, hooks_.create ? hooks_.create() : nullptr};
 
-  std::unique_lock<std::mutex> lock(mu_);
-  for (;;) {
-    if (stop_) break;
-    int active = static_cast<int>(threads_.size() - spares_.size()) - blocked_;
-    if (active > target_) {  // a blocked worker came back: step aside
-      spares_.push_back(me);
-      uint32_t e = me->Epoch();
-      lock.unlock();
-      me->Park(e);
-      lock.lock();
-      Erase(spares_, me);
-      continue;
-    }
-    OprBlock* blk = PopLocked();
-    if (!blk) {
-      // Spin briefly before sleeping: in a stream of small ops the next one
-      // usually arrives within microseconds, and a futex wake costs more.
-      lock.unlock();
-      for (int i = 0; i < 2000 && queued_.load(std::memory_order_relaxed) == 0; ++i) CpuRelax();
-      lock.lock();
-      if (stop_) break;
-      if (high_.empty() && normal_.empty()) {
-        sleepers_.push_back(me);
+  while (!stop_.load(std::memory_order_relaxed)) {
+    if (excess_.load(std::memory_order_relaxed) > 0) {  // a blocked worker came back
+      std::unique_lock<std::mutex> lock(mu_);
+      int active = static_cast<int>(threads_.size() - spares_.size()) - blocked_;
+      if (active > target_ && !stop_.load()) {
+        spares_.push_back(me);
+        UpdateExcessLocked();
         uint32_t e = me->Epoch();
         lock.unlock();
         me->Park(e);
         lock.lock();
-        Erase(sleepers_, me);
+        Erase(spares_, me);
+        UpdateExcessLocked();
       }
       continue;
     }
-    lock.unlock();
-    running_.fetch_add(1, std::memory_order_relaxed);
-    while (blk) {
-      run_(blk, rctx);
-      blk = tls_next;
-      tls_next = nullptr;
+    if (OprBlock* blk = TryPop()) {
+      running_.fetch_add(1, std::memory_order_relaxed);
+      while (blk) {
+        run_(blk, rctx);
+        blk = tls_next;
+        tls_next = nullptr;
+      }
+      running_.fetch_sub(1, std::memory_order_relaxed);
+      continue;
     }
-    running_.fetch_sub(1, std::memory_order_relaxed);
+    // Poll every few pauses rather than every one: a thread that pushes an op
+    // and waits for it then usually runs it itself (HelpWith) instead of
+    // handing it across cores, and ops of a chain pushed meanwhile queue up
+    // on their variable and run back to back here.
+    bool found = false;
+    for (int i = 0; i < kIdleSpins && !(found = HasWork()); i += kPollEvery)
+      for (int k = 0; k < kPollEvery; ++k) CpuRelax();
+    if (found) continue;
+    std::unique_lock<std::mutex> lock(mu_);
+    sleepers_.push_back(me);
+    num_sleepers_.fetch_add(1, std::memory_order_relaxed);
+    uint32_t e = me->Epoch();
+    lock.unlock();
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with Push
+    if (!HasWork() && !stop_.load()) me->Park(e);
     lock.lock();
+    auto it = std::find(sleepers_.begin(), sleepers_.end(), me);
+    if (it != sleepers_.end()) {  // not taken by a pusher: leave the list ourselves
+      sleepers_.erase(it);
+      num_sleepers_.fetch_sub(1, std::memory_order_relaxed);
+    }
   }
-  lock.unlock();
   if (hooks_.destroy) hooks_.destroy(rctx.stream);
   tls_pool = nullptr;
 }

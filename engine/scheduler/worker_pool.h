@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/base/context.h"
+#include "engine/scheduler/ready_ring.h"
 
 namespace tessera::engine {
 
@@ -67,13 +68,19 @@ class WorkerPool {
   const Context& ctx() const { return ctx_; }
   const std::string& lane() const { return lane_; }
   int workers() const { return target_; }
-  int64_t queued() const { return queued_.load(std::memory_order_relaxed); }
+  int64_t queued() const {
+    return ring_.Size() + num_high_.load(std::memory_order_relaxed) +
+           num_overflow_.load(std::memory_order_relaxed);
+  }
   int64_t running() const { return running_.load(std::memory_order_relaxed); }
 
  private:
   void WorkerLoop(int index);
-  OprBlock* PopLocked();
+  OprBlock* TryPop();
+  bool HasWork() const;
   void SpawnLocked();
+  void UpdateExcessLocked();
+  void WakeOneSleeper();
 
   const Context ctx_;
   const std::string lane_;
@@ -81,17 +88,25 @@ class WorkerPool {
   RunFn run_;
   StreamHooks hooks_;
 
-  // The queue's lock and deques, the queue length that idle workers spin on,
-  // and the running count each sit on their own cache lines.
+  // Normal ops go through the lock-free ring; priority ops, and ops that
+  // find the ring full, through deques under mu_, counted so that workers
+  // look there only when they hold something.
+  ReadyRing ring_;
+  alignas(64) std::atomic<int64_t> num_high_{0};
+  std::atomic<int64_t> num_overflow_{0};
+  alignas(64) std::atomic<int> num_sleepers_{0};
+  // Workers beyond the target that should step aside (a blocked worker came
+  // back); recomputed under mu_, read without it by every worker loop.
+  std::atomic<int> excess_{0};
+  std::atomic<bool> stop_{false};
+  alignas(64) std::atomic<int64_t> running_{0};
+
   alignas(64) std::mutex mu_;
-  std::deque<OprBlock*> high_, normal_;
+  std::deque<OprBlock*> high_, overflow_;
   std::vector<Parker*> sleepers_;  // idle workers, woken by Push
   std::vector<Parker*> spares_;    // surplus workers, woken by BeginBlocking
   std::vector<std::thread> threads_;
   int blocked_ = 0;  // workers inside BeginBlocking/EndBlocking
-  bool stop_ = false;
-  alignas(64) std::atomic<int64_t> queued_{0};
-  alignas(64) std::atomic<int64_t> running_{0};
 };
 
 }  // namespace tessera::engine

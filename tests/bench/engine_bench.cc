@@ -223,9 +223,11 @@ void DeleteVars(Contender<Side>& c) {
 }
 
 // Lets the threads of whatever ran last (engine workers, TBB workers that
-// spin a while before they sleep) go idle before the next timed run.
+// spin a while before they sleep) go idle before the next timed run. TBB's
+// workers measurably slow the next run for more than 20 ms on this class of
+// machine; 150 ms lets both sides start from idle threads.
 void Settle() {
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
 }
 
 enum class Unit { kRate, kLatency };
