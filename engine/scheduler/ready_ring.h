@@ -38,7 +38,9 @@ class ReadyRing {
         pos = tail_.load(std::memory_order_relaxed);
       }
     }
-    cell->blk.store(blk, std::memory_order_relaxed);
+    // Release on the op itself too: Steal claims it through `blk` alone, and
+    // must see everything that happened before the op was made ready.
+    cell->blk.store(blk, std::memory_order_release);
     cell->seq.store(pos + 1, std::memory_order_release);
     return true;
   }

@@ -97,10 +97,10 @@ void WorkerPool::Push(OprBlock* blk, bool high_priority) {
       num_overflow_.fetch_add(1, std::memory_order_relaxed);
     }
   }
-  // Pairs with the fence in WorkerLoop: either this load sees the worker
-  // going to sleep, or that worker's recheck sees this op.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (num_sleepers_.load(std::memory_order_relaxed) > 0) WakeOneSleeper();
+  // A read-modify-write, paired with the one in WorkerLoop: the two are
+  // ordered on num_sleepers_, so either this sees the worker going to sleep,
+  // or the worker's recheck, coming after, sees this op.
+  if (num_sleepers_.fetch_add(0, std::memory_order_acq_rel) > 0) WakeOneSleeper();
 }
 
 void WorkerPool::WakeOneSleeper() {
@@ -223,10 +223,9 @@ void WorkerPool::WorkerLoop(int index) {
     if (found) continue;
     std::unique_lock<std::mutex> lock(mu_);
     sleepers_.push_back(me);
-    num_sleepers_.fetch_add(1, std::memory_order_relaxed);
+    num_sleepers_.fetch_add(1, std::memory_order_acq_rel);  // pairs with Push
     uint32_t e = me->Epoch();
     lock.unlock();
-    std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with Push
     if (!HasWork() && !stop_.load()) me->Park(e);
     lock.lock();
     auto it = std::find(sleepers_.begin(), sleepers_.end(), me);

@@ -103,6 +103,7 @@ struct Workload {
 struct Outcome {
   std::vector<uint64_t> final_values;    // per slot, at the end
   std::vector<uint64_t> deleted_values;  // per deletion, in push order
+  std::vector<uint64_t> waited_values;   // read right after each mid-run wait
   bool versions_ok = true;
 };
 
@@ -164,6 +165,15 @@ Outcome Run(const Workload& wl, Engine* eng) {
         for (int k : op.writes) w.push_back(slots[k].cell.get());
         Apply(1000000 + (&op - persistent.data()), r, w);
       }
+      continue;
+    }
+    if (kind >= 96) {  // wait for a variable, then read its cell on this thread
+      Slot& slot = slots[rng() % wl.num_slots];
+      WaitMode mode = kind % 2 ? WaitMode::kRead : WaitMode::kWrite;
+      if (eng) eng->WaitForVar(slot.var, mode);
+      // Every write pushed before has finished, and this thread pushes the
+      // next: reading the cell here is race-free and must match the reference.
+      out.waited_values.push_back(slot.cell->value);
       continue;
     }
     if (kind < 7) {  // delete a variable and put a fresh one in its slot
@@ -245,6 +255,8 @@ void CheckAgainstReference(EngineType type, int cpu_workers) {
     CHECK(got.versions_ok);
     CHECK(got.final_values == want.final_values);
     CHECK(got.deleted_values == want.deleted_values);
+    CHECK(got.waited_values == want.waited_values);
+    CHECK(want.waited_values.size() > 100);   // the workload did wait mid-run
     CHECK(want.deleted_values.size() > 100);  // the workload did delete variables
   }
 }

@@ -230,16 +230,19 @@ TEST_CASE("errors from many concurrent failing ops are each reported once") {
 TEST_CASE("WaitForVar inside an op does not starve the workers") {
   auto eng = Threaded(1);
   VarHandle a = eng->NewVariable(), v = eng->NewVariable();
-  std::atomic<bool> written{false};
+  std::atomic<bool> written{false}, pushed{false};
   bool saw_write = false;
-  // The only worker runs this op, which waits for an op pushed after it.
+  // The only worker runs this op, which waits for an op pushed after it (and
+  // queued behind it on the same lane).
   eng->PushSync(
       [&](RunContext) {
+        WaitFlag(pushed);
         eng->WaitForVar(v);
         saw_write = written.load();
       },
       kCPU, {}, {a});
   eng->PushSync([&](RunContext) { written = true; }, kCPU, {}, {v});
+  pushed = true;
   eng->WaitForAll();
   CHECK(saw_write);
 
@@ -252,16 +255,24 @@ TEST_CASE("WaitForVar inside an op does not starve the workers") {
     outs[i] = eng2->NewVariable();
     ins[i] = eng2->NewVariable();
   }
+  std::atomic<bool> all_pushed{false};
+  std::atomic<int> saw_writes{0};
+  std::vector<std::atomic<bool>> ins_written(kWaiters);
   for (int i = 0; i < kWaiters; ++i)
     eng2->PushSync(
         [&, i](RunContext) {
+          WaitFlag(all_pushed);
           eng2->WaitForVar(ins[i]);
+          saw_writes += ins_written[i].load();
           ++ok;
         },
         kCPU, {}, {outs[i]});
-  for (int i = 0; i < kWaiters; ++i) eng2->PushSync(nullptr, kCPU, {}, {ins[i]});
+  for (int i = 0; i < kWaiters; ++i)
+    eng2->PushSync([&, i](RunContext) { ins_written[i] = true; }, kCPU, {}, {ins[i]});
+  all_pushed = true;
   eng2->WaitForAll();
   CHECK(ok == kWaiters);
+  CHECK(saw_writes == kWaiters);
 }
 
 TEST_CASE("an op may push ops and wait for them, with one worker") {
@@ -433,10 +444,35 @@ TEST_CASE("a GPU context without a GPU is a clear error and changes nothing") {
     else
       CHECK(msg == "gpu(0): this build has no CUDA");
     eng->PushSync(nullptr, kCPU, {}, {v});
-    eng->WaitForVar(v);
+    eng->WaitForAll();
     CHECK(Engine::VarVersion(v) == 1);
     CHECK(eng->Stats().pending == 0);
   }
+}
+
+TEST_CASE("more ready ops than the lane's ring holds spill over and all run") {
+  auto eng = Threaded(1);
+  VarHandle gate = eng->NewVariable();
+  std::atomic<bool> release{false}, started{false};
+  eng->PushSync(
+      [&](RunContext) {
+        started = true;
+        WaitFlag(release);
+      },
+      kCPU, {}, {gate});
+  REQUIRE(WaitFlag(started));
+  constexpr int kOps = 20000;  // several times the ring's capacity
+  std::vector<VarHandle> vars(kOps);
+  std::atomic<int> ran{0};
+  for (auto& v : vars) v = eng->NewVariable();
+  for (int i = 0; i < kOps; ++i)
+    eng->PushSync([&](RunContext) { ++ran; }, kCPU, {}, {vars[i]}, FnProperty::kNormal,
+                  i % 1000 == 0 ? 1 : 0);
+  CHECK(eng->Stats().lanes.at(0).queued == kOps);
+  release = true;
+  eng->WaitForAll();
+  CHECK(ran == kOps);
+  CHECK(eng->Stats().lanes.at(0).queued == 0);
 }
 
 TEST_CASE("the naive engine runs each push before returning") {
