@@ -16,7 +16,10 @@
 #include "engine/base/error.h"
 #include "engine/scheduler/engine.h"
 
+#include "tests/cpp/test_util.h"
+
 using namespace tessera;
+using namespace tessera::test;
 using namespace tessera::engine;
 using namespace std::chrono_literals;
 
@@ -49,15 +52,6 @@ bool WaitFlag(const std::atomic<bool>& flag, std::chrono::milliseconds limit = 5
     std::this_thread::yield();
   }
   return true;
-}
-
-std::string ErrorOf(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 }  // namespace

@@ -29,23 +29,13 @@
 #include "engine/storage/random_gpu.h"
 #endif
 
+#include "tests/cpp/test_util.h"
+
 using namespace tessera;
+using namespace tessera::test;
 using namespace tessera::storage;
 
 namespace {
-
-std::string ErrorOf(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
-bool Contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
 
 template <typename T>
 bool SameBits(const std::vector<T>& a, const std::vector<T>& b) {

@@ -25,23 +25,13 @@
 #include <cuda_runtime.h>
 #endif
 
+#include "tests/cpp/test_util.h"
+
 using namespace tessera;
+using namespace tessera::test;
 using namespace tessera::storage;
 
 namespace {
-
-std::string ErrorOf(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
-bool Contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
 
 MemoryPool MakeCpuPool(PoolOptions options = {}) {
   return MemoryPool(Context::CPU(), std::make_unique<CpuAllocator>(), options);
