@@ -467,6 +467,9 @@ TEST_CASE("more ready ops than the lane's ring holds spill over and all run") {
   eng->WaitForAll();
   CHECK(ran == kOps);
   CHECK(eng->Stats().lanes.at(0).queued == 0);
+  for (VarHandle v : vars) eng->DeleteVariable(nullptr, kCPU, v);
+  eng->DeleteVariable(nullptr, kCPU, gate);
+  eng->WaitForAll();
 }
 
 TEST_CASE("the naive engine runs each push before returning") {
