@@ -9,6 +9,11 @@ packages=(
   doctest-dev            # C++ unit tests
   nlohmann-json3-dev     # profiler traces, symbol files
   libtbb-dev             # oneTBB flow graph, the peer in the engine benchmarks
+  libopenblas-dev        # CPU GEMM
+  libdnnl-dev            # CPU GEMM and neural-network primitives (oneDNN)
+  libluajit-5.1-dev luajit  # the embedded interpreter; luajit is the start-up peer
+  libedit-dev            # REPL line editing
+  zlib1g-dev             # gzip'd datasets
 )
 
 missing=()

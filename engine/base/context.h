@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 
 namespace tessera {
 
@@ -29,6 +30,8 @@ struct Context {
     return a.dev_type != b.dev_type ? a.dev_type < b.dev_type : a.dev_id < b.dev_id;
   }
   std::string ToString() const;  // "cpu(0)", "gpu(1)", "cpu_pinned(0)"
+  // Reads ToString's spelling back ("gpu" alone is gpu(0)); an error names the text.
+  static Context Parse(std::string_view text);
 };
 
 // Number of CUDA devices usable by this process: 0 in a build without CUDA or

@@ -1,0 +1,8 @@
+# CPU GEMM and neural-network primitives: OpenBLAS and oneDNN, both from
+# Debian (libopenblas-dev, libdnnl-dev). GEMM picks the faster per shape.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
+find_library(DNNL_LIBRARY NAMES dnnl REQUIRED)
+find_path(DNNL_INCLUDE_DIR NAMES oneapi/dnnl/dnnl.h REQUIRED)
+target_include_directories(tessera_engine SYSTEM PUBLIC ${DNNL_INCLUDE_DIR})
+target_link_libraries(tessera_engine PUBLIC PkgConfig::OPENBLAS ${DNNL_LIBRARY})

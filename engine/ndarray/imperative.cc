@@ -1,0 +1,224 @@
+#include "engine/ndarray/imperative.h"
+
+#include <algorithm>
+
+#include "ops/registry/infer_utils.h"
+#include "ops/registry/op_attr_types.h"
+
+namespace tessera {
+
+using engine::Engine;
+using op::NodeAttrs;
+using op::Op;
+
+std::shared_ptr<const NodeAttrs> MakeAttrs(std::string_view op_name, op::ParamDict params) {
+  auto attrs = std::make_shared<NodeAttrs>();
+  attrs->dict = std::move(params);
+  Op::Get(op_name)->ParseAttrs(attrs.get());
+  return attrs;
+}
+
+namespace {
+
+std::string ShapeList(const std::vector<Shape>& shapes) {
+  std::string s;
+  for (const Shape& sh : shapes) s += (s.empty() ? "" : ", ") + sh.ToString();
+  return s;
+}
+
+Context PickContext(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
+                    const InvokeOptions& opt) {
+  if (!inputs.empty()) {
+    const Context ctx = inputs[0].ctx();
+    for (size_t i = 1; i < inputs.size(); ++i)
+      TS_CHECK(inputs[i].ctx() == ctx)
+          << op::OpLabel(attrs) << ": input " << i << " is on " << inputs[i].ctx().ToString()
+          << " but input 0 is on " << ctx.ToString() << " (copy it with copyto first)";
+    return ctx;
+  }
+  if (opt.ctx) return *opt.ctx;
+  auto it = attrs.dict.find("ctx");
+  if (it != attrs.dict.end() && !it->second.empty()) return Context::Parse(it->second);
+  return Context::CPU();
+}
+
+void InferShapes(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  static const auto& finfer = Op::GetAttr<op::FInferShape>("FInferShape");
+  const std::vector<Shape> given = *in;
+  const op::FInferShape* f = finfer.find(attrs.op);
+  TS_CHECK(f) << attrs.op->name() << " has no shape inference (FInferShape)";
+  const bool ok = (*f)(attrs, in, out);
+  TS_CHECK(ok && op::AllKnown(*out))
+      << op::OpLabel(attrs) << ": cannot infer the output shape from input shapes ("
+      << ShapeList(given) << ")";
+  for (size_t i = 0; i < in->size(); ++i)
+    TS_CHECK((*in)[i] == given[i]) << op::OpLabel(attrs) << ": input " << i << " has shape "
+                                   << given[i] << " but " << (*in)[i] << " is required";
+}
+
+void InferTypes(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
+  static const auto& finfer = Op::GetAttr<op::FInferType>("FInferType");
+  const std::vector<DType> given = *in;
+  const op::FInferType* f = finfer.find(attrs.op);
+  const bool ok = f ? (*f)(attrs, in, out) : op::SameTypeAll(attrs, in, out);
+  TS_CHECK(ok && op::AllKnown(*out)) << op::OpLabel(attrs) << ": cannot infer the output dtype";
+  for (size_t i = 0; i < in->size(); ++i)
+    TS_CHECK((*in)[i] == given[i])
+        << op::OpLabel(attrs) << ": input " << i << " has dtype " << DTypeName(given[i]) << " but "
+        << DTypeName((*in)[i]) << " is required";
+}
+
+bool InplaceAllowed(const NodeAttrs& attrs, int in, int out) {
+  static const auto& finplace = Op::GetAttr<op::FInplaceOption>("FInplaceOption");
+  const op::FInplaceOption* f = finplace.find(attrs.op);
+  if (!f) return false;
+  for (auto [i, o] : (*f)(attrs))
+    if (i == in && o == out) return true;
+  return false;
+}
+
+}  // namespace
+
+void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, const std::vector<NDArray>& inputs,
+            std::vector<NDArray>* outputs, const InvokeOptions& opt) {
+  const NodeAttrs& attrs = *attrs_ptr;
+  const Op* op = attrs.op;
+  TS_CHECK(op) << "invoke: node has no operator";
+  const uint32_t n_in = op->NumInputs(attrs), n_out = op->NumOutputs(attrs);
+  TS_CHECK(inputs.size() == n_in) << op::OpLabel(attrs) << ": takes " << n_in << " input"
+                                  << (n_in == 1 ? "" : "s") << ", got " << inputs.size();
+  for (size_t i = 0; i < inputs.size(); ++i)
+    TS_CHECK(!inputs[i].is_none()) << op::OpLabel(attrs) << ": input " << i << " is empty (none)";
+  const bool given_outputs = !outputs->empty();
+  TS_CHECK(!given_outputs || outputs->size() == n_out)
+      << op::OpLabel(attrs) << ": produces " << n_out << " outputs, " << outputs->size()
+      << " given";
+  const Context ctx = PickContext(attrs, inputs, opt);
+
+  std::vector<Shape> in_shapes(n_in), out_shapes(n_out);
+  std::vector<DType> in_types(n_in), out_types(n_out, DType::kUnknown);
+  for (size_t i = 0; i < n_in; ++i) {
+    in_shapes[i] = inputs[i].shape();
+    in_types[i] = inputs[i].dtype();
+  }
+  if (given_outputs) {
+    for (size_t i = 0; i < n_out; ++i) {
+      TS_CHECK(!(*outputs)[i].is_none()) << op::OpLabel(attrs) << ": out " << i << " is empty";
+      out_shapes[i] = (*outputs)[i].shape();
+      out_types[i] = (*outputs)[i].dtype();
+    }
+  }
+  InferShapes(attrs, &in_shapes, &out_shapes);
+  InferTypes(attrs, &in_types, &out_types);
+  if (given_outputs) {
+    for (size_t i = 0; i < n_out; ++i) {
+      const NDArray& o = (*outputs)[i];
+      TS_CHECK(o.ctx() == ctx) << op::OpLabel(attrs) << ": out " << i << " is on "
+                               << o.ctx().ToString() << ", the op runs on " << ctx.ToString();
+    }
+  } else {
+    outputs->reserve(n_out);
+    for (size_t i = 0; i < n_out; ++i) outputs->emplace_back(out_shapes[i], ctx, out_types[i]);
+  }
+
+  // Compute function for the device.
+  static const auto& fcompute_cpu = Op::GetAttr<op::FCompute>(op::kFComputeCPU);
+  static const auto& fcompute_gpu = Op::GetAttr<op::FCompute>(op::kFComputeGPU);
+  static const auto& fstate_cpu = Op::GetAttr<op::FStatefulCompute>(op::kFStatefulComputeCPU);
+  static const auto& fstate_gpu = Op::GetAttr<op::FStatefulCompute>(op::kFStatefulComputeGPU);
+  static const auto& fcreate = Op::GetAttr<op::FCreateOpState>("FCreateOpState");
+  static const auto& fresource = Op::GetAttr<op::FResourceRequest>("FResourceRequest");
+  static const auto& fmutate = Op::GetAttr<op::FMutateInputs>("FMutateInputs");
+  const bool on_gpu = ctx.is_gpu();
+  const op::FCompute* fcompute = (on_gpu ? fcompute_gpu : fcompute_cpu).find(op);
+  const op::FStatefulCompute* fstate = (on_gpu ? fstate_gpu : fstate_cpu).find(op);
+  if (!fcompute && !fstate) {
+    if (on_gpu && !BuiltWithCUDA())
+      TS_THROW << op->name() << " on " << ctx.ToString() << ": this build has no CUDA";
+    TS_THROW << op->name() << " has no " << (on_gpu ? "GPU" : "CPU") << " implementation";
+  }
+  op::OpStatePtr state;
+  if (fstate) state = fcreate[op](attrs, ctx, in_shapes, in_types);
+
+  // Requests: write, or what the caller asked; an output sharing memory with
+  // an input is written in place only where the op allows it.
+  std::vector<OpReqType> req(n_out, kWriteTo);
+  if (!opt.req.empty()) {
+    TS_CHECK(opt.req.size() == n_out) << op::OpLabel(attrs) << ": " << opt.req.size()
+                                      << " write requests for " << n_out << " outputs";
+    req = opt.req;
+  }
+  std::vector<NDArray> outs = *outputs;  // what the kernel writes
+  std::vector<std::pair<NDArray, NDArray>> copy_back;
+  for (size_t o = 0; o < n_out; ++o) {
+    for (size_t i = 0; i < n_in; ++i) {
+      if (!outs[o].SameChunk(inputs[i])) continue;
+      const bool same_view =
+          outs[o].byte_offset() == inputs[i].byte_offset() && outs[o].shape() == inputs[i].shape();
+      if (same_view && req[o] == kWriteTo && InplaceAllowed(attrs, int(i), int(o))) {
+        req[o] = kWriteInplace;
+      } else {
+        NDArray tmp(outs[o].shape(), ctx, outs[o].dtype());
+        if (req[o] == kAddTo) CopyFromTo(outs[o], tmp);
+        copy_back.emplace_back(tmp, outs[o]);
+        outs[o] = tmp;
+      }
+      break;
+    }
+  }
+
+  std::vector<op::Resource> resources;
+  if (const op::FResourceRequest* fr = fresource.find(op))
+    for (const auto& r : (*fr)(attrs))
+      resources.push_back(storage::ResourceManager::Get()->Request(ctx, r));
+
+  SmallVector<VarHandle, 8> const_vars, mutate_vars;
+  std::vector<TBlob> in_blobs(n_in), out_blobs(n_out);
+  for (size_t i = 0; i < n_in; ++i) {
+    in_blobs[i] = inputs[i].data();
+    const_vars.push_back(inputs[i].var());
+  }
+  for (size_t o = 0; o < n_out; ++o) {
+    out_blobs[o] = outs[o].data();
+    mutate_vars.push_back(outs[o].var());
+  }
+  if (const op::FMutateInputs* fm = fmutate.find(op))
+    for (uint32_t i : (*fm)(attrs)) mutate_vars.push_back(inputs.at(i).var());
+  if (state) mutate_vars.push_back(state.var());
+
+  const bool is_train = opt.is_train;
+  if (fstate) {
+    Engine::Get()->PushSync(
+        [f = *fstate, state, is_train, in_blobs = std::move(in_blobs),
+         out_blobs = std::move(out_blobs), req, resources = std::move(resources)](RunContext rctx) {
+          op::OpContext octx{is_train, rctx, resources};
+          f(state, octx, in_blobs, req, out_blobs);
+        },
+        ctx, const_vars, mutate_vars, engine::FnProperty::kNormal, opt.priority,
+        op->name().c_str());
+  } else {
+    Engine::Get()->PushSync(
+        [f = fcompute, attrs_ptr, is_train, in_blobs = std::move(in_blobs),
+         out_blobs = std::move(out_blobs), req, resources = std::move(resources)](RunContext rctx) {
+          op::OpContext octx{is_train, rctx, resources};
+          (*f)(*attrs_ptr, octx, in_blobs, req, out_blobs);
+        },
+        ctx, const_vars, mutate_vars, engine::FnProperty::kNormal, opt.priority,
+        op->name().c_str());
+  }
+  for (auto& [tmp, dst] : copy_back) CopyFromTo(tmp, dst, opt.priority);
+}
+
+std::vector<NDArray> Invoke(std::string_view op_name, const std::vector<NDArray>& inputs,
+                            op::ParamDict params, const InvokeOptions& opt) {
+  std::vector<NDArray> outputs;
+  Invoke(MakeAttrs(op_name, std::move(params)), inputs, &outputs, opt);
+  return outputs;
+}
+
+NDArray NDArray::AsType(DType dtype) const {
+  TS_CHECK(!is_none()) << "astype: the array is empty (none)";
+  return Invoke("Cast", {*this}, {{"dtype", DTypeName(dtype)}})[0];
+}
+
+}  // namespace tessera

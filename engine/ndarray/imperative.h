@@ -1,0 +1,40 @@
+// Imperative invocation: run a registered op on NDArrays now. Parameters,
+// shapes and dtypes are checked here, synchronously, with errors that name
+// the op and the shapes; outputs are allocated from the pool; the kernel is
+// pushed to the engine and the call returns. Only failures inside the kernel
+// travel through the engine (poisoning the outputs).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "engine/ndarray/ndarray.h"
+#include "ops/registry/op.h"
+
+namespace tessera {
+
+struct InvokeOptions {
+  std::optional<Context> ctx;  // for ops without inputs (else "ctx" parameter, else cpu(0))
+  bool is_train = false;
+  std::vector<OpReqType> req;  // per output; empty: write (kAddTo accumulates into out=)
+  int priority = 0;
+};
+
+// Parses `params` for op `op_name`: unknown op, unknown key, bad value or
+// missing required parameter raise an error naming the op and the key.
+std::shared_ptr<const op::NodeAttrs> MakeAttrs(std::string_view op_name, op::ParamDict params = {});
+
+// Runs attrs->op. `outputs` empty: allocated and returned in it; otherwise
+// written (shapes and dtypes must match what the op infers). An output that
+// is the same memory as an input is handled (in place where the op allows it,
+// else through a temporary).
+void Invoke(const std::shared_ptr<const op::NodeAttrs>& attrs, const std::vector<NDArray>& inputs,
+            std::vector<NDArray>* outputs, const InvokeOptions& opt = {});
+
+// Shorthand: parse, run, return the outputs.
+std::vector<NDArray> Invoke(std::string_view op_name, const std::vector<NDArray>& inputs,
+                            op::ParamDict params = {}, const InvokeOptions& opt = {});
+
+}  // namespace tessera

@@ -1,0 +1,120 @@
+#include "engine/ndarray/ndarray.h"
+
+#include <cstring>
+
+#include "engine/storage/storage.h"
+
+namespace tessera {
+
+using engine::Engine;
+
+NDArray::Chunk::Chunk(size_t bytes_, Context ctx_, bool delay_alloc)
+    : var(Engine::Get()->NewVariable()), ctx(ctx_), bytes(bytes_) {
+  handle.ctx = ctx;
+  if (!delay_alloc) CheckAndAlloc();
+}
+
+NDArray::Chunk::~Chunk() {
+  // The block goes back to the pool after every op pushed on it has run.
+  storage::Handle h = handle;
+  Engine::Get()->DeleteVariable(
+      [h](RunContext) {
+        if (h.dptr) storage::Storage::Get()->Free(h);
+      },
+      ctx, var);
+}
+
+void NDArray::Chunk::CheckAndAlloc() {
+  if (handle.dptr || bytes == 0) return;
+  handle = storage::Storage::Get()->Alloc(bytes, ctx);
+}
+
+NDArray::NDArray(const Shape& shape, Context ctx, DType dtype, bool delay_alloc)
+    : shape_(shape), dtype_(dtype) {
+  TS_CHECK(shape.known()) << "NDArray: shape " << shape << " has an unknown (0) dimension";
+  ptr_ = std::make_shared<Chunk>(static_cast<size_t>(shape.Size()) * DTypeSize(dtype), ctx,
+                                 delay_alloc);
+}
+
+TBlob NDArray::data() const {
+  TS_CHECK(ptr_) << "NDArray: the array is empty (none)";
+  ptr_->CheckAndAlloc();
+  return TBlob(static_cast<char*>(ptr_->handle.dptr) + byte_offset_, shape_, dtype_, ptr_->ctx);
+}
+
+NDArray NDArray::Reshape(const Shape& shape) const {
+  TS_CHECK(!is_none()) << "reshape: the array is empty (none)";
+  TS_CHECK(shape.known() && shape.Size() == Size())
+      << "reshape: cannot view an array of shape " << shape_ << " (" << Size() << " elements) as "
+      << shape;
+  NDArray r = *this;
+  r.shape_ = shape;
+  return r;
+}
+
+NDArray NDArray::Reshape(const std::vector<int64_t>& spec, bool reverse) const {
+  return Reshape(InferReshape(shape_, spec, reverse));
+}
+
+NDArray NDArray::Slice(int64_t begin, int64_t end) const {
+  TS_CHECK(!is_none()) << "slice: the array is empty (none)";
+  const int64_t n = shape_[0];
+  TS_CHECK(0 <= begin && begin < end && end <= n)
+      << "slice: range [" << begin << ", " << end << ") is invalid for the first axis of shape "
+      << shape_ << " (need 0 <= begin < end <= " << n << ")";
+  NDArray r = *this;
+  const int64_t row = shape_.ProdRange(1, shape_.ndim());
+  r.byte_offset_ += static_cast<size_t>(begin * row) * DTypeSize(dtype_);
+  r.shape_[0] = end - begin;
+  return r;
+}
+
+NDArray NDArray::At(int64_t index) const {
+  TS_CHECK(!is_none()) << "at: the array is empty (none)";
+  TS_CHECK(0 <= index && index < shape_[0])
+      << "index " << index << " is out of range for the first axis of shape " << shape_
+      << " (valid: 0 to " << shape_[0] - 1 << ")";
+  NDArray r = Slice(index, index + 1);
+  if (shape_.ndim() > 1) r.shape_ = Shape(shape_.begin() + 1, shape_.end());
+  return r;
+}
+
+void NDArray::WaitToRead() const {
+  if (ptr_) Engine::Get()->WaitForVar(ptr_->var, engine::WaitMode::kRead);
+}
+
+void NDArray::WaitToWrite() const {
+  if (ptr_) Engine::Get()->WaitForVar(ptr_->var, engine::WaitMode::kWrite);
+}
+
+NDArray NDArray::CopyTo(Context ctx) const {
+  TS_CHECK(!is_none()) << "copyto: the array is empty (none)";
+  NDArray r(shape_, ctx, dtype_);
+  CopyFromTo(*this, r);
+  return r;
+}
+
+std::vector<double> NDArray::ToVector() const {
+  std::vector<double> out(static_cast<size_t>(Size()));
+  SwitchDType(dtype_, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    std::vector<T> host(out.size());
+    if constexpr (std::is_same_v<T, bool>) {
+      std::unique_ptr<bool[]> b(new bool[out.size()]);
+      SyncCopyToCPU(b.get(), out.size());
+      for (size_t i = 0; i < out.size(); ++i) out[i] = b[i];
+    } else {
+      SyncCopyToCPU(host.data(), out.size());
+      for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<double>(host[i]);
+    }
+  });
+  return out;
+}
+
+std::string NDArray::Footer() const {
+  if (is_none()) return "[NDArray none]";
+  return "[NDArray " + std::string(DTypeName(dtype_)) + " " + shape_.ToCompactString() + " @" +
+         ctx().ToString() + "]";
+}
+
+}  // namespace tessera

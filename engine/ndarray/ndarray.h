@@ -1,0 +1,105 @@
+// NDArray: an n-dimensional array on a device, computed asynchronously.
+//
+// An NDArray is a view (shape, dtype, byte offset) of a shared Chunk: the
+// storage block and the engine variable that orders every read and write of
+// it. Copying an NDArray copies the view, not the data. Reshape, Slice and At
+// return views of the same chunk, so writes through a view are seen by the
+// base array. Every operation is pushed to the engine and returns at once;
+// WaitToRead/WaitToWrite and the Sync* copies are the synchronisation points.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/base/context.h"
+#include "engine/base/dtype.h"
+#include "engine/base/shape.h"
+#include "engine/base/tblob.h"
+#include "engine/scheduler/engine.h"
+#include "engine/storage/storage.h"
+
+namespace tessera {
+
+using engine::VarHandle;
+
+class NDArray {
+ public:
+  // The storage every view of one array shares.
+  struct Chunk {
+    Chunk(size_t bytes, Context ctx, bool delay_alloc);
+    ~Chunk();
+    Chunk(const Chunk&) = delete;
+    Chunk& operator=(const Chunk&) = delete;
+    // Allocates on first need (delay_alloc arrays get memory when an op
+    // first writes them, so shape inference can run before allocation).
+    void CheckAndAlloc();
+
+    storage::Handle handle;
+    VarHandle var;
+    Context ctx;
+    size_t bytes;
+  };
+
+  NDArray() = default;
+  // A new array; its contents are undefined until written.
+  NDArray(const Shape& shape, Context ctx, DType dtype = DType::kFloat32, bool delay_alloc = false);
+
+  bool is_none() const { return ptr_ == nullptr; }
+  const Shape& shape() const { return shape_; }
+  DType dtype() const { return dtype_; }
+  Context ctx() const { return ptr_ ? ptr_->ctx : Context(); }
+  int ndim() const { return shape_.ndim(); }
+  int64_t Size() const { return shape_.Size(); }
+  size_t byte_offset() const { return byte_offset_; }
+  VarHandle var() const { return ptr_ ? ptr_->var : nullptr; }
+  const std::shared_ptr<Chunk>& chunk() const { return ptr_; }
+  // True when both views use the same storage.
+  bool SameChunk(const NDArray& other) const { return ptr_ && ptr_ == other.ptr_; }
+
+  // The data as a TBlob, for kernels. Allocates a delay-alloc array. Reading
+  // through it is only safe inside an op that has this array's variable.
+  TBlob data() const;
+
+  // Views sharing memory.
+  NDArray Reshape(const Shape& shape) const;  // same Size(); no special values
+  // MXNet's reshape codes (0 copy, -1 infer, -2 rest, -3 merge two, -4 split).
+  NDArray Reshape(const std::vector<int64_t>& spec, bool reverse = false) const;
+  NDArray Slice(int64_t begin, int64_t end) const;  // first axis, [begin, end)
+  NDArray At(int64_t index) const;                  // first axis; drops it (1-D: shape (1))
+
+  // Synchronisation: wait until every write (read: and every read) pushed
+  // before has finished; rethrows the error of a failed op that wrote it.
+  void WaitToRead() const;
+  void WaitToWrite() const;
+
+  // A new array on ctx with the same values (pushed).
+  NDArray CopyTo(Context ctx) const;
+  // A new array of another dtype (pushed; values converted as C++ casts).
+  NDArray AsType(DType dtype) const;
+  // Copies `count` elements of this dtype from host memory, then returns.
+  void SyncCopyFromCPU(const void* data, size_t count) const;
+  // Waits for the array, then copies `count` elements into host memory.
+  void SyncCopyToCPU(void* data, size_t count) const;
+  // Every element, converted to double, after waiting (tests, printing).
+  std::vector<double> ToVector() const;
+
+  // "[NDArray float32 2x3 @cpu(0)]".
+  std::string Footer() const;
+
+ private:
+  std::shared_ptr<Chunk> ptr_;
+  Shape shape_;
+  size_t byte_offset_ = 0;
+  DType dtype_ = DType::kFloat32;
+};
+
+// Pushes a copy of `from` into `to` (same shape and dtype; any contexts).
+void CopyFromTo(const NDArray& from, const NDArray& to, int priority = 0);
+
+// Resolves MXNet's reshape codes against `src` (the rules of the reshape op).
+Shape InferReshape(const Shape& src, const std::vector<int64_t>& spec, bool reverse,
+                   const char* op = "reshape");
+
+}  // namespace tessera

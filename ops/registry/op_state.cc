@@ -1,0 +1,13 @@
+#include "ops/registry/op_attr_types.h"
+
+namespace tessera::op {
+
+OpStatePtr::Holder::Holder(std::shared_ptr<void> s)
+    : state(std::move(s)), var(Engine::Get()->NewVariable()) {}
+
+OpStatePtr::Holder::~Holder() {
+  // The state must outlive every op pushed on it: hand it to the deletion.
+  Engine::Get()->DeleteVariable([s = std::move(state)](RunContext) {}, Context::CPU(), var);
+}
+
+}  // namespace tessera::op

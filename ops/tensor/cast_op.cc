@@ -1,0 +1,66 @@
+#include "ops/tensor/cast_op-inl.h"
+
+namespace tessera::op {
+
+TS_REGISTER_OP(Cast)
+    .add_alias("cast")
+    .describe(
+        "Converts every element to `dtype` as a C++ cast does (floats to integers "
+        "truncate toward zero; nonzero to bool is true).")
+    .set_num_inputs(1)
+    .set_attr_parser(ParamParser<CastParam>)
+    .add_argument("data", "NDArray", "Input array.")
+    .add_arguments(CastParam::Fields())
+    .set_attr<FInferShape>("FInferShape", ElemwiseShape<1, 1>)
+    .set_attr<FInferType>("FInferType",
+                          [](const NodeAttrs& attrs, std::vector<DType>* in,
+                             std::vector<DType>* out) {
+                            AssignType(attrs, out, 0, ParamsOf<CastParam>(attrs).dtype, "output");
+                            return (*in)[0] != DType::kUnknown;
+                          })
+    .set_attr<FInplaceOption>("FInplaceOption",
+                              [](const NodeAttrs&) {
+                                return std::vector<std::pair<int, int>>{{0, 0}};
+                              })
+    .set_attr<FCompute>(kFComputeCPU, CastCompute<cpu>)
+    .set_attr<FGradient>("FGradient", ElemwiseGradUseIn{"_backward_cast"});
+
+// The gradient casts back to the dtype of the forward input (input 1, read
+// only for its dtype).
+TS_REGISTER_OP(_backward_cast)
+    .describe("Gradient of Cast: the output gradient converted to the input dtype.")
+    .set_num_inputs(2)
+    .set_attr_parser(ParamParser<CastParam>)
+    .set_attr<TIsBackward>("TIsBackward", true)
+    .set_attr<FInferShape>("FInferShape", ElemwiseShape<2, 1>)
+    .set_attr<FInferType>("FInferType",
+                          [](const NodeAttrs& attrs, std::vector<DType>* in,
+                             std::vector<DType>* out) {
+                            AssignType(attrs, out, 0, (*in)[1], "output");
+                            return (*out)[0] != DType::kUnknown;
+                          })
+    .set_attr<FCompute>(kFComputeCPU, CastCompute<cpu>);
+
+TS_REGISTER_OP(zeros_like)
+    .describe("An array of zeros with the shape and dtype of the input.")
+    .set_num_inputs(1)
+    .add_argument("data", "NDArray", "The array whose shape and dtype are used.")
+    .set_attr<FInferShape>("FInferShape", ElemwiseShape<1, 1>)
+    .set_attr<FInferType>("FInferType", ElemwiseType<1, 1>)
+    .set_attr<FCompute>(kFComputeCPU, FillLikeCompute<cpu, 0>)
+    .set_attr<FGradient>("FGradient", [](const NodePtr& n, const std::vector<NodeEntry>&) {
+      return MakeZeroGradNodes(n);
+    });
+
+TS_REGISTER_OP(ones_like)
+    .describe("An array of ones with the shape and dtype of the input.")
+    .set_num_inputs(1)
+    .add_argument("data", "NDArray", "The array whose shape and dtype are used.")
+    .set_attr<FInferShape>("FInferShape", ElemwiseShape<1, 1>)
+    .set_attr<FInferType>("FInferType", ElemwiseType<1, 1>)
+    .set_attr<FCompute>(kFComputeCPU, FillLikeCompute<cpu, 1>)
+    .set_attr<FGradient>("FGradient", [](const NodePtr& n, const std::vector<NodeEntry>&) {
+      return MakeZeroGradNodes(n);
+    });
+
+}  // namespace tessera::op

@@ -1,0 +1,74 @@
+// quadratic: y = a x^2 + b x + c, the reference's example operator, written
+// the attribute way. Shared by the CPU (.cc) and GPU (.cu) registrations.
+#pragma once
+
+#include "ops/registry/infer_utils.h"
+#include "ops/registry/kernel_launch.h"
+#include "ops/registry/op.h"
+
+namespace tessera::op {
+
+struct QuadraticParam : Params<QuadraticParam> {
+  float a = 0, b = 0, c = 0;
+  static void Declare(ParamDecl<QuadraticParam>& d) {
+    d.field("a", &QuadraticParam::a)
+        .set_default(0.f)
+        .describe("Coefficient of the quadratic term.");
+    d.field("b", &QuadraticParam::b).set_default(0.f).describe("Coefficient of the linear term.");
+    d.field("c", &QuadraticParam::c).set_default(0.f).describe("Constant term.");
+  }
+};
+
+template <int req>
+struct quadratic_forward {
+  template <typename T>
+  TS_XINLINE static void Map(int64_t i, T* out, const T* in, float a, float b, float c) {
+    const AccType<T> x = in[i];
+    AssignReq<req>(out[i], x * (a * x + b) + c);
+  }
+};
+
+template <int req>
+struct quadratic_backward {
+  template <typename T>
+  TS_XINLINE static void Map(int64_t i, T* in_grad, const T* out_grad, const T* in, float a,
+                             float b) {
+    const AccType<T> x = in[i], g = out_grad[i];
+    AssignReq<req>(in_grad[i], g * (2 * a * x + b));
+  }
+};
+
+template <typename xpu>
+void QuadraticForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                      const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  const auto& p = ParamsOf<QuadraticParam>(attrs);
+  SwitchFloatDType(
+      out[0].dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        SwitchReq(req[0], [&](auto r) {
+          Kernel<quadratic_forward<r.value>, xpu>::Launch(
+              ctx.run_ctx, out[0].Size(), out[0].dptr<T>(), in[0].dptr<T>(), p.a, p.b, p.c);
+        });
+      },
+      "quadratic");
+}
+
+template <typename xpu>
+void QuadraticBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                       const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  const auto& p = ParamsOf<QuadraticParam>(attrs);
+  SwitchFloatDType(
+      out[0].dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        SwitchReq(req[0], [&](auto r) {
+          Kernel<quadratic_backward<r.value>, xpu>::Launch(ctx.run_ctx, out[0].Size(),
+                                                           out[0].dptr<T>(), in[0].dptr<T>(),
+                                                           in[1].dptr<T>(), p.a, p.b);
+        });
+      },
+      "_backward_quadratic");
+}
+
+}  // namespace tessera::op
