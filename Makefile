@@ -10,7 +10,7 @@ JOBS ?= $(shell nproc)
 .PHONY: shell test bench deps configure build test-asan test-tsan format clean
 
 shell: build
-	@if [ -t 0 ]; then $(BUILD)/tessera-demo --interactive; else $(BUILD)/tessera-demo; fi
+	@$(BUILD)/tessera
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

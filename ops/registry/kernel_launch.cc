@@ -5,13 +5,16 @@
 #endif
 
 #include "engine/base/env.h"
+#include "engine/scheduler/engine.h"
 
 namespace tessera::op {
 
 int OmpThreads() {
   static const int threads = [] {
 #ifdef _OPENMP
-    const int n = static_cast<int>(EnvInt("TESSERA_OMP_THREADS", omp_get_num_procs()));
+    // Engine CPU workers x threads per op stays within the cores.
+    const int n =
+        static_cast<int>(EnvInt("TESSERA_OMP_THREADS", engine::Engine::Get()->OpThreads()));
     TS_CHECK(n >= 1) << "TESSERA_OMP_THREADS must be at least 1, got " << n;
     return n;
 #else

@@ -65,7 +65,8 @@ void SwitchReq(OpReqType req, F&& fn) {
 // Elements below which a CPU loop stays on one thread: starting OpenMP's team
 // costs more than the work.
 inline constexpr int64_t kOmpMinElements = 32768;
-// Threads CPU kernels use (TESSERA_OMP_THREADS, default all cores).
+// Threads CPU kernels use: TESSERA_OMP_THREADS, by default Engine::OpThreads()
+// (the cores divided among the engine's CPU workers). Read once.
 int OmpThreads();
 // Thread index/count inside an OpenMP region (0 and 1 outside one).
 int OmpThreadIndex();
