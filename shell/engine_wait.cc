@@ -1,0 +1,82 @@
+#include "engine_wait.h"
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "engine/base/error.h"
+#include "interpreter.h"
+#include "wait_threads.h"
+
+namespace tessera::shell {
+namespace {
+
+using engine::Engine;
+using engine::EngineType;
+using engine::VarHandle;
+
+// Waits given up on (Ctrl-C) whose helper is still blocked. Their errors are
+// reported by the next wait instead of being lost.
+std::vector<std::shared_ptr<BlockingWait>> g_abandoned;
+
+void RethrowAbandoned() {
+  for (auto it = g_abandoned.begin(); it != g_abandoned.end();) {
+    if (!(*it)->done.load(std::memory_order_acquire)) {
+      ++it;
+      continue;
+    }
+    std::exception_ptr error = (*it)->error;
+    it = g_abandoned.erase(it);
+    if (error) std::rethrow_exception(error);
+  }
+}
+
+// Runs `wait` where it cannot keep the interpreter from serving its queue.
+template <typename Fn>
+void Wait(lua_State* L, Fn wait) {
+  Interpreter* in = Interpreter::Get();
+  TS_CHECK(in && in->OnThread()) << "engine waits from Lua must run on the interpreter thread";
+  RethrowAbandoned();
+  // The naive engine finished every op at its push: nothing can be pending
+  // on Lua work, and the wait returns at once.
+  if (Engine::Get()->type() == EngineType::kNaive) {
+    wait();
+    return;
+  }
+  auto w = std::make_shared<BlockingWait>();
+  w->wait = std::move(wait);
+  w->on_done = [in] { in->queue().Wake(); };
+  StartOnHelper(w);
+  try {
+    in->ServeUntil(L, [&] { return w->done.load(std::memory_order_acquire); });
+  } catch (...) {
+    g_abandoned.push_back(std::move(w));
+    throw;
+  }
+  if (w->error) std::rethrow_exception(w->error);
+}
+
+}  // namespace
+
+void WaitForVar(lua_State* L, VarHandle var, engine::WaitMode mode) {
+  TS_CHECK(var != nullptr) << "wait_for_var: not an engine variable";
+  Interpreter* in = Interpreter::Get();
+  for (const auto& run : in->running_work()) {
+    bool self = std::find(run.writes->begin(), run.writes->end(), var) != run.writes->end() ||
+                (mode == engine::WaitMode::kWrite &&
+                 std::find(run.reads->begin(), run.reads->end(), var) != run.reads->end());
+    TS_CHECK(!self) << "waiting inside engine op '" << run.name
+                    << "' on a variable that op uses would wait for the op itself";
+  }
+  Wait(L, [var, mode] { Engine::Get()->WaitForVar(var, mode); });
+}
+
+void WaitForAll(lua_State* L) {
+  Interpreter* in = Interpreter::Get();
+  if (!in->running_work().empty())
+    TS_THROW << "wait_for_all inside engine op '" << in->running_work().back().name
+             << "' would wait for the op itself";
+  Wait(L, [] { Engine::Get()->WaitForAll(); });
+}
+
+}  // namespace tessera::shell

@@ -1,0 +1,185 @@
+#include "line_editor.h"
+
+#include <histedit.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <cwchar>
+
+#include "interrupt.h"
+
+namespace tessera::shell {
+
+// libedit's C callbacks, with access to the editor's state.
+struct LineEditor::Libedit {
+  static LineEditor* Self(EditLine* el) {
+    void* self = nullptr;
+    el_get(el, EL_CLIENTDATA, &self);
+    return static_cast<LineEditor*>(self);
+  }
+
+  static char* Prompt(EditLine* el) { return const_cast<char*>(Self(el)->prompt_); }
+
+  // Reads one character, serving the idle fd and Ctrl-C while it waits.
+  static int GetChar(EditLine* el, wchar_t* out) {
+    LineEditor* self = Self(el);
+    std::mbstate_t state{};
+    for (;;) {
+      pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0}, {self->opts_.idle_fd, POLLIN, 0}};
+      int n = poll(fds, self->opts_.idle_fd >= 0 ? 2 : 1, -1);
+      if (TakeInterrupt()) {
+        self->interrupted_ = true;
+        return -1;
+      }
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return -1;
+      }
+      if (self->opts_.idle_fd >= 0 && (fds[1].revents & POLLIN)) {
+        if (self->opts_.on_idle) {
+          // Output of the work goes on its own lines; then redraw the input.
+          std::fputs("\r\033[K", stdout);
+          std::fflush(stdout);
+          self->opts_.on_idle();
+          std::fflush(stdout);
+          el_set(el, EL_REFRESH);
+        }
+        if (!(fds[0].revents & (POLLIN | POLLHUP))) continue;
+      }
+      char c;
+      ssize_t r = read(STDIN_FILENO, &c, 1);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) return static_cast<int>(r);
+      size_t k = std::mbrtowc(out, &c, 1, &state);
+      if (k == static_cast<size_t>(-2)) continue;  // more bytes of a multibyte character
+      if (k == static_cast<size_t>(-1)) {
+        state = {};
+        *out = static_cast<unsigned char>(c);  // not valid in the locale: take the byte
+      }
+      return 1;
+    }
+  }
+
+  static unsigned char Complete(EditLine* el, int) {
+    LineEditor* self = Self(el);
+    if (!self->opts_.complete) return CC_ERROR;
+    const LineInfo* li = el_line(el);
+    std::string before(li->buffer, li->cursor);
+    size_t start = before.size();
+    while (start > 0) {
+      char c = before[start - 1];
+      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == ':')) break;
+      --start;
+    }
+    std::string word = before.substr(start);
+    std::vector<std::string> cands = self->opts_.complete(word);
+    if (cands.empty()) return CC_ERROR;
+    std::string common = cands[0];
+    for (const std::string& c : cands) {
+      size_t i = 0;
+      while (i < common.size() && i < c.size() && common[i] == c[i]) ++i;
+      common.resize(i);
+    }
+    if (common.size() > word.size()) {
+      el_insertstr(el, common.substr(word.size()).c_str());
+      return CC_REFRESH;
+    }
+    if (cands.size() == 1) return CC_REFRESH;
+    // Several: list them in columns under the input, then redraw it.
+    size_t width = 0;
+    for (const std::string& c : cands) width = std::max(width, c.size());
+    width += 2;
+    size_t cols = std::max<size_t>(1, 80 / width);
+    std::fputs("\n", stdout);
+    for (size_t i = 0; i < cands.size(); ++i) {
+      std::fprintf(stdout, "%-*s", static_cast<int>(width), cands[i].c_str());
+      if ((i + 1) % cols == 0 || i + 1 == cands.size()) std::fputs("\n", stdout);
+    }
+    std::fflush(stdout);
+    return CC_REDISPLAY;
+  }
+};
+
+LineEditor::LineEditor(Options opts) : opts_(std::move(opts)) {
+  if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) return;
+  EditLine* el = el_init("tessera", stdin, stdout, stderr);
+  if (!el) return;
+  el_ = el;
+  el_set(el, EL_CLIENTDATA, this);
+  el_set(el, EL_EDITOR, "emacs");
+  el_set(el, EL_PROMPT, &Libedit::Prompt);
+  el_set(el, EL_GETCFN, &Libedit::GetChar);
+  el_set(el, EL_ADDFN, "tessera-complete", "complete a name", &Libedit::Complete);
+  el_set(el, EL_BIND, "^I", "tessera-complete", nullptr);
+  History* h = history_init();
+  if (h) {
+    HistEvent ev;
+    history(h, &ev, H_SETSIZE, opts_.history_size);
+    history(h, &ev, H_SETUNIQUE, 1);
+    if (!opts_.history_path.empty()) history(h, &ev, H_LOAD, opts_.history_path.c_str());
+    el_set(el, EL_HIST, history, h);
+    hist_ = h;
+  }
+  el_source(el, nullptr);  // the user's ~/.editrc, if any
+}
+
+LineEditor::~LineEditor() {
+  if (hist_) history_end(static_cast<History*>(hist_));
+  if (el_) el_end(static_cast<EditLine*>(el_));
+}
+
+LineEditor::Status LineEditor::ReadLine(const char* prompt, std::string* line) {
+  if (!el_) return ReadPlain(prompt, line);
+  prompt_ = prompt;
+  interrupted_ = false;
+  int count = 0;
+  const char* s = el_gets(static_cast<EditLine*>(el_), &count);
+  if (interrupted_) {
+    // Drop what was typed: the next read starts on a fresh line.
+    el_reset(static_cast<EditLine*>(el_));
+    std::fputs("^C\n", stdout);
+    std::fflush(stdout);
+    return Status::kInterrupted;
+  }
+  if (!s || count <= 0) return Status::kEof;
+  line->assign(s, count);
+  while (!line->empty() && (line->back() == '\n' || line->back() == '\r')) line->pop_back();
+  return Status::kLine;
+}
+
+LineEditor::Status LineEditor::ReadPlain(const char* prompt, std::string* line) {
+  if (isatty(STDOUT_FILENO)) {
+    std::fputs(prompt, stdout);
+    std::fflush(stdout);
+  }
+  line->clear();
+  for (;;) {
+    int c = std::fgetc(stdin);
+    if (c == EOF) {
+      if (std::ferror(stdin) && errno == EINTR && TakeInterrupt()) {
+        std::clearerr(stdin);
+        return Status::kInterrupted;
+      }
+      return line->empty() ? Status::kEof : Status::kLine;
+    }
+    if (c == '\n') return Status::kLine;
+    line->push_back(static_cast<char>(c));
+  }
+}
+
+void LineEditor::AddHistory(const std::string& line) {
+  if (!hist_ || line.empty()) return;
+  HistEvent ev;
+  auto* h = static_cast<History*>(hist_);
+  history(h, &ev, H_ENTER, line.c_str());
+  // Saved after every line, so a crash or a kill loses nothing.
+  if (!opts_.history_path.empty()) history(h, &ev, H_SAVE, opts_.history_path.c_str());
+}
+
+}  // namespace tessera::shell

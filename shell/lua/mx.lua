@@ -1,0 +1,50 @@
+-- The Lua half of the mx API. The C++ bindings have filled `mx` (contexts,
+-- engine, profiler, ...); this adds what is simplest in Lua: aliases with
+-- MXNet's names, help, and lazily loaded pure-Lua namespaces.
+--
+-- Pure-Lua namespaces live in shell/lua/mx/<name>.lua, are embedded in the
+-- binary as package.preload['tessera.mx.<name>'], and load on first access
+-- to mx.<name>: each file receives `mx` and returns the namespace table.
+local help = require 'tessera.help'
+
+return function(mx)
+  mx.__version__ = require('tessera.internal').version
+  mx.waitall = mx.engine.wait_for_all
+  mx.engine.waitall = mx.engine.wait_for_all
+  mx.num_gpus = mx.context.num_gpus
+  mx.help = help.help
+  _G.help = help.help
+  mx.doc = help.doc
+  help.doc(mx, [[
+mx: the Tessera API. Namespaces: mx.engine, mx.profiler, mx.context; contexts
+mx.cpu(i), mx.gpu(i); mx.waitall() waits for all pushed work.
+help(x) shows the documentation of a value or of a name such as 'engine.push'.]])
+  help.doc(mx.waitall, 'mx.waitall() -> waits for everything pushed (mx.engine.wait_for_all)')
+  help.doc(mx.help, "mx.help(x) -> prints the documentation of a value or a name ('engine.push')")
+  help.doc(mx.doc, [[
+mx.doc(value, text) -> value. Records `text` as the documentation help(value)
+prints, for any function or table:
+  local f = mx.doc(function(x) return 2 * x end, 'f(x) -> twice x')]])
+
+  local prefix = 'tessera.mx.'
+  setmetatable(mx, {
+    __index = function(t, k)
+      if type(k) ~= 'string' then return nil end
+      local loader = package.preload[prefix .. k]
+      if not loader then return nil end
+      local ns = require(prefix .. k)
+      if type(ns) == 'function' then ns = ns(mx) end
+      rawset(t, k, ns)
+      return ns
+    end,
+    -- For tab completion: the names __index can produce.
+    __keys = function()
+      local keys = {}
+      for name in pairs(package.preload) do
+        local k = name:match('^tessera%.mx%.([%w_]+)$')
+        if k then keys[#keys + 1] = k end
+      end
+      return keys
+    end,
+  })
+end

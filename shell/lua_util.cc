@@ -1,0 +1,72 @@
+#include "lua_util.h"
+
+namespace tessera::shell {
+
+void PushRegistryTable(lua_State* L, const char* name) {
+  lua_getfield(L, LUA_REGISTRYINDEX, name);
+  if (lua_istable(L, -1)) return;
+  lua_pop(L, 1);
+  lua_newtable(L);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_REGISTRYINDEX, name);
+}
+
+void SetDoc(lua_State* L, int index, const char* doc) {
+  index = index < 0 && index > LUA_REGISTRYINDEX ? lua_gettop(L) + index + 1 : index;
+  // Docs are keyed by the value itself (see shell/lua/help.lua), weakly, so a
+  // documented function is still collected when nothing else holds it.
+  lua_getfield(L, LUA_REGISTRYINDEX, "tessera.docs");
+  if (!lua_istable(L, -1)) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_newtable(L);
+    lua_pushliteral(L, "k");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, "tessera.docs");
+  }
+  lua_pushvalue(L, index);
+  lua_pushstring(L, doc);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+}
+
+void SetFunctions(lua_State* L, int table, std::initializer_list<LuaFunction> fns) {
+  table = table < 0 ? lua_gettop(L) + table + 1 : table;
+  for (const LuaFunction& f : fns) {
+    lua_pushcfunction(L, f.fn);
+    if (f.doc) SetDoc(L, -1, f.doc);
+    lua_setfield(L, table, f.name);
+  }
+}
+
+int TracebackHandler(lua_State* L) {
+  if (!lua_isstring(L, 1)) {
+    // A non-string error: keep a table's __tostring, else describe it.
+    if (luaL_callmeta(L, 1, "__tostring") && lua_isstring(L, -1)) return 1;
+    lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+  } else {
+    lua_pushvalue(L, 1);
+  }
+  luaL_traceback(L, L, lua_tostring(L, -1), 1);
+  return 1;
+}
+
+int CallWithTraceback(lua_State* L, int nargs, int nresults) {
+  int base = lua_gettop(L) - nargs;
+  lua_pushcfunction(L, TracebackHandler);
+  lua_insert(L, base);
+  int status = lua_pcall(L, nargs, nresults, base);
+  lua_remove(L, base);
+  return status;
+}
+
+std::string ErrorText(lua_State* L, int index) {
+  size_t n = 0;
+  const char* s = lua_tolstring(L, index, &n);
+  if (s) return std::string(s, n);
+  return std::string("(error object is a ") + luaL_typename(L, index) + " value)";
+}
+
+}  // namespace tessera::shell

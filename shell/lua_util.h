@@ -1,0 +1,52 @@
+// Small helpers every binding uses: C++ exceptions become Lua errors, calls
+// carry a traceback, and functions are registered with their documentation.
+#pragma once
+
+#include <lua.hpp>
+
+#include <exception>
+#include <string>
+
+namespace tessera::shell {
+
+// Wraps a binding so that a C++ exception (tessera::Error or any other
+// std::exception) becomes a Lua error with the exception's message, raised
+// after every C++ frame of `F` has unwound. Lua errors raised inside `F`
+// (luaL_error) pass through untouched: on x86-64 LuaJIT unwinds them as
+// foreign exceptions, which must never be swallowed by catch (...).
+template <int (*F)(lua_State*)>
+int Guarded(lua_State* L) {
+  std::string msg;
+  try {
+    return F(L);
+  } catch (const std::exception& e) {
+    msg = e.what();
+  }
+  lua_pushlstring(L, msg.data(), msg.size());
+  return lua_error(L);
+}
+
+// A function of a binding table: the name, the guarded C function and the
+// text `help()` shows.
+struct LuaFunction {
+  const char* name;
+  lua_CFunction fn;
+  const char* doc;
+};
+
+// Sets each function as a field of the table at `table` and records its doc.
+void SetFunctions(lua_State* L, int table, std::initializer_list<LuaFunction> fns);
+// Records `doc` for the value at `index` (any function or table).
+void SetDoc(lua_State* L, int index, const char* doc);
+
+// A message handler for lua_pcall: appends a traceback to string errors.
+int TracebackHandler(lua_State* L);
+// lua_pcall with TracebackHandler. On error the message is left on the stack.
+int CallWithTraceback(lua_State* L, int nargs, int nresults);
+// The error value at the top of the stack as text (pops nothing).
+std::string ErrorText(lua_State* L, int index = -1);
+
+// The table at registry[name], created empty if missing, pushed on the stack.
+void PushRegistryTable(lua_State* L, const char* name);
+
+}  // namespace tessera::shell

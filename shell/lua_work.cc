@@ -1,0 +1,79 @@
+#include "lua_work.h"
+
+#include "engine/base/error.h"
+#include "interpreter.h"
+#include "lua_util.h"
+
+namespace tessera::shell {
+
+std::shared_ptr<LuaWork> LuaWork::Create(lua_State* L, int fn_index, std::string name,
+                                         std::vector<engine::VarHandle> reads,
+                                         std::vector<engine::VarHandle> writes) {
+  Interpreter* in = Interpreter::Get();
+  TS_CHECK(in && in->OnThread()) << "Lua work must be created on the interpreter thread";
+  std::shared_ptr<LuaWork> w(new LuaWork());
+  lua_pushvalue(L, fn_index);
+  w->ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
+  w->name_ = engine::Engine::InternName(name);
+  w->reads_ = std::move(reads);
+  w->writes_ = std::move(writes);
+  in->BeginLuaWork();
+  return w;
+}
+
+LuaWork::~LuaWork() {
+  Interpreter* in = Interpreter::Get();
+  int ref = ref_;
+  auto release = [in, ref](lua_State* L) {
+    luaL_unref(L, LUA_REGISTRYINDEX, ref);
+    in->EndLuaWork();
+  };
+  if (in->closed()) return;
+  if (in->OnThread())
+    release(in->state());
+  else
+    in->Post(release);
+}
+
+void LuaWork::Run(Args args, Done done) {
+  Interpreter* in = Interpreter::Get();
+  if (in->OnThread()) {
+    RunHere(in->state(), args, done);
+    return;
+  }
+  in->Post([self = shared_from_this(), args = std::move(args),
+            done = std::move(done)](lua_State* L) { self->RunHere(L, args, done); });
+}
+
+void LuaWork::RunHere(lua_State* L, const Args& args, const Done& done) {
+  Interpreter* in = Interpreter::Get();
+  std::exception_ptr error;
+  if (!lua_checkstack(L, 8)) {
+    error = std::make_exception_ptr(Error("Lua stack overflow"));
+  } else {
+    in->running_work().push_back({name_, &reads_, &writes_});
+    int top = lua_gettop(L);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, ref_);
+    int nargs = 0;
+    try {
+      if (args) nargs = args(L);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    if (!error && CallWithTraceback(L, nargs, 0) != 0)
+      error = std::make_exception_ptr(Error(ErrorText(L)));
+    lua_settop(L, top);
+    in->running_work().pop_back();
+  }
+  done(error);
+}
+
+std::string DescribeFunction(lua_State* L, int index) {
+  lua_Debug ar;
+  lua_pushvalue(L, index);
+  if (!lua_getinfo(L, ">S", &ar)) return "lua";
+  if (ar.what && std::string_view(ar.what) == "C") return "lua:C";
+  return std::string("lua:") + ar.short_src + ":" + std::to_string(ar.linedefined);
+}
+
+}  // namespace tessera::shell

@@ -1,0 +1,111 @@
+// tessera: the REPL and script runner. See docs/shell.md.
+#include <unistd.h>
+
+#include <clocale>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <string>
+
+#include "engine/base/context.h"
+#include "interpreter.h"
+#include "lua_util.h"
+#include "options.h"
+#include "repl.h"
+#include "run.h"
+
+using namespace tessera::shell;
+
+namespace {
+
+// "2.1.0-beta3, GC64": asks LuaJIT's ffi, loaded only for --version.
+std::string LuaJitDescription(lua_State* L) {
+  std::string s = LUAJIT_VERSION;
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "ffi");
+  if (lua_pcall(L, 1, 1, 0) == 0) {
+    lua_getfield(L, -1, "abi");
+    lua_pushliteral(L, "gc64");
+    if (lua_pcall(L, 1, 1, 0) == 0) s += lua_toboolean(L, -1) ? " (GC64)" : " (not GC64)";
+  }
+  lua_settop(L, 0);
+  return s;
+}
+
+int RunTests(lua_State* L, const std::string& path) {
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "tessera.testing");
+  if (CallWithTraceback(L, 1, 1) != 0) {
+    ReportError(ErrorText(L));
+    return 1;
+  }
+  lua_getfield(L, -1, "run");
+  lua_pushlstring(L, path.data(), path.size());
+  if (CallWithTraceback(L, 1, 2) != 0) {
+    ReportError(ErrorText(L));
+    return 1;
+  }
+  bool failed = lua_tointeger(L, -1) > 0;
+  lua_settop(L, 0);
+  return failed ? 1 : 0;
+}
+
+int Main(int argc, char** argv) {
+  Options opts;
+  std::string error;
+  if (!ParseOptions(argc, argv, &opts, &error)) {
+    std::fprintf(stderr, "tessera: %s\n%s", error.c_str(), kUsage);
+    return 2;
+  }
+  if (opts.help) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  // Before anything asks for the engine: the choice is read once.
+  if (!opts.engine.empty()) setenv("TESSERA_ENGINE", opts.engine.c_str(), 1);
+  std::setlocale(LC_CTYPE, "");  // libedit decodes multibyte input by the locale
+
+  Interpreter* in = Interpreter::Create();
+  lua_State* L = in->state();
+  if (opts.version) {
+    std::printf("tessera %s, %s, CUDA %s\n", TESSERA_VERSION, LuaJitDescription(L).c_str(),
+                tessera::BuiltWithCUDA() ? "built" : "not built");
+    return 0;
+  }
+  SetArgTable(L, argc, argv, opts.script);
+
+  bool ok = true;
+  for (const Options::Action& a : opts.actions) {
+    ok = a.kind == Options::Action::kExecute ? RunString(L, a.text, "=(command line)")
+                                             : RequireModule(L, a.text);
+    if (!ok) break;
+  }
+  int status = 0;
+  if (ok && !opts.test_path.empty()) {
+    status = RunTests(L, opts.test_path);
+  } else if (ok && (opts.script > 0 || opts.read_stdin)) {
+    ok = RunScript(L, argc, argv, opts.script);
+  } else if (ok && opts.actions.empty() && !opts.interactive) {
+    if (isatty(STDIN_FILENO))
+      ok = RunRepl(in);
+    else
+      ok = RunScript(L, argc, argv, 0);  // a script piped in
+  }
+  if (ok && opts.interactive) ok = RunRepl(in);
+  // Work still pushed runs to the end, and its failure is the run's failure.
+  if (!WaitForEngine(L)) ok = false;
+  in->Close();
+  std::fflush(stdout);
+  return status != 0 ? status : ok ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tessera: %s\n", e.what());
+    return 1;
+  }
+}

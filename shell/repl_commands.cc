@@ -1,0 +1,130 @@
+#include "repl_commands.h"
+
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <sstream>
+
+#include "engine/base/error.h"
+#include "engine/scheduler/engine.h"
+#include "engine/scheduler/profiler.h"
+#include "engine_wait.h"
+#include "repl_eval.h"
+#include "run.h"
+
+namespace tessera::shell {
+
+const char* const kCommandHelp =
+    "  :help              this list\n"
+    "  :wait              wait for all engine work (mx.waitall())\n"
+    "  :engine            engine type, pending ops, workers and queues per lane\n"
+    "  :time STATEMENT    run it and wait for the work it pushed; print the wall time\n"
+    "  :profile on|off    start or stop the op profiler\n"
+    "  :profile dump [F]  wait for all work, write the Chrome trace to F (or the\n"
+    "                     configured file) and print the aggregate table\n"
+    "  :quit              leave (as Ctrl-D)\n"
+    "  ?name              help for a name, e.g. ?engine.push (help(x) for values)\n"
+    "Ctrl-C stops the running line or clears the input; Tab completes names.\n";
+
+namespace {
+
+std::string Trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  size_t e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
+void PrintEngine() {
+  engine::EngineStats s = engine::Engine::Get()->Stats();
+  std::printf("%s engine, %lld ops pending\n", s.type.c_str(), static_cast<long long>(s.pending));
+  for (const engine::LaneStats& lane : s.lanes)
+    std::printf("  %-10s %-9s %2d workers  %4lld queued  %3lld running\n",
+                lane.ctx.ToString().c_str(), lane.lane.c_str(), lane.workers,
+                static_cast<long long>(lane.queued), static_cast<long long>(lane.running));
+  if (s.lanes.empty() && s.type == "threaded")
+    std::printf("  (no lane started yet: lanes start on first use)\n");
+}
+
+void Time(lua_State* L, const std::string& stmt, bool color) {
+  if (stmt.empty()) throw Error(":time needs a statement, e.g. :time f(x)");
+  auto t0 = std::chrono::steady_clock::now();
+  bool ok = EvalString(L, stmt, color);
+  // Everything it pushed counts: the wall time includes the engine's work.
+  WaitForAll(L);
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("time: %.3f ms%s\n", ms, ok ? "" : " (failed)");
+}
+
+void Profile(lua_State* L, const std::string& args) {
+  std::istringstream in(args);
+  std::string what, file;
+  in >> what >> file;
+  engine::Profiler* p = engine::Profiler::Get();
+  if (what == "on") {
+    p->SetState(true);
+    std::printf("profiler on\n");
+  } else if (what == "off") {
+    p->SetState(false);
+    std::printf("profiler off\n");
+  } else if (what == "dump") {
+    WaitForAll(L);
+    p->Dump(file);
+    std::printf("%s", p->AggregateTable().c_str());
+    std::printf("trace written to %s\n", file.empty() ? p->filename().c_str() : file.c_str());
+  } else {
+    throw Error("usage: :profile on | off | dump [FILE]");
+  }
+}
+
+CommandResult Dispatch(lua_State* L, const std::string& line, bool color) {
+  if (line[0] == '?') {
+    lua_getglobal(L, "help");
+    std::string name = Trim(line.substr(1));
+    if (name.empty())
+      lua_pushnil(L);
+    else
+      lua_pushlstring(L, name.data(), name.size());
+    if (lua_pcall(L, 1, 0, 0) != 0) {
+      ReportError(lua_tostring(L, -1) ? lua_tostring(L, -1) : "help failed");
+      lua_pop(L, 1);
+    }
+    return CommandResult::kDone;
+  }
+  std::string rest = line.substr(1);
+  size_t sp = rest.find_first_of(" \t");
+  std::string cmd = rest.substr(0, sp);
+  std::string args = sp == std::string::npos ? "" : Trim(rest.substr(sp));
+  if (cmd == "help" || cmd == "h") {
+    std::printf("%s", kCommandHelp);
+  } else if (cmd == "wait") {
+    WaitForAll(L);
+  } else if (cmd == "engine") {
+    PrintEngine();
+  } else if (cmd == "time") {
+    Time(L, args, color);
+  } else if (cmd == "profile") {
+    Profile(L, args);
+  } else if (cmd == "quit" || cmd == "q" || cmd == "exit") {
+    return CommandResult::kQuit;
+  } else {
+    throw Error("unknown command ':" + cmd + "' (:help lists the commands)");
+  }
+  return CommandResult::kDone;
+}
+
+}  // namespace
+
+CommandResult RunCommand(lua_State* L, const std::string& line, bool color) {
+  try {
+    CommandResult r = Dispatch(L, line, color);
+    std::fflush(stdout);
+    return r;
+  } catch (const std::exception& e) {
+    ReportError(e.what());
+    return CommandResult::kDone;
+  }
+}
+
+}  // namespace tessera::shell

@@ -1,0 +1,135 @@
+"""The tessera command line: flags, scripts and their `arg`, exit codes.
+
+Run: TESSERA_BIN=build/tessera python3 -m unittest discover -s tests/shell
+"""
+import os
+import subprocess
+import tempfile
+import textwrap
+import unittest
+
+BIN = os.environ.get("TESSERA_BIN", "tessera")
+
+
+def run(*args, stdin=None, env=None, timeout=60):
+    full_env = dict(os.environ, TESSERA_HISTORY="", NO_COLOR="1")
+    full_env.update(env or {})
+    return subprocess.run([BIN, *args], input=stdin, capture_output=True, text=True,
+                          env=full_env, timeout=timeout)
+
+
+class CommandLine(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.addCleanup(self.dir.cleanup)
+
+    def write(self, name, text):
+        path = os.path.join(self.dir.name, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(textwrap.dedent(text))
+        return path
+
+    def test_version_and_help(self):
+        r = run("--version")
+        self.assertEqual(r.returncode, 0)
+        self.assertRegex(r.stdout, r"^tessera \d+\.\d+\.\d+, LuaJIT ")
+        r = run("--help")
+        self.assertEqual(r.returncode, 0)
+        self.assertIn("usage: tessera", r.stdout)
+
+    def test_unknown_flag_prints_usage_and_exits_2(self):
+        r = run("--frobnicate")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("unknown option '--frobnicate'", r.stderr)
+        self.assertIn("usage: tessera", r.stderr)
+        self.assertEqual(run("--engine", "quantum").returncode, 2)
+        self.assertEqual(run("-e").returncode, 2)
+
+    def test_execute(self):
+        r = run("-e", "print(1 + 2)", "-e", "print(tostring(mx.cpu()))")
+        self.assertEqual((r.returncode, r.stdout), (0, "3\ncpu(0)\n"))
+
+    def test_script_arguments_as_lua(self):
+        script = self.write("s.lua", """\
+            #!/usr/bin/env tessera
+            print(arg[0], arg[1], arg[2], #arg, ...)
+            print(arg[-1] ~= nil)
+            """)
+        r = run(script, "a", "b")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, f"{script}\ta\tb\t2\ta\tb\ntrue\n")
+
+    def test_require_flag(self):
+        self.write("mymod.lua", "return {answer = 42}\n")
+        r = run("-l", "mymod", "-e", "print(mymod.answer)",
+                env={"LUA_PATH": os.path.join(self.dir.name, "?.lua") + ";;"})
+        self.assertEqual((r.returncode, r.stdout), (0, "42\n"), r.stderr)
+        self.assertEqual(run("-l", "no_such_module_x").returncode, 1)
+
+    def test_stdin_is_a_script(self):
+        r = run(stdin="print(require('tessera') == mx)\n")
+        self.assertEqual((r.returncode, r.stdout), (0, "true\n"), r.stderr)
+        r = run("-", "x", stdin="print(arg[0], arg[1], ...)\n")
+        self.assertEqual(r.stdout, "-\tx\tx\n")
+
+    def test_errors_exit_1_with_a_traceback(self):
+        r = run("-e", "local function f() error('kaput') end f()")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("kaput", r.stderr)
+        self.assertIn("stack traceback", r.stderr)
+        r = run("-e", "x = = 1")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("unexpected symbol", r.stderr)
+        r = run(os.path.join(self.dir.name, "missing.lua"))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("cannot open", r.stderr)
+
+    def test_async_error_at_exit_names_the_op(self):
+        r = run("-e", "local v = mx.engine.new_var() "
+                      "mx.engine.push(function() error('late') end, {write = {v}, name = 'late_op'})")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("late_op", r.stderr)
+        self.assertIn("late", r.stderr)
+
+    def test_pushed_work_finishes_before_exit(self):
+        r = run("-e", "mx.engine.push(function() print('ran') end)")
+        self.assertEqual((r.returncode, r.stdout), (0, "ran\n"), r.stderr)
+
+    def test_engine_flag(self):
+        for kind in ("naive", "threaded"):
+            r = run("--engine", kind, "-e", "print(mx.engine.type())")
+            self.assertEqual(r.stdout, kind + "\n")
+        r = run("--engine", "naive", "-e",
+                "local ran = false mx.engine.push(function() ran = true end) print(ran)")
+        self.assertEqual(r.stdout, "true\n")
+
+    def test_test_runner(self):
+        self.write("t/a_test.lua", """\
+            test('passes', function() assert_eq(1 + 1, 2) end)
+            test('fails', function() assert_eq({1}, {2}, 'lists') end)
+            """)
+        self.write("t/sub/b_test.lua", """\
+            return {
+              one = function() end,
+              async_failure = function()
+                mx.engine.push(function() error('async kaboom') end, {name = 'async_op'})
+              end,
+            }
+            """)
+        r = run("--test", os.path.join(self.dir.name, "t"))
+        self.assertEqual(r.returncode, 1)
+        lines = r.stdout.strip().splitlines()
+        self.assertEqual(lines[-1], "2 passed, 2 failed")
+        self.assertIn("FAIL", r.stdout)
+        self.assertIn("lists: expected {2}, got {1}", r.stdout)
+        self.assertIn("async_op", r.stdout)
+        self.assertIn("stack traceback", r.stdout)
+        self.write("ok/c_test.lua", "test('fine', function() end)\n")
+        r = run("--test", os.path.join(self.dir.name, "ok"))
+        self.assertEqual((r.returncode, r.stdout.strip().splitlines()[-1]), (0, "1 passed, 0 failed"))
+        self.assertEqual(run("--test", os.path.join(self.dir.name, "nothing")).returncode, 1)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,221 @@
+"""The REPL driven through a pseudo-terminal, as a user types at it.
+
+Run: TESSERA_BIN=build/tessera python3 -m unittest discover -s tests/shell
+"""
+import os
+import pty
+import re
+import select
+import signal
+import tempfile
+import time
+import unittest
+
+BIN = os.environ.get("TESSERA_BIN", "tessera")
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[=>]|\r")
+
+
+class Repl:
+    """A tessera REPL on a pty: send keys, wait for output."""
+
+    def __init__(self, history):
+        env = dict(os.environ, TERM="xterm", NO_COLOR="1", TESSERA_HISTORY=history)
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:
+            try:
+                os.execve(BIN, [BIN], env)
+            finally:
+                os._exit(127)
+        self.out = ""
+        self.seen = 0  # output before this index has been matched already
+
+    def send(self, keys):
+        os.write(self.fd, keys.encode())
+
+    def read_some(self, timeout):
+        r, _, _ = select.select([self.fd], [], [], timeout)
+        if not r:
+            return False
+        try:
+            data = os.read(self.fd, 4096)
+        except OSError:
+            return False
+        if not data:
+            return False
+        self.out += data.decode(errors="replace")
+        return True
+
+    def expect(self, pattern, timeout=10):
+        """Waits until `pattern` (a regex) appears in new output; returns the match."""
+        deadline = time.monotonic() + timeout
+        while True:
+            text = ANSI.sub("", self.out)
+            m = re.compile(pattern).search(text, self.seen)
+            if m:
+                self.seen = m.end()
+                return m
+            left = deadline - time.monotonic()
+            if left <= 0 or not self.read_some(left) and time.monotonic() >= deadline:
+                raise AssertionError(f"timed out waiting for {pattern!r}; output:\n{text[-2000:]}")
+
+    def prompt(self):
+        return self.expect(r"(?m)^> ")
+
+    def line(self, text):
+        self.send(text + "\r")
+
+    def wait_exit(self, timeout=10):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.pid = None
+                return os.waitstatus_to_exitcode(status)
+            self.read_some(0.05)
+        raise AssertionError("tessera did not exit")
+
+    def close(self):
+        if self.pid:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        os.close(self.fd)
+
+
+class ReplTest(unittest.TestCase):
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.history = os.path.join(tmp.name, "history")
+        self.repl = Repl(self.history)
+        self.addCleanup(self.repl.close)
+        self.repl.expect(r"Tessera .* Ctrl-D to quit")
+        self.repl.prompt()
+
+    def test_prints_expression_values(self):
+        r = self.repl
+        r.line("1 + 2")
+        r.expect(r"\n3\n")
+        r.prompt()
+        r.line("t = {b = 1, a = {2, 'x'}}")
+        r.prompt()
+        r.line("t")
+        r.expect(r'\{a = \{2, "x"\}, b = 1\}')
+        r.prompt()
+        r.line("40 + 2;")  # a trailing ';' prints nothing
+        r.prompt()
+        r.line("'after'")
+        m = r.expect(r'"after"')
+        self.assertNotIn("42", ANSI.sub("", r.out)[m.start() - 40:m.start()])
+
+    def test_completion(self):
+        r = self.repl
+        r.send("mx.engine.pu\t")
+        r.expect(r"mx\.engine\.push")
+        r.line(" ~= nil")
+        r.expect(r"\ntrue\n")
+        r.prompt()
+        r.send("mx.cp\t\t")  # two candidates: completes the common part, then lists them
+        r.expect(r"mx\.cpu\s+mx\.cpu_pinned")
+        r.send("\x15")  # Ctrl-U clears the line
+        r.line("")
+        r.prompt()
+
+    def test_multiline_input(self):
+        r = self.repl
+        r.line("function twice(x)")
+        r.expect(r"\n>> ")
+        r.line("  return 2 * x")
+        r.expect(r"\n>> ")
+        r.line("end")
+        r.prompt()
+        r.line("twice(21)")
+        r.expect(r"\n42\n")
+
+    def test_error_then_a_working_line(self):
+        r = self.repl
+        r.line("error('oops')")
+        r.expect(r"oops")
+        r.expect(r"stack traceback")
+        r.prompt()
+        r.line("x = = 1")
+        r.expect(r"unexpected symbol")
+        r.prompt()
+        r.line("6 * 7")
+        r.expect(r"\n42\n")
+
+    def test_ctrl_c_interrupts_a_loop(self):
+        r = self.repl
+        r.line("while true do end")
+        time.sleep(0.3)
+        r.send("\x03")
+        r.expect(r"interrupted")
+        r.prompt()
+        r.line("1 + 1")
+        r.expect(r"\n2\n")
+
+    def test_ctrl_c_interrupts_a_wait(self):
+        r = self.repl
+        r.line("v = mx.engine.new_var(); mx.engine._sleep(1.5, {write = {v}}); mx.engine.wait_for_var(v)")
+        time.sleep(0.3)
+        r.send("\x03")
+        r.expect(r"interrupted")
+        r.prompt()
+        r.line("2 + 3")
+        r.expect(r"\n5\n")
+
+    def test_ctrl_c_clears_the_input(self):
+        r = self.repl
+        r.send("this is not lua")
+        r.send("\x03")
+        r.expect(r"\^C")
+        r.prompt()
+        r.line("function g()")
+        r.expect(r"\n>> ")
+        r.send("\x03")  # also drops a half-typed chunk
+        r.prompt()
+        r.line("2 + 2")
+        r.expect(r"\n4\n")
+
+    def test_pushed_lua_runs_while_idle_at_the_prompt(self):
+        r = self.repl
+        r.line("v = mx.engine.new_var(); mx.engine._sleep(0.2, {write = {v}}); "
+               "mx.engine.push(function() print('ran' .. 'while-idle') end, {read = {v}})")
+        r.prompt()
+        r.expect(r"ranwhile-idle", timeout=5)  # no key pressed meanwhile
+
+    def test_commands(self):
+        r = self.repl
+        r.line(":help")
+        r.expect(r":time STATEMENT")
+        r.prompt()
+        r.line(":engine")
+        r.expect(r"threaded engine, \d+ ops pending")
+        r.prompt()
+        r.line(":time mx.engine._sleep(0.05)")
+        m = r.expect(r"time: ([0-9.]+) ms")
+        self.assertGreaterEqual(float(m.group(1)), 45)
+        r.prompt()
+        r.line("v = mx.engine.new_var(); mx.engine.push(function() error('bad') end, {write = {v}, name = 'oops_op'})")
+        r.prompt()
+        r.line(":wait")
+        r.expect(r"oops_op")
+        r.prompt()
+        r.line(":nonsense")
+        r.expect(r"unknown command ':nonsense'")
+        r.prompt()
+        r.line("?engine.push")
+        r.expect(r"mx\.engine\.push\(fn")
+        r.prompt()
+
+    def test_ctrl_d_exits_and_history_is_kept(self):
+        r = self.repl
+        r.line("history_marker = 1")
+        r.prompt()
+        r.send("\x04")
+        self.assertEqual(r.wait_exit(), 0)
+        with open(self.history) as f:
+            self.assertIn("history_marker", f.read())
+
+
+if __name__ == "__main__":
+    unittest.main()
