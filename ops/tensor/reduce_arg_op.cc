@@ -1,0 +1,60 @@
+// argmax and argmin over one axis (or the flattened array).
+#include "ops/tensor/reduce_op-inl.h"
+
+namespace tessera::op {
+
+namespace {
+
+bool ArgReduceType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
+  CheckTypeSet(attrs, (*in)[0], TypeSet::kNumeric, "input 0");
+  if ((*in)[0] == DType::kUnknown) return false;
+  AssignType(attrs, out, 0, ArgIndexType((*in)[0]), "output");
+  return true;
+}
+
+std::vector<NodeEntry> NoGradient(const NodePtr& n, const std::vector<NodeEntry>&) {
+  return MakeZeroGradNodes(n);
+}
+
+const char* const kArgDoc = R"(
+
+Indices are 0-based and returned as numbers of the input's dtype for float
+inputs (as MXNet does; float16 holds integers exactly only up to 2048) and
+as float32 for integer inputs. Ties give the first position; NaN counts as
+the extreme (the first NaN's index, as in NumPy). No gradient (zeros).)";
+
+}  // namespace
+
+TS_REGISTER_OP(argmax)
+    .describe(std::string(R"(Index of the maximum along `axis`; with axis None, the flat index
+into the whole array (shape (1,), or all ones with keepdims).
+
+Example: argmax([[1, 5, 3], [4, 2, 6]], axis=1) = [1, 2], argmax of the same = [5].)") +
+              kArgDoc)
+    .set_num_inputs(1)
+    .set_num_outputs(1)
+    .set_attr_parser(ParamParser<ReduceAxisParam>)
+    .add_argument("data", "NDArray", "The input array.")
+    .add_arguments(ReduceAxisParam::Fields())
+    .set_attr<FInferShape>("FInferShape", ReduceShape<ReduceAxisParam>)
+    .set_attr<FInferType>("FInferType", ArgReduceType)
+    .set_attr<FCompute>(kFComputeCPU, ArgReduceCompute<cpu, reduce::ArgMax>)
+    .set_attr<FGradient>("FGradient", NoGradient);
+
+TS_REGISTER_OP(argmin)
+    .describe(std::string(R"(Index of the minimum along `axis`; with axis None, the flat index
+into the whole array (shape (1,), or all ones with keepdims).
+
+Example: argmin([[1, 5, 3], [4, 2, 6]], axis=1) = [0, 1], argmin of the same = [0].)") +
+              kArgDoc)
+    .set_num_inputs(1)
+    .set_num_outputs(1)
+    .set_attr_parser(ParamParser<ReduceAxisParam>)
+    .add_argument("data", "NDArray", "The input array.")
+    .add_arguments(ReduceAxisParam::Fields())
+    .set_attr<FInferShape>("FInferShape", ReduceShape<ReduceAxisParam>)
+    .set_attr<FInferType>("FInferType", ArgReduceType)
+    .set_attr<FCompute>(kFComputeCPU, ArgReduceCompute<cpu, reduce::ArgMin>)
+    .set_attr<FGradient>("FGradient", NoGradient);
+
+}  // namespace tessera::op

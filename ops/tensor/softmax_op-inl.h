@@ -1,0 +1,210 @@
+// softmax, log_softmax and softmin along one axis, and their gradients.
+// Numerically stable: the maximum of each slice is subtracted before exp.
+// The data is seen as (outer, len, inner) around the axis.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ops/registry/infer_utils.h"
+#include "ops/registry/kernel_launch.h"
+#include "ops/registry/node.h"
+#include "ops/registry/op.h"
+
+namespace tessera::op {
+
+struct SoftmaxParam : Params<SoftmaxParam> {
+  int axis = -1;
+  std::optional<double> temperature;
+  std::optional<DType> dtype;
+  std::optional<bool> use_length;
+  static void Declare(ParamDecl<SoftmaxParam>& d) {
+    d.field("axis", &SoftmaxParam::axis)
+        .set_default(-1)
+        .set_axis()
+        .describe("The axis along which the softmax is computed (default: the last).");
+    d.field("temperature", &SoftmaxParam::temperature)
+        .set_default(std::nullopt)
+        .describe("Divides the input by this before the softmax. None: 1.");
+    d.field("dtype", &SoftmaxParam::dtype)
+        .set_default(std::nullopt)
+        .describe(
+            "The dtype of the output (float16, float32 or float64), e.g. float32 results "
+            "for float16 data. None: the input's dtype.");
+    d.field("use_length", &SoftmaxParam::use_length)
+        .set_default(false)
+        .describe("Masking by a length input (MXNet's use_length); only False is supported.");
+  }
+};
+
+// Where the softmax axis splits the shape.
+struct SoftmaxGeom {
+  int64_t outer = 1, len = 1, inner = 1;
+};
+inline SoftmaxGeom MakeSoftmaxGeom(const Shape& s, int axis, const char* op) {
+  const int ax = NormalizeAxis(axis, s.ndim(), op);
+  return {s.ProdRange(0, ax), s[ax], s.ProdRange(ax + 1, s.ndim())};
+}
+
+// exp for the accumulator types, on host and device.
+TS_XINLINE float SoftmaxExp(float x) {
+  return ::expf(x);
+}
+TS_XINLINE double SoftmaxExp(double x) {
+  return ::exp(x);
+}
+TS_XINLINE float SoftmaxLog(float x) {
+  return ::logf(x);
+}
+TS_XINLINE double SoftmaxLog(double x) {
+  return ::log(x);
+}
+
+template <typename O, typename V>
+TS_XINLINE void SoftmaxStore(O& out, V v, OpReqType req) {
+  if (req == kAddTo)
+    out = static_cast<O>(static_cast<AccType<O>>(out) + static_cast<AccType<O>>(v));
+  else if (req != kNullOp)
+    out = static_cast<O>(v);
+}
+
+// The three passes over one slice of `len` elements spaced `stride` apart:
+// max of v = x * scale, sum of exp(v - max), then the output. Shared by the
+// CPU loops and the GPU thread-per-slice kernel.
+template <bool kLog, typename T, typename O>
+TS_XINLINE void SoftmaxSlice(const T* x, O* y, int64_t len, int64_t stride, AccType<T> scale,
+                             OpReqType req) {
+  using A = AccType<T>;
+  A mx = static_cast<A>(x[0]) * scale;
+  for (int64_t k = 1; k < len; ++k) {
+    const A v = static_cast<A>(x[k * stride]) * scale;
+    mx = (v > mx || v != v) ? v : mx;  // NaN propagates to the whole slice
+  }
+  A sum = A(0);
+  for (int64_t k = 0; k < len; ++k) sum += SoftmaxExp(static_cast<A>(x[k * stride]) * scale - mx);
+  if constexpr (kLog) {
+    const A shift = mx + SoftmaxLog(sum);
+    for (int64_t k = 0; k < len; ++k)
+      SoftmaxStore(y[k * stride], static_cast<A>(x[k * stride]) * scale - shift, req);
+  } else {
+    const A inv = A(1) / sum;
+    for (int64_t k = 0; k < len; ++k)
+      SoftmaxStore(y[k * stride], SoftmaxExp(static_cast<A>(x[k * stride]) * scale - mx) * inv,
+                   req);
+  }
+}
+
+// The gradient along one slice, from the output y and its gradient g:
+//   softmax:     gx = scale * y * (g - sum(g * y))
+//   log_softmax: gx = scale * (g - exp(y) * sum(g))
+template <bool kLog, typename G, typename T>
+TS_XINLINE void SoftmaxGradSlice(const G* g, const G* y, T* gx, int64_t len, int64_t stride,
+                                 AccType<G> scale, OpReqType req) {
+  using A = AccType<G>;
+  A dot = A(0);
+  for (int64_t k = 0; k < len; ++k) {
+    const A gk = static_cast<A>(g[k * stride]);
+    dot += kLog ? gk : gk * static_cast<A>(y[k * stride]);
+  }
+  for (int64_t k = 0; k < len; ++k) {
+    const A gk = static_cast<A>(g[k * stride]), yk = static_cast<A>(y[k * stride]);
+    const A v = kLog ? gk - SoftmaxExp(yk) * dot : yk * (gk - dot);
+    SoftmaxStore(gx[k * stride], v * scale, req);
+  }
+}
+
+inline int SoftmaxThreads(int64_t work) {
+  return work < kOmpMinElements ? 1 : OmpThreads();
+}
+
+// CPU: OpenMP over slices (static schedule, so a thread takes neighbouring
+// slices: for a strided axis these share cache lines between passes).
+template <bool kLog, typename T, typename O>
+void SoftmaxForwardCpu(const SoftmaxGeom& g, const T* x, O* y, double scale, OpReqType req) {
+  using A = AccType<T>;
+  const int64_t slices = g.outer * g.inner;
+  const int threads = SoftmaxThreads(slices * g.len);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+#endif
+  for (int64_t s = 0; s < slices; ++s) {
+    const int64_t m = s / g.inner, n = s % g.inner;
+    const int64_t off = m * g.len * g.inner + n;
+    SoftmaxSlice<kLog>(x + off, y + off, g.len, g.inner, static_cast<A>(scale), req);
+  }
+}
+
+template <bool kLog, typename G, typename T>
+void SoftmaxBackwardCpu(const SoftmaxGeom& geom, const G* g, const G* y, T* gx, double scale,
+                        OpReqType req) {
+  using A = AccType<G>;
+  const int64_t slices = geom.outer * geom.inner;
+  const int threads = SoftmaxThreads(slices * geom.len);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+#endif
+  for (int64_t s = 0; s < slices; ++s) {
+    const int64_t m = s / geom.inner, n = s % geom.inner;
+    const int64_t off = m * geom.len * geom.inner + n;
+    SoftmaxGradSlice<kLog>(g + off, y + off, gx + off, geom.len, geom.inner, static_cast<A>(scale),
+                           req);
+  }
+}
+
+// Device dispatch (the GPU overloads are in softmax_gpu.cuh).
+template <bool kLog, typename T, typename O>
+void RunSoftmax(cpu, const OpContext&, const SoftmaxGeom& g, const T* x, O* y, double scale,
+                OpReqType req) {
+  SoftmaxForwardCpu<kLog>(g, x, y, scale, req);
+}
+template <bool kLog, typename G, typename T>
+void RunSoftmaxGrad(cpu, const OpContext&, const SoftmaxGeom& geom, const G* g, const G* y, T* gx,
+                    double scale, OpReqType req) {
+  SoftmaxBackwardCpu<kLog>(geom, g, y, gx, scale, req);
+}
+
+// The factor applied to the input: 1/temperature, negated for softmin.
+inline double SoftmaxScale(const SoftmaxParam& p, bool negate) {
+  const double t = p.temperature ? *p.temperature : 1.0;
+  return (negate ? -1.0 : 1.0) / t;
+}
+
+template <typename xpu, bool kLog, bool kNegate>
+void SoftmaxCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                    const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  if (req[0] == kNullOp) return;
+  const auto& p = ParamsOf<SoftmaxParam>(attrs);
+  const SoftmaxGeom geom = MakeSoftmaxGeom(in[0].shape(), p.axis, attrs.op->name().c_str());
+  const double scale = SoftmaxScale(p, kNegate);
+  SwitchFloatDType(in[0].dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    SwitchFloatDType(out[0].dtype(), [&](auto otag) {
+      using O = typename decltype(otag)::type;
+      RunSoftmax<kLog>(xpu{}, ctx, geom, in[0].dptr<T>(), out[0].dptr<O>(), scale, req[0]);
+    });
+  });
+}
+
+// Inputs: ograd, out[, data (read for its dtype when the dtype parameter is set)].
+template <typename xpu, bool kLog, bool kNegate>
+void SoftmaxBackwardCompute(const NodeAttrs& attrs, const OpContext& ctx,
+                            const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
+                            const std::vector<TBlob>& out) {
+  if (req[0] == kNullOp) return;
+  const auto& p = ParamsOf<SoftmaxParam>(attrs);
+  const SoftmaxGeom geom = MakeSoftmaxGeom(in[1].shape(), p.axis, attrs.op->name().c_str());
+  const double scale = SoftmaxScale(p, kNegate);
+  SwitchFloatDType(in[0].dtype(), [&](auto gtag) {
+    using G = typename decltype(gtag)::type;
+    SwitchFloatDType(out[0].dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      RunSoftmaxGrad<kLog>(xpu{}, ctx, geom, in[0].dptr<G>(), in[1].dptr<G>(), out[0].dptr<T>(),
+                           scale, req[0]);
+    });
+  });
+}
+
+}  // namespace tessera::op
