@@ -1,0 +1,317 @@
+#include "ops/tensor/indexing_op-inl.h"
+#include "ops/tensor/shape_grad_util.h"
+
+namespace tessera::op {
+
+void CheckIndicesInRange(const char* op, const std::vector<int64_t>& idx, int64_t n, int axis,
+                         const Shape& data) {
+  for (int64_t i : idx)
+    TS_CHECK(i >= -n && i < n) << op << ": index " << i << " is out of range for axis " << axis
+                               << " of shape " << data << " (valid: " << -n << " to " << n - 1
+                               << ")";
+}
+
+int TakeAxis(const NodeAttrs& attrs, int ndim) {
+  const std::string label = OpLabel(attrs);
+  return NormalizeAxis(ParamsOf<TakeParam>(attrs).axis, ndim, label.c_str());
+}
+
+int PickAxis(const NodeAttrs& attrs, int ndim) {
+  const auto& axis = ParamsOf<PickParam>(attrs).axis;
+  if (!axis) return -1;
+  const std::string label = OpLabel(attrs);
+  return NormalizeAxis(*axis, ndim, label.c_str());
+}
+
+namespace {
+
+Shape JoinDims(const NodeAttrs& attrs, std::vector<int64_t> dims) {
+  TS_CHECK(dims.size() <= size_t(Shape::kMaxNdim))
+      << OpLabel(attrs) << ": the result would have " << dims.size() << " axes, more than "
+      << Shape::kMaxNdim;
+  if (dims.empty()) dims.push_back(1);
+  return Shape(dims);
+}
+
+bool TakeShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  TS_CHECK(in->size() == 2) << OpLabel(attrs) << ": expects 2 inputs (a, indices)";
+  const Shape &a = (*in)[0], &idx = (*in)[1];
+  if (!a.known() || !idx.known()) return false;
+  const int axis = TakeAxis(attrs, a.ndim());
+  std::vector<int64_t> dims(a.begin(), a.begin() + axis);
+  dims.insert(dims.end(), idx.begin(), idx.end());
+  dims.insert(dims.end(), a.begin() + axis + 1, a.end());
+  AssignShape(attrs, out, 0, JoinDims(attrs, dims), "output");
+  return true;
+}
+
+bool PickShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  TS_CHECK(in->size() == 2) << OpLabel(attrs) << ": expects 2 inputs (data, index)";
+  const Shape &x = (*in)[0], &idx = (*in)[1];
+  if (!x.known()) return false;
+  const std::string label = OpLabel(attrs);
+  const int axis = PickAxis(attrs, x.ndim());
+  std::vector<int64_t> kept, dropped;
+  if (axis >= 0) {
+    kept = x.ToVector();
+    kept[static_cast<size_t>(axis)] = 1;
+    dropped = x.ToVector();
+    dropped.erase(dropped.begin() + axis);
+  } else {
+    kept.assign(static_cast<size_t>(x.ndim()), 1);
+  }
+  if (dropped.empty()) dropped.push_back(1);
+  const Shape with_axis(kept), without_axis(dropped);
+  if (idx.known())
+    TS_CHECK(idx == with_axis || idx == without_axis)
+        << label << ": index has shape " << idx << " but data " << x << " needs " << without_axis
+        << " (or " << with_axis << ")";
+  else
+    AssignShape(attrs, in, 1, without_axis, "input");
+  AssignShape(attrs, out, 0, ParamsOf<PickParam>(attrs).keepdims ? with_axis : without_axis,
+              "output");
+  return (*in)[1].known();
+}
+
+// take/pick/gather_nd and their backward ops: output dtype = input 0's dtype
+// (data, or the output gradient); index dtypes are free.
+bool DataType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
+  AssignType(attrs, out, 0, (*in)[0], "output");
+  AssignType(attrs, in, 0, (*out)[0], "input");
+  return AllKnown(*in) && (*out)[0] != DType::kUnknown;
+}
+
+// The backward ops: output 0 has the shape of the forward data (input 1).
+bool ScatterBackShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  AssignShape(attrs, out, 0, (*in)[1], "output");
+  return AllKnown(*in) && (*out)[0].known();
+}
+
+// Input 0 (the output gradient) added back at the taken rows of a zeroed
+// input gradient. Rows can repeat, so threads split the (pre, post) plane,
+// never the indices.
+void TakeBackwardCPU(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                     const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  if (req[0] == kNullOp) return;
+  const auto& p = ParamsOf<TakeParam>(attrs);
+  const int axis = TakeAxis(attrs, out[0].ndim());
+  const AxisSplit a = SplitAt(out[0].shape(), axis);
+  std::vector<int64_t> idx = IndicesToHost<cpu>(ctx.run_ctx, in[2]);
+  if (p.mode == kIndexRaise) CheckIndicesInRange("take", idx, a.n, axis, out[0].shape());
+  for (int64_t& i : idx)
+    i = p.mode == kIndexClip ? MapIndex<kIndexClip>(i, a.n) : MapIndex<kIndexWrap>(i, a.n);
+  if (req[0] != kAddTo) ZeroBlob<cpu>(ctx.run_ctx, out[0]);
+  const int64_t m = static_cast<int64_t>(idx.size());
+  const int64_t block = a.post >= 4096 ? 1024 : a.post;
+  const int64_t n_blocks = (a.post + block - 1) / block, tasks = a.pre * n_blocks;
+  const int threads = detail::CpuThreadsFor(in[0].Size());
+  SwitchNumericDType(
+      out[0].dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        T* grad = out[0].dptr<T>();
+        const T* og = in[0].dptr<T>();
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+#endif
+        for (int64_t t = 0; t < tasks; ++t) {
+          const int64_t pi = t / n_blocks, jb = (t % n_blocks) * block;
+          const int64_t je = std::min(a.post, jb + block);
+          for (int64_t k = 0; k < m; ++k) {
+            T* dst = grad + (pi * a.n + idx[static_cast<size_t>(k)]) * a.post;
+            const T* src = og + (pi * m + k) * a.post;
+            for (int64_t j = jb; j < je; ++j) AssignReq<kAddTo>(dst[j], src[j]);
+          }
+        }
+      },
+      "_backward_take");
+}
+
+// gather_nd: data (X0..Xn-1), indices (M, Y...) -> (Y..., X_M..Xn-1).
+struct GatherNdPlan {
+  int64_t slice = 1;             // elements copied per index tuple
+  std::vector<int64_t> offsets;  // element offset into data of each tuple
+};
+
+GatherNdPlan PlanGatherNd(const char* op, const Shape& data, const TBlob& indices,
+                          const RunContext& rctx) {
+  const std::vector<int64_t> idx = IndicesToHost<cpu>(rctx, indices);
+  const int m = static_cast<int>(indices.shape()[0]);
+  const int64_t count = indices.Size() / m;
+  const std::vector<int64_t> strides = ContiguousStrides(data);
+  GatherNdPlan plan;
+  plan.slice = data.ProdRange(m, data.ndim());
+  plan.offsets.assign(static_cast<size_t>(count), 0);
+  for (int k = 0; k < m; ++k) {
+    const int64_t n = data[k];
+    for (int64_t y = 0; y < count; ++y) {
+      int64_t v = idx[static_cast<size_t>(k * count + y)];
+      TS_CHECK(v >= -n && v < n) << op << ": index " << v << " is out of range for axis " << k
+                                 << " of data " << data << " (valid: " << -n << " to " << n - 1
+                                 << ")";
+      if (v < 0) v += n;
+      plan.offsets[static_cast<size_t>(y)] += v * strides[static_cast<size_t>(k)];
+    }
+  }
+  return plan;
+}
+
+bool GatherNdShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  TS_CHECK(in->size() == 2) << OpLabel(attrs) << ": expects 2 inputs (data, indices)";
+  const Shape &x = (*in)[0], &idx = (*in)[1];
+  if (!x.known() || !idx.known()) return false;
+  TS_CHECK(idx[0] <= x.ndim()) << OpLabel(attrs) << ": indices " << idx << " index " << idx[0]
+                               << " axes but data " << x << " has " << x.ndim();
+  std::vector<int64_t> dims(idx.begin() + 1, idx.end());
+  dims.insert(dims.end(), x.begin() + idx[0], x.end());
+  AssignShape(attrs, out, 0, JoinDims(attrs, dims), "output");
+  return true;
+}
+
+void GatherNdCPU(const NodeAttrs&, const OpContext& ctx, const std::vector<TBlob>& in,
+                 const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  if (req[0] == kNullOp) return;
+  const GatherNdPlan plan = PlanGatherNd("gather_nd", in[0].shape(), in[1], ctx.run_ctx);
+  const int64_t count = static_cast<int64_t>(plan.offsets.size()), s = plan.slice;
+  const int threads = detail::CpuThreadsFor(out[0].Size());
+  SwitchDType(out[0].dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* data = in[0].dptr<T>();
+    T* o = out[0].dptr<T>();
+    SwitchReq(req[0], [&](auto r) {
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+#endif
+      for (int64_t y = 0; y < count; ++y) {
+        const T* src = data + plan.offsets[static_cast<size_t>(y)];
+        for (int64_t j = 0; j < s; ++j) AssignReq<r.value>(o[y * s + j], src[j]);
+      }
+    });
+  });
+}
+
+// Inputs: output gradient, data (for its shape), indices. Tuples can repeat,
+// so they are added one after another.
+void GatherNdBackwardCPU(const NodeAttrs&, const OpContext& ctx, const std::vector<TBlob>& in,
+                         const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  if (req[0] == kNullOp) return;
+  const GatherNdPlan plan = PlanGatherNd("_backward_gather_nd", out[0].shape(), in[2], ctx.run_ctx);
+  if (req[0] != kAddTo) ZeroBlob<cpu>(ctx.run_ctx, out[0]);
+  const int64_t s = plan.slice;
+  SwitchNumericDType(
+      out[0].dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        T* grad = out[0].dptr<T>();
+        const T* og = in[0].dptr<T>();
+        for (size_t y = 0; y < plan.offsets.size(); ++y) {
+          T* dst = grad + plan.offsets[y];
+          const T* src = og + static_cast<int64_t>(y) * s;
+          for (int64_t j = 0; j < s; ++j) AssignReq<kAddTo>(dst[j], src[j]);
+        }
+      },
+      "_backward_gather_nd");
+}
+
+// d data = backward(ograd, data, indices); d indices = 0.
+FGradient ScatterGrad(const char* backward) {
+  return [backward](const NodePtr& n, const std::vector<NodeEntry>& og) {
+    std::vector<NodeEntry> g = MakeGradNode(backward, n, {og[0], n->inputs[0], n->inputs[1]});
+    g.push_back(ZeroGradOf(n, 1));
+    return g;
+  };
+}
+
+}  // namespace
+
+TS_REGISTER_OP(take)
+    .describe(R"(Takes slices of `a` along `axis` at the positions in `indices`.
+
+The result has shape a.shape[:axis] + indices.shape + a.shape[axis+1:].
+take([[1, 2], [3, 4], [5, 6]], [[0, 2]]) = [[[1, 2], [5, 6]]]. Indices are
+0-based numbers of any dtype.)")
+    .set_num_inputs(2)
+    .set_attr_parser(ParamParser<TakeParam>)
+    .add_argument("a", "NDArray", "The array to take from.")
+    .add_argument("indices", "NDArray", "The positions along `axis` (0-based).")
+    .add_arguments(TakeParam::Fields())
+    .set_attr<FListInputNames>("FListInputNames",
+                               [](const NodeAttrs&) {
+                                 return std::vector<std::string>{"a", "indices"};
+                               })
+    .set_attr<FInferShape>("FInferShape", TakeShape)
+    .set_attr<FInferType>("FInferType", DataType)
+    .set_attr<FCompute>(kFComputeCPU, TakeCompute<cpu>)
+    .set_attr<FGradient>("FGradient", ScatterGrad("_backward_take"));
+
+TS_REGISTER_OP(_backward_take)
+    .describe(
+        "Gradient of take: the output gradient (input 0) added at the taken positions "
+        "of zeros shaped like `a` (input 1); input 2 holds the indices.")
+    .set_num_inputs(3)
+    .set_attr_parser(ParamParser<TakeParam>)
+    .set_attr<TIsBackward>("TIsBackward", true)
+    .set_attr<FInferShape>("FInferShape", ScatterBackShape)
+    .set_attr<FInferType>("FInferType", DataType)
+    .set_attr<FCompute>(kFComputeCPU, TakeBackwardCPU);
+
+TS_REGISTER_OP(pick)
+    .describe(R"(Picks one element along `axis` for every position of the other axes.
+
+pick([[1, 2], [3, 4], [5, 6]], index=[0, 1, 0], axis=1) = [1, 4, 5]. `index`
+has the shape of the result (with or without the picked axis).)")
+    .set_num_inputs(2)
+    .set_attr_parser(ParamParser<PickParam>)
+    .add_argument("data", "NDArray", "The array to pick from.")
+    .add_argument("index", "NDArray", "The position (0-based) to pick in each row.")
+    .add_arguments(PickParam::Fields())
+    .set_attr<FListInputNames>("FListInputNames",
+                               [](const NodeAttrs&) {
+                                 return std::vector<std::string>{"data", "index"};
+                               })
+    .set_attr<FInferShape>("FInferShape", PickShape)
+    .set_attr<FInferType>("FInferType", DataType)
+    .set_attr<FCompute>(kFComputeCPU, PickCompute<cpu>)
+    .set_attr<FGradient>("FGradient", ScatterGrad("_backward_pick"));
+
+TS_REGISTER_OP(_backward_pick)
+    .describe(
+        "Gradient of pick: the output gradient (input 0) placed at the picked positions "
+        "of zeros shaped like data (input 1); input 2 holds the index.")
+    .set_num_inputs(3)
+    .set_attr_parser(ParamParser<PickParam>)
+    .set_attr<TIsBackward>("TIsBackward", true)
+    .set_attr<FInferShape>("FInferShape", ScatterBackShape)
+    .set_attr<FInferType>("FInferType", DataType)
+    .set_attr<FCompute>(kFComputeCPU, PickBackwardCompute<cpu>);
+
+TS_REGISTER_OP(gather_nd)
+    .describe(R"(Gathers elements or slices of data at index tuples.
+
+indices has shape (M, Y0, ..., Yk): column y is a tuple of M positions into the
+first M axes of data; the result has shape (Y0, ..., Yk, X_M, ..., X_n-1).
+gather_nd([[1, 2], [3, 4]], [[1, 0], [0, 1]]) = [3, 2]. Negative positions
+count from the end; others out of range are an error.)")
+    .set_num_inputs(2)
+    .add_argument("data", "NDArray", "The array to gather from.")
+    .add_argument("indices", "NDArray", "Index tuples, one per column (0-based).")
+    .set_attr<FListInputNames>("FListInputNames",
+                               [](const NodeAttrs&) {
+                                 return std::vector<std::string>{"data", "indices"};
+                               })
+    .set_attr<FInferShape>("FInferShape", GatherNdShape)
+    .set_attr<FInferType>("FInferType", DataType)
+    .set_attr<FCompute>(kFComputeCPU, GatherNdCPU)
+    .set_attr<FGradient>("FGradient", ScatterGrad("_backward_gather_nd"));
+
+TS_REGISTER_OP(_backward_gather_nd)
+    .describe(
+        "Gradient of gather_nd: the output gradient (input 0) added at the gathered "
+        "positions of zeros shaped like data (input 1); input 2 holds the indices.")
+    .set_num_inputs(3)
+    .set_attr<TIsBackward>("TIsBackward", true)
+    .set_attr<FInferShape>("FInferShape", ScatterBackShape)
+    .set_attr<FInferType>("FInferType", DataType)
+    .set_attr<FCompute>(kFComputeCPU, GatherNdBackwardCPU);
+
+}  // namespace tessera::op

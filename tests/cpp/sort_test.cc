@@ -1,0 +1,103 @@
+// Sorting operators: sort, argsort, topk. Stable order, NaN placement,
+// dtypes, every ret_typ, requests, numeric gradients and errors.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "engine/ndarray/imperative.h"
+#include "tests/cpp/op_test_util.h"
+#include "tests/cpp/test_util.h"
+
+using namespace tessera;
+using tessera::test::Array;
+using tessera::test::CheckClose;
+using tessera::test::CheckNumericGradient;
+using tessera::test::Contains;
+using tessera::test::ErrorOf;
+using tessera::test::RandomArray;
+using tessera::test::Run;
+
+namespace {
+
+const DType kNumericTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16,
+                               DType::kUint8,   DType::kInt8,    DType::kInt32,   DType::kInt64};
+
+std::string ErrorOfRun(std::string_view op, const std::vector<NDArray>& in, op::ParamDict p) {
+  return ErrorOf([&] { Run(op, in, std::move(p)).WaitToRead(); });
+}
+
+}  // namespace
+
+TEST_CASE("sort orders each row, stably") {
+  NDArray x = Array({2, 3}, {3, 1, 2, 1, 1, 0});
+  CheckClose(Run("sort", {x}), {1, 2, 3, 0, 1, 1});
+  CheckClose(Run("sort", {x}, {{"is_ascend", "False"}}), {3, 2, 1, 1, 1, 0});
+  CheckClose(Run("sort", {x}, {{"axis", "0"}}), {1, 1, 0, 3, 1, 2});
+  NDArray flat = Run("sort", {x}, {{"axis", "None"}});
+  CHECK(flat.shape() == Shape{6});
+  CheckClose(flat, {0, 1, 1, 1, 2, 3});
+  for (DType t : kNumericTypes)
+    CheckClose(Run("sort", {Array({4}, {3, 0, 2, 1}, t)}), {0, 1, 2, 3});
+  // NaN sorts last ascending, first descending.
+  const double nan = std::nan("");
+  CheckClose(Run("sort", {Array({4}, {2, nan, -1, 5})}), {-1, 2, 5, nan});
+  CheckClose(Run("sort", {Array({4}, {2, nan, -1, 5})}, {{"is_ascend", "0"}}), {nan, 5, 2, -1});
+  CHECK(Contains(ErrorOfRun("sort", {Array({2}, {1, 0}, DType::kBool)}, {}),
+                 "sort: cannot sort bool data"));
+  CHECK(Contains(ErrorOfRun("sort", {x}, {{"axis", "2"}}), "sort"));
+  CHECK(CheckNumericGradient("sort", {}, {RandomArray({3, 4}, -1, 1)}));
+  CHECK(CheckNumericGradient("sort", {{"axis", "0"}, {"is_ascend", "0"}},
+                             {RandomArray({3, 2}, -1, 1, DType::kFloat64, 5)}));
+}
+
+TEST_CASE("argsort gives stable positions in the chosen dtype") {
+  NDArray x = Array({2, 3}, {3, 1, 2, 1, 1, 0});
+  NDArray a = Run("argsort", {x});
+  CHECK(a.dtype() == DType::kFloat32);
+  CheckClose(a, {1, 2, 0, 2, 0, 1});
+  CheckClose(Run("argsort", {x}, {{"is_ascend", "False"}}), {0, 2, 1, 0, 1, 2});
+  NDArray i = Run("argsort", {x}, {{"axis", "0"}, {"dtype", "int32"}});
+  CHECK(i.dtype() == DType::kInt32);
+  CheckClose(i, {1, 0, 1, 0, 1, 0});
+  CheckClose(Run("argsort", {x}, {{"axis", "None"}, {"dtype", "int64"}}), {5, 1, 3, 4, 2, 0});
+  CHECK(Contains(ErrorOfRun("argsort", {x}, {{"dtype", "bool"}}),
+                 "argsort: indices cannot be stored as bool"));
+}
+
+TEST_CASE("topk returns values, indices, masks or both") {
+  NDArray x = Array({2, 3}, {3, 1, 2, 4, 6, 5});
+  CheckClose(Run("topk", {x}, {{"k", "2"}}), {0, 2, 1, 2});
+  CheckClose(Run("topk", {x}, {{"k", "2"}, {"ret_typ", "value"}}), {3, 2, 6, 5});
+  CheckClose(Run("topk", {x}, {{"k", "1"}, {"ret_typ", "value"}, {"is_ascend", "1"}}), {1, 4});
+  NDArray mask = Run("topk", {x}, {{"k", "2"}, {"ret_typ", "mask"}});
+  CHECK(mask.shape() == Shape{2, 3});
+  CheckClose(mask, {1, 0, 1, 0, 1, 1});
+  std::vector<NDArray> both =
+      Invoke("topk", {x}, {{"k", "2"}, {"ret_typ", "both"}, {"axis", "0"}, {"dtype", "int32"}});
+  REQUIRE(both.size() == 2);
+  CHECK(both[1].dtype() == DType::kInt32);
+  CheckClose(both[0], {4, 6, 5, 3, 1, 2});
+  CheckClose(both[1], {1, 1, 1, 0, 0, 0});
+  CheckClose(Run("topk", {x}, {{"k", "0"}, {"ret_typ", "value"}, {"axis", "None"}}),
+             {6, 5, 4, 3, 2, 1});
+  // Ties keep their order.
+  CheckClose(Run("topk", {Array({4}, {1, 2, 2, 2})}, {{"k", "2"}}), {1, 2});
+  for (DType t : kNumericTypes)
+    CheckClose(Run("topk", {Array({3}, {1, 3, 2}, t)}, {{"k", "2"}, {"ret_typ", "value"}}), {3, 2});
+
+  // Add into an output.
+  std::vector<NDArray> outs{Array({2, 2}, {10, 10, 10, 10})};
+  InvokeOptions add;
+  add.req = {kAddTo};
+  Invoke(MakeAttrs("topk", {{"k", "2"}}), {x}, &outs, add);
+  CheckClose(outs[0], {10, 12, 11, 12});
+
+  CHECK(Contains(ErrorOfRun("topk", {x}, {{"k", "4"}}),
+                 "topk: k = 4 is larger than the 3 elements along the axis of shape (2,3)"));
+  CHECK(Contains(ErrorOfRun("topk", {x}, {{"ret_typ", "values"}}),
+                 "topk: parameter 'ret_typ' got 'values'"));
+  CHECK(CheckNumericGradient("topk", {{"k", "2"}, {"ret_typ", "value"}},
+                             {RandomArray({3, 4}, -1, 1)}));
+  CHECK(CheckNumericGradient("topk", {{"k", "2"}, {"ret_typ", "both"}, {"axis", "0"}},
+                             {RandomArray({3, 2}, -1, 1, DType::kFloat64, 3)}));
+}
