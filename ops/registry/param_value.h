@@ -97,9 +97,16 @@ template <>
 struct ValueTypeName<std::vector<double>> {
   static constexpr const char* value = "tuple of float";
 };
+// The type name of any field type, optional ones included. A function, not a
+// static string, so that registrations in other files' static initialisers
+// never see it before it is built.
 template <typename T>
-struct ValueTypeName<std::optional<T>> {
-  static inline const std::string value = std::string(ValueTypeName<T>::value) + " or None";
+struct FieldTypeName {
+  static std::string get() { return ValueTypeName<T>::value; }
+};
+template <typename T>
+struct FieldTypeName<std::optional<T>> {
+  static std::string get() { return FieldTypeName<T>::get() + " or None"; }
 };
 
 }  // namespace tessera::op

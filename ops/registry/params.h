@@ -54,7 +54,7 @@ class Field final : public FieldBase {
  public:
   Field(std::string name, T P::*member) : member_(member) {
     info_.name = std::move(name);
-    info_.type = ValueTypeName<T>::value;
+    info_.type = FieldTypeName<T>::get();
   }
   Field& set_default(T v) {
     default_ = v;
