@@ -11,16 +11,27 @@ using engine::Engine;
 NDArray::Chunk::Chunk(size_t bytes_, Context ctx_, bool delay_alloc)
     : var(Engine::Get()->NewVariable()), ctx(ctx_), bytes(bytes_) {
   handle.ctx = ctx;
-  if (!delay_alloc) CheckAndAlloc();
+  if (delay_alloc) return;
+  try {
+    CheckAndAlloc();
+  } catch (...) {
+    // The destructor will not run: give the variable back here.
+    Engine::Get()->DeleteVariable(nullptr, Context::CPU(), var);
+    throw;
+  }
 }
 
 NDArray::Chunk::~Chunk() {
+  // Never allocated (delay_alloc, or a context that cannot allocate): nothing
+  // to free, and the deletion must not need the device's lanes.
+  if (!handle.dptr) {
+    Engine::Get()->DeleteVariable(nullptr, Context::CPU(), var);
+    return;
+  }
   // The block goes back to the pool after every op pushed on it has run.
   storage::Handle h = handle;
   Engine::Get()->DeleteVariable(
-      [h](RunContext) {
-        if (h.dptr) storage::Storage::Get()->Free(h);
-      },
+      [h](RunContext) { storage::Storage::Get()->Free(h); },
       ctx, var);
 }
 
