@@ -1,0 +1,51 @@
+-- NDArray loops from Lua, printed as `name: value unit` lines:
+--   nd_add_1elem: `c = a + b` on 1-element float32 arrays, N times, then a
+--     wait on the last c: the per-op cost of the binding, the op invocation
+--     (parameter parsing, shape/type inference, allocation) and the engine
+--     push and completion;
+--   nd_ffi_sum_10M: a Lua loop summing 10M float32 through a:data_ptr().
+--   tessera scripts/bench/ndarray_loop.lua [N]
+local ffi = require 'ffi'
+ffi.cdef [[
+struct nd_bench_timespec { long tv_sec; long tv_nsec; };
+int clock_gettime(int clk, struct nd_bench_timespec *ts);
+]]
+local ts = ffi.new('struct nd_bench_timespec')
+local function now()
+  ffi.C.clock_gettime(1, ts)  -- CLOCK_MONOTONIC
+  return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9
+end
+
+local n = tonumber(arg and arg[1]) or 20000
+
+local a = mx.nd.array({1})
+local b = mx.nd.array({2})
+local function add_loop(iters)
+  local c
+  for _ = 1, iters do c = a + b end
+  c:wait_to_read()
+end
+add_loop(1000)  -- warm up the pool, the engine threads and the JIT
+local t0 = now()
+add_loop(n)
+local dt = now() - t0
+print(string.format('nd_add_1elem: %.2f us/op', dt / n * 1e6))
+
+local m = 10 * 1000 * 1000
+local x = mx.nd.ones({m})
+local function ffi_sum(arr)
+  local p = arr:data_ptr()
+  local s = 0
+  for i = 0, m - 1 do s = s + p[i] end
+  return s
+end
+ffi_sum(x)
+local best = math.huge
+local s
+for _ = 1, 5 do
+  t0 = now()
+  s = ffi_sum(x)
+  best = math.min(best, now() - t0)
+end
+assert(s == m, s)
+print(string.format('nd_ffi_sum_10M: %.2f ms', best * 1e3))

@@ -1,0 +1,74 @@
+// mx.nd: NDArrays in Lua. Shared by the files of the binding:
+//   bind_ndarray.cc         the userdata, its fields, methods and operators;
+//   bind_ndarray_ops.cc     mx.nd.<op> for every registered op, and op docs;
+//   bind_ndarray_create.cc  mx.nd.array/zeros/ones/..., mx.random;
+//   bind_ndarray_index.cc   a[i], a[{b, e}], a[i] = x;
+//   bind_ndarray_io.cc      mx.nd.save / mx.nd.load.
+#pragma once
+
+#include <lua.hpp>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/ndarray/ndarray.h"
+#include "ops/registry/params.h"
+
+namespace tessera::op {
+class Op;
+}
+
+namespace tessera::shell::nd {
+
+inline constexpr const char* kNDArrayMeta = "tessera.NDArray";
+
+// What a Lua NDArray userdata holds. `accounted` is the tensor memory this
+// userdata told the GC about (0 for views: the base owns that memory).
+struct NDBox {
+  NDArray arr;
+  size_t accounted = 0;
+};
+
+// Pushes a new userdata holding `arr`. `owns_memory`: the array's storage is
+// new (an op's output, a copy), so its bytes count towards GC pacing.
+void PushNDArray(lua_State* L, NDArray arr, bool owns_memory = true);
+// The NDArray at `index`, or nullptr. Raises nothing.
+NDArray* ToNDArray(lua_State* L, int index);
+// The NDArray at `index`; a Lua error naming `what` otherwise.
+NDArray& CheckNDArray(lua_State* L, int index, const char* what = "self");
+
+// Tensor bytes owned by live Lua NDArrays.
+size_t LiveTensorBytes();
+
+// Lua value -> MXNet's parameter text: numbers ("3", "0.5"), booleans
+// ("True"), tables of numbers ("(2,3)"), strings, contexts ("cpu(0)").
+// `axis`: the value is a 1-based axis or list of axes; positives are shifted
+// down by one, negatives kept. `key` and `op` name the value in errors.
+std::string ParamText(lua_State* L, int index, bool axis, std::string_view op,
+                      std::string_view key);
+// A shape given as a table of sizes or a single number.
+Shape CheckShape(lua_State* L, int index, const char* what);
+// "(2,3)"; one dimension is "(5,)".
+std::string ShapeText(const Shape& s);
+// True when `op` has a parameter named "shape".
+bool FindShapeParam(const op::Op* op);
+
+// Runs `op_name` on `inputs` with `params`. `out` empty: the outputs are new
+// arrays, pushed on the Lua stack; otherwise they are written. Returns the
+// number of values pushed.
+int InvokeAndPush(lua_State* L, std::string_view op_name, const std::vector<NDArray>& inputs,
+                  op::ParamDict params, std::vector<NDArray>* out = nullptr);
+
+// Openers of the other files, called by bind_ndarray.cc with the `nd` table
+// at absolute index `nd` and `mx` at `mx`.
+void OpenOps(lua_State* L, int nd);
+void OpenCreation(lua_State* L, int mx, int nd);
+void OpenIO(lua_State* L, int nd);
+
+// Index and assignment: the key at `key` of array `a`.
+int Index(lua_State* L, const NDArray& a, int key);
+void NewIndex(lua_State* L, const NDArray& a, int key, int value);
+
+}  // namespace tessera::shell::nd

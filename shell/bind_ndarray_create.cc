@@ -1,0 +1,256 @@
+// mx.nd, part 3: making arrays. mx.nd.array from Lua tables, and the
+// creation functions (zeros, ones, full, empty, arange, eye, random.*), which
+// are thin fronts over the registered creation ops: positional arguments
+// named after the op's parameters, then an options table. mx.random.seed.
+#include <string>
+#include <vector>
+
+#include "bind_context.h"
+#include "bind_ndarray.h"
+#include "engine/base/error.h"
+#include "engine/storage/resource.h"
+#include "engine_wait.h"
+#include "lua_util.h"
+#include "ops/registry/op.h"
+
+namespace tessera::shell::nd {
+namespace {
+
+// ---- mx.nd.array
+
+void ShapeOf(lua_State* L, int index, std::vector<int64_t>* dims) {
+  const int n = static_cast<int>(lua_objlen(L, index));
+  dims->push_back(n);
+  if (n == 0) return;
+  lua_rawgeti(L, index, 1);
+  if (lua_istable(L, -1)) ShapeOf(L, lua_gettop(L), dims);
+  lua_pop(L, 1);
+}
+
+// Flattens the nested table at `index` (axis `axis` of `dims`) into `out`,
+// checking that it is rectangular.
+void Flatten(lua_State* L, int index, const std::vector<int64_t>& dims, size_t axis,
+             std::vector<double>* out) {
+  const int n = static_cast<int>(lua_objlen(L, index));
+  TS_CHECK(n == dims[axis]) << "array: ragged nested table: a row on axis " << axis + 1 << " has "
+                            << n << " items, expected " << dims[axis];
+  for (int i = 1; i <= n; ++i) {
+    lua_rawgeti(L, index, i);
+    if (axis + 1 < dims.size()) {
+      TS_CHECK(lua_istable(L, -1))
+          << "array: ragged nested table: item " << i << " on axis " << axis + 1 << " is a "
+          << luaL_typename(L, -1) << ", expected a table";
+      Flatten(L, lua_gettop(L), dims, axis + 1, out);
+    } else if (lua_type(L, -1) == LUA_TNUMBER) {
+      out->push_back(lua_tonumber(L, -1));
+    } else if (lua_type(L, -1) == LUA_TBOOLEAN) {
+      out->push_back(lua_toboolean(L, -1) ? 1 : 0);
+    } else {
+      TS_THROW << "array: item " << i << " on axis " << axis + 1 << " is a " << luaL_typename(L, -1)
+               << ", expected a number";
+    }
+    lua_pop(L, 1);
+  }
+}
+
+// The dtype and ctx of an options table (absent: float32 on cpu(0)).
+void ReadDTypeCtx(lua_State* L, int opts, DType* dtype, Context* ctx) {
+  if (lua_isnoneornil(L, opts)) return;
+  luaL_checktype(L, opts, LUA_TTABLE);
+  lua_getfield(L, opts, "dtype");
+  if (!lua_isnil(L, -1)) *dtype = DTypeFromName(luaL_checkstring(L, -1));
+  lua_getfield(L, opts, "ctx");
+  *ctx = OptContext(L, -1, *ctx);
+  lua_pop(L, 2);
+}
+
+int Array(lua_State* L) {
+  DType dtype = DType::kFloat32;
+  Context ctx = Context::CPU();
+  if (NDArray* src = ToNDArray(L, 1)) {
+    dtype = src->dtype();
+    ctx = src->ctx();
+    ReadDTypeCtx(L, 2, &dtype, &ctx);
+    NDArray a = src->CopyTo(ctx);
+    PushNDArray(L, dtype == a.dtype() ? a : a.AsType(dtype));
+    return 1;
+  }
+  ReadDTypeCtx(L, 2, &dtype, &ctx);
+  std::vector<int64_t> dims;
+  std::vector<double> values;
+  if (lua_type(L, 1) == LUA_TNUMBER || lua_type(L, 1) == LUA_TBOOLEAN) {
+    dims.push_back(1);
+    values.push_back(lua_type(L, 1) == LUA_TNUMBER ? lua_tonumber(L, 1) : lua_toboolean(L, 1));
+  } else if (lua_istable(L, 1)) {
+    ShapeOf(L, 1, &dims);
+    TS_CHECK(dims.size() <= static_cast<size_t>(Shape::kMaxNdim))
+        << "array: " << dims.size() << " levels of nesting, at most " << Shape::kMaxNdim;
+    Flatten(L, 1, dims, 0, &values);
+  } else {
+    return luaL_error(L, "array: expected nested tables of numbers, a number or an NDArray, got %s",
+                      luaL_typename(L, 1));
+  }
+  // Staged as float64 on the host so every Lua number converts exactly once,
+  // by the same cast the Cast op uses.
+  NDArray host(Shape(dims), Context::CPU(), DType::kFloat64);
+  if (!values.empty()) host.SyncCopyFromCPU(values.data(), values.size());
+  NDArray a = dtype == DType::kFloat64 ? host : host.AsType(dtype);
+  if (ctx != Context::CPU()) a = a.CopyTo(ctx);
+  PushNDArray(L, a);
+  return 1;
+}
+
+// ---- Creation ops.
+//
+// Upvalues: 1 the function's name, 2 the op's name, 3 a list of the
+// parameter names that positional arguments fill. A trailing table that is
+// not in a positional slot meant for a shape holds the other parameters.
+int Create(lua_State* L) {
+  const char* fname = lua_tostring(L, lua_upvalueindex(1));
+  const char* opname = lua_tostring(L, lua_upvalueindex(2));
+  const op::Op* op = op::Op::Find(opname);
+  TS_CHECK(op) << "mx.nd." << fname << ": operator " << opname
+               << " is not registered in this build";
+  const int npos = static_cast<int>(lua_objlen(L, lua_upvalueindex(3)));
+  int top = lua_gettop(L);
+  int opts = 0;
+  if (top >= 1 && lua_istable(L, top) && lua_objlen(L, top) == 0 && !ToNDArray(L, top))
+    opts = top--;
+  TS_CHECK(top <= npos) << "mx.nd." << fname << ": at most " << npos
+                        << " positional arguments, got " << top;
+  op::ParamDict params;
+  for (int i = 1; i <= top; ++i) {
+    if (lua_isnil(L, i)) continue;
+    lua_rawgeti(L, lua_upvalueindex(3), i);
+    std::string key = lua_tostring(L, -1);
+    lua_pop(L, 1);
+    params[key] =
+        key == "shape" ? ShapeText(CheckShape(L, i, fname)) : ParamText(L, i, false, fname, key);
+  }
+  int out_index = 0;
+  if (opts) {
+    lua_pushnil(L);
+    while (lua_next(L, opts) != 0) {
+      if (lua_type(L, -2) != LUA_TSTRING)
+        luaL_error(L, "mx.nd.%s: option keys must be names, got a %s", fname, luaL_typename(L, -2));
+      std::string key = lua_tostring(L, -2);
+      if (key == "out") {
+        lua_pop(L, 1);
+        continue;
+      }
+      params[key] = key == "shape" ? ShapeText(CheckShape(L, -1, fname))
+                                   : ParamText(L, -1, false, fname, key);
+      lua_pop(L, 1);
+    }
+    lua_getfield(L, opts, "out");
+    if (!lua_isnil(L, -1)) out_index = lua_gettop(L);
+  }
+  if (out_index) {
+    NDArray& o = CheckNDArray(L, out_index, "out");
+    std::vector<NDArray> out{o};
+    if (!params.contains("shape") && FindShapeParam(op)) params["shape"] = ShapeText(o.shape());
+    if (!params.contains("dtype")) params["dtype"] = DTypeName(o.dtype());
+    if (!params.contains("ctx")) params["ctx"] = o.ctx().ToString();
+    InvokeAndPush(L, opname, {}, std::move(params), &out);
+    lua_pushvalue(L, out_index);
+    return 1;
+  }
+  return InvokeAndPush(L, opname, {}, std::move(params));
+}
+
+void AddCreator(lua_State* L, int table, const char* fname, const char* opname,
+                std::initializer_list<const char*> positional, const char* doc) {
+  lua_pushstring(L, fname);
+  lua_pushstring(L, opname);
+  lua_createtable(L, static_cast<int>(positional.size()), 0);
+  int i = 0;
+  for (const char* p : positional) {
+    lua_pushstring(L, p);
+    lua_rawseti(L, -2, ++i);
+  }
+  lua_pushcclosure(L, Guarded<Create>, 3);
+  SetDoc(L, -1, doc);
+  lua_setfield(L, table, fname);
+}
+
+int Seed(lua_State* L) {
+  const lua_Number n = luaL_checknumber(L, 1);
+  TS_CHECK(n >= 0) << "seed: must be >= 0, got " << n;
+  if (lua_isnoneornil(L, 2))
+    storage::ResourceManager::Get()->SeedRandom(static_cast<uint64_t>(n));
+  else
+    storage::ResourceManager::Get()->SeedRandom(CheckContext(L, 2, "seed"),
+                                                static_cast<uint64_t>(n));
+  return 0;
+}
+
+int WaitAll(lua_State* L) {
+  WaitForAll(L);
+  return 0;
+}
+
+}  // namespace
+
+bool FindShapeParam(const op::Op* op) {
+  for (const op::FieldInfo& f : op->params())
+    if (f.name == "shape") return true;
+  return false;
+}
+
+void OpenCreation(lua_State* L, int mx, int nd) {
+  SetFunctions(
+      L, nd,
+      {{"array", Guarded<Array>,
+        "mx.nd.array({{1, 2}, {3, 4}}, {dtype = 'float32', ctx = mx.cpu()}) -> an "
+        "array from nested tables (or a number, or a copy of an NDArray)"},
+       {"waitall", Guarded<WaitAll>, "mx.nd.waitall() -> waits for all pushed work (mx.waitall)"}});
+  AddCreator(L, nd, "zeros", "_zeros", {"shape"},
+             "mx.nd.zeros({2, 3}, {dtype = 'float32', ctx = mx.cpu(), out = a}) -> zeros");
+  AddCreator(L, nd, "ones", "_ones", {"shape"}, "mx.nd.ones({2, 3}, {dtype, ctx, out}) -> ones");
+  AddCreator(L, nd, "full", "_full", {"shape", "value"},
+             "mx.nd.full({2, 3}, value, {dtype, ctx, out}) -> every element `value`");
+  AddCreator(L, nd, "empty", "_empty", {"shape"},
+             "mx.nd.empty({2, 3}, {dtype, ctx}) -> an array with undefined contents");
+  AddCreator(L, nd, "arange", "_arange", {"start", "stop", "step"},
+             "mx.nd.arange(start, stop, step, {repeat, dtype, ctx}) -> start, start + step, ... "
+             "below stop (values, not positions: mx.nd.arange(0, 3) is 0 1 2)");
+  AddCreator(L, nd, "eye", "_eye", {"N", "M", "k"},
+             "mx.nd.eye(N, M, k, {dtype, ctx}) -> N x M (default N) with ones on diagonal k");
+
+  lua_createtable(L, 0, 3);
+  const int random = lua_gettop(L);
+  SetDoc(L, random, "mx.nd.random: uniform, normal, randint (mx.random.seed(n) seeds them)");
+  AddCreator(L, random, "uniform", "_random_uniform", {"low", "high", "shape"},
+             "mx.nd.random.uniform(low, high, {shape}, {dtype, ctx, out}) -> samples of "
+             "U[low, high)");
+  AddCreator(L, random, "normal", "_random_normal", {"loc", "scale", "shape"},
+             "mx.nd.random.normal(loc, scale, {shape}, {dtype, ctx, out}) -> samples of "
+             "N(loc, scale^2)");
+  AddCreator(L, random, "randint", "_random_randint", {"low", "high", "shape"},
+             "mx.nd.random.randint(low, high, {shape}, {dtype, ctx, out}) -> integers in "
+             "[low, high)");
+  lua_pushvalue(L, random);
+  lua_setfield(L, nd, "random");
+
+  // mx.random: the seed, and the samplers under MXNet's other names.
+  lua_getfield(L, mx, "random");
+  if (!lua_istable(L, -1)) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, mx, "random");
+  }
+  const int mxrandom = lua_gettop(L);
+  SetDoc(L, mxrandom, "mx.random: seed(n), uniform, normal, randint");
+  SetFunctions(L, mxrandom,
+               {{"seed", Guarded<Seed>,
+                 "mx.random.seed(n[, ctx]) -> seeds the random generators of every device (or "
+                 "of ctx), so the ops pushed after it draw the same numbers on every run"}});
+  for (const char* name : {"uniform", "normal", "randint"}) {
+    lua_getfield(L, random, name);
+    lua_setfield(L, mxrandom, name);
+  }
+  lua_settop(L, random - 1);
+}
+
+}  // namespace tessera::shell::nd
