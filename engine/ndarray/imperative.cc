@@ -11,6 +11,19 @@ using engine::Engine;
 using op::NodeAttrs;
 using op::Op;
 
+namespace {
+RecordHook g_record_hook = nullptr;
+}  // namespace
+
+RecordState& ThreadRecordState() {
+  thread_local RecordState state;
+  return state;
+}
+
+void SetRecordHook(RecordHook hook) {
+  g_record_hook = hook;
+}
+
 std::shared_ptr<const NodeAttrs> MakeAttrs(std::string_view op_name, op::ParamDict params) {
   auto attrs = std::make_shared<NodeAttrs>();
   attrs->dict = std::move(params);
@@ -186,7 +199,8 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, const std::vector
     for (uint32_t i : (*fm)(attrs)) mutate_vars.push_back(inputs.at(i).var());
   if (state) mutate_vars.push_back(state.var());
 
-  const bool is_train = opt.is_train;
+  const RecordState& record = ThreadRecordState();
+  const bool is_train = opt.is_train || record.training;
   if (fstate) {
     Engine::Get()->PushSync(
         [f = *fstate, state, is_train, in_blobs = std::move(in_blobs),
@@ -207,6 +221,7 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, const std::vector
         op->name().c_str());
   }
   for (auto& [tmp, dst] : copy_back) CopyFromTo(tmp, dst, opt.priority);
+  if (record.recording && g_record_hook) g_record_hook(attrs_ptr, inputs, outputs);
 }
 
 std::vector<NDArray> Invoke(std::string_view op_name, const std::vector<NDArray>& inputs,

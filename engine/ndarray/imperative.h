@@ -37,4 +37,17 @@ void Invoke(const std::shared_ptr<const op::NodeAttrs>& attrs, const std::vector
 std::vector<NDArray> Invoke(std::string_view op_name, const std::vector<NDArray>& inputs,
                             op::ParamDict params = {}, const InvokeOptions& opt = {});
 
+// Autograd's hold on imperative calls (engine/autograd sets both): whether
+// this thread records calls and runs them in training mode, and the function
+// that records a call after it was pushed. Kept here so that ndarray does
+// not depend on autograd.
+struct RecordState {
+  bool recording = false;
+  bool training = false;
+};
+RecordState& ThreadRecordState();
+using RecordHook = void (*)(const std::shared_ptr<const op::NodeAttrs>& attrs,
+                            const std::vector<NDArray>& inputs, std::vector<NDArray>* outputs);
+void SetRecordHook(RecordHook hook);
+
 }  // namespace tessera

@@ -30,9 +30,7 @@ NDArray::Chunk::~Chunk() {
   }
   // The block goes back to the pool after every op pushed on it has run.
   storage::Handle h = handle;
-  Engine::Get()->DeleteVariable(
-      [h](RunContext) { storage::Storage::Get()->Free(h); },
-      ctx, var);
+  Engine::Get()->DeleteVariable([h](RunContext) { storage::Storage::Get()->Free(h); }, ctx, var);
 }
 
 void NDArray::Chunk::CheckAndAlloc() {
@@ -58,7 +56,7 @@ NDArray NDArray::Reshape(const Shape& shape) const {
   TS_CHECK(shape.known() && shape.Size() == Size())
       << "reshape: cannot view an array of shape " << shape_ << " (" << Size() << " elements) as "
       << shape;
-  NDArray r = *this;
+  NDArray r = Detach();  // a view is not the recorded value
   r.shape_ = shape;
   return r;
 }
@@ -73,7 +71,7 @@ NDArray NDArray::Slice(int64_t begin, int64_t end) const {
   TS_CHECK(0 <= begin && begin < end && end <= n)
       << "slice: range [" << begin << ", " << end << ") is invalid for the first axis of shape "
       << shape_ << " (need 0 <= begin < end <= " << n << ")";
-  NDArray r = *this;
+  NDArray r = Detach();
   const int64_t row = shape_.ProdRange(1, shape_.ndim());
   r.byte_offset_ += static_cast<size_t>(begin * row) * DTypeSize(dtype_);
   r.shape_[0] = end - begin;
@@ -87,6 +85,19 @@ NDArray NDArray::At(int64_t index) const {
       << " (valid: 0 to " << shape_[0] - 1 << ")";
   NDArray r = Slice(index, index + 1);
   if (shape_.ndim() > 1) r.shape_ = Shape(shape_.begin() + 1, shape_.end());
+  return r;
+}
+
+NDArray NDArray::AsView(const Shape& shape, DType dtype) const {
+  TS_CHECK(!is_none()) << "view: the array is empty (none)";
+  TS_CHECK(shape.known()) << "view: shape " << shape << " has an unknown (0) dimension";
+  const size_t bytes = static_cast<size_t>(shape.Size()) * DTypeSize(dtype);
+  TS_CHECK(byte_offset_ + bytes <= ptr_->bytes)
+      << "view: " << shape << " " << DTypeName(dtype) << " (" << bytes << " bytes at offset "
+      << byte_offset_ << ") does not fit in a block of " << ptr_->bytes << " bytes";
+  NDArray r = Detach();
+  r.shape_ = shape;
+  r.dtype_ = dtype;
   return r;
 }
 

@@ -22,6 +22,10 @@
 
 namespace tessera {
 
+namespace op {
+struct Node;
+}
+
 using engine::VarHandle;
 
 class NDArray {
@@ -68,6 +72,10 @@ class NDArray {
   NDArray Reshape(const std::vector<int64_t>& spec, bool reverse = false) const;
   NDArray Slice(int64_t begin, int64_t end) const;  // first axis, [begin, end)
   NDArray At(int64_t index) const;                  // first axis; drops it (1-D: shape (1))
+  // The chunk's memory from this view's offset seen with another shape and
+  // dtype (the executor's planned blocks hold values of any type); an error
+  // when it does not fit in the chunk.
+  NDArray AsView(const Shape& shape, DType dtype) const;
 
   // Synchronisation: wait until every write (read: and every read) pushed
   // before has finished; rethrows the error of a failed op that wrote it.
@@ -88,11 +96,28 @@ class NDArray {
   // "[NDArray float32 2x3 @cpu(0)]".
   std::string Footer() const;
 
+  // Autograd: the recorded node that computed this array (or the variable
+  // node attach_grad made for it) and which of its outputs this is. Views
+  // and copies start without one; `Detach` drops it.
+  const std::shared_ptr<op::Node>& ag_node() const { return ag_node_; }
+  uint32_t ag_index() const { return ag_index_; }
+  void set_ag_entry(std::shared_ptr<op::Node> node, uint32_t index) {
+    ag_node_ = std::move(node);
+    ag_index_ = index;
+  }
+  NDArray Detach() const {
+    NDArray a = *this;
+    a.ag_node_.reset();
+    return a;
+  }
+
  private:
   std::shared_ptr<Chunk> ptr_;
   Shape shape_;
   size_t byte_offset_ = 0;
   DType dtype_ = DType::kFloat32;
+  std::shared_ptr<op::Node> ag_node_;
+  uint32_t ag_index_ = 0;
 };
 
 // Pushes a copy of `from` into `to` (same shape and dtype; any contexts).

@@ -26,6 +26,9 @@ struct Node {
   NodeAttrs attrs;  // attrs.op == nullptr: a variable
   std::vector<NodeEntry> inputs;
   std::vector<NodePtr> control_deps;  // a backward node points at its forward node
+  // What a pass or autograd keeps on the node (autograd: the recorded
+  // values and the gradient buffer).
+  std::shared_ptr<void> info;
 
   const Op* op() const { return attrs.op; }
   bool is_variable() const { return attrs.op == nullptr; }

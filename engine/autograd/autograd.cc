@@ -1,0 +1,190 @@
+#include "engine/autograd/autograd.h"
+
+#include <cctype>
+#include <unordered_map>
+
+#include "engine/graph/gradient.h"
+#include "engine/ndarray/imperative.h"
+
+namespace tessera::autograd {
+
+using graph::NodeEntry;
+using graph::NodePtr;
+using op::Node;
+
+namespace {
+
+// What autograd keeps on a recorded node (Node::info).
+struct AGInfo {
+  std::vector<NDArray> outputs;  // the values recorded (variables: the array itself)
+  NDArray grad;                  // variables with attach_grad: the buffer
+  OpReqType req = kNullOp;
+  bool freed = false;  // outputs released by a backward without retain_graph
+};
+
+AGInfo* Info(const Node& n) {
+  return static_cast<AGInfo*>(n.info.get());
+}
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// Names get their own "ag" hints, so recording never shifts the automatic
+// names of symbols built later.
+NodePtr ConstantNode(const NDArray& value) {
+  NodePtr n = Node::Variable(graph::NewName("ag_const"));
+  auto info = std::make_shared<AGInfo>();
+  info->outputs = {value.Detach()};
+  n->info = info;
+  return n;
+}
+
+void Record(const std::shared_ptr<const op::NodeAttrs>& attrs, const std::vector<NDArray>& inputs,
+            std::vector<NDArray>* outputs) {
+  bool tracked = false;
+  for (const NDArray& in : inputs) tracked = tracked || in.ag_node() != nullptr;
+  if (!tracked) return;  // nothing to differentiate with respect to
+  NodePtr n = Node::Create();
+  n->attrs = *attrs;
+  n->attrs.name = graph::NewName("ag_" + Lower(attrs->op->name()));
+  for (const NDArray& in : inputs)
+    n->inputs.push_back(in.ag_node() ? NodeEntry{in.ag_node(), in.ag_index(), 0}
+                                     : NodeEntry{ConstantNode(in), 0, 0});
+  auto info = std::make_shared<AGInfo>();
+  for (const NDArray& out : *outputs) info->outputs.push_back(out.Detach());
+  n->info = info;
+  for (size_t i = 0; i < outputs->size(); ++i)
+    (*outputs)[i].set_ag_entry(n, static_cast<uint32_t>(i));
+}
+
+[[maybe_unused]] const bool kHookSet = (SetRecordHook(Record), true);
+
+// Restores the recording flag on scope exit (backward never records).
+struct PauseRecording {
+  bool before = SetRecording(false);
+  ~PauseRecording() { SetRecording(before); }
+};
+
+}  // namespace
+
+bool IsRecording() {
+  return ThreadRecordState().recording;
+}
+bool IsTraining() {
+  return ThreadRecordState().training;
+}
+bool SetRecording(bool on) {
+  return std::exchange(ThreadRecordState().recording, on);
+}
+bool SetTraining(bool on) {
+  return std::exchange(ThreadRecordState().training, on);
+}
+
+NDArray AttachGrad(NDArray* x, OpReqType req) {
+  TS_CHECK(x && !x->is_none()) << "attach_grad: the array is empty (none)";
+  TS_CHECK(req == kWriteTo || req == kAddTo || req == kNullOp)
+      << "attach_grad: grad_req must be 'write', 'add' or 'null'";
+  PauseRecording pause;
+  NodePtr n = Node::Variable(graph::NewName("ag_var"));
+  auto info = std::make_shared<AGInfo>();
+  info->outputs = {x->Detach()};
+  info->grad = Invoke("zeros_like", {x->Detach()})[0];
+  info->req = req;
+  n->info = info;
+  x->set_ag_entry(n, 0);
+  return info->grad;
+}
+
+NDArray GetGrad(const NDArray& x) {
+  const Node* n = x.ag_node().get();
+  if (!n || !n->is_variable() || !Info(*n)) return NDArray();
+  return Info(*n)->grad;
+}
+
+void Backward(const std::vector<NDArray>& heads, const std::vector<NDArray>& head_grads,
+              bool retain_graph, bool is_train) {
+  TS_CHECK(!heads.empty()) << "backward: no arrays given";
+  TS_CHECK(head_grads.empty() || head_grads.size() == heads.size())
+      << "backward: " << heads.size() << " heads but " << head_grads.size() << " head gradients";
+  PauseRecording pause;
+  std::vector<NodeEntry> ys;
+  for (size_t i = 0; i < heads.size(); ++i) {
+    TS_CHECK(heads[i].ag_node())
+        << "backward: head " << i + 1
+        << " was not computed under mx.autograd.record from an array with attach_grad";
+    ys.push_back({heads[i].ag_node(), heads[i].ag_index(), 0});
+  }
+
+  std::vector<NodePtr> recorded;
+  std::vector<NodeEntry> xs;
+  graph::DFSVisit(ys, [&](const NodePtr& n) {
+    const AGInfo* info = Info(*n);
+    TS_CHECK(info) << "backward: node '" << n->attrs.name << "' was not recorded";
+    TS_CHECK(!info->freed) << "backward: the recorded graph was freed by an earlier backward; "
+                              "pass retain_graph = true to that backward to run it again";
+    recorded.push_back(n);
+    if (n->is_variable() && info->req != kNullOp && !info->grad.is_none()) xs.push_back({n, 0, 0});
+  });
+  TS_CHECK(!xs.empty()) << "backward: none of the arrays this depends on has a gradient buffer "
+                           "(call x:attach_grad() before recording)";
+
+  std::unordered_map<const Node*, std::vector<NDArray>> values;
+  std::vector<NodeEntry> hg;
+  for (size_t i = 0; i < heads.size(); ++i) {
+    NodePtr v = Node::Variable("head_grad" + std::to_string(i));
+    NDArray g = head_grads.empty() ? NDArray() : head_grads[i];
+    if (g.is_none()) {
+      g = Invoke("ones_like", {heads[i].Detach()})[0];
+    } else {
+      TS_CHECK(g.shape() == heads[i].shape() && g.dtype() == heads[i].dtype())
+          << "backward: head gradient " << i + 1 << " is " << DTypeName(g.dtype()) << " "
+          << g.shape() << ", the head is " << DTypeName(heads[i].dtype()) << " "
+          << heads[i].shape();
+    }
+    values[v.get()] = {g.Detach()};
+    hg.push_back({v, 0, 0});
+  }
+  const std::vector<NodeEntry> grads = graph::Gradient(ys, hg, xs);
+
+  auto value_of = [&](const NodeEntry& e) -> const NDArray& {
+    if (const AGInfo* info = Info(*e.node)) return info->outputs.at(e.index);
+    return values.at(e.node.get()).at(e.index);
+  };
+  InvokeOptions opt;
+  opt.is_train = is_train;
+  graph::DFSVisit(grads, [&](const NodePtr& n) {
+    if (Info(*n) || values.count(n.get())) return;
+    TS_CHECK(!n->is_variable()) << "backward: unbound variable '" << n->attrs.name << "'";
+    std::vector<NDArray> in;
+    for (const NodeEntry& e : n->inputs) in.push_back(value_of(e));
+    std::vector<NDArray> out;
+    Invoke(std::make_shared<op::NodeAttrs>(n->attrs), in, &out, opt);
+    values[n.get()] = std::move(out);
+  });
+
+  for (size_t k = 0; k < xs.size(); ++k) {
+    AGInfo& info = *Info(*xs[k].node);
+    const NDArray& g = value_of(grads[k]);
+    std::vector<NDArray> out{info.grad};
+    if (info.req == kAddTo)
+      Invoke(MakeAttrs("elemwise_add"), {info.grad, g}, &out);
+    else
+      CopyFromTo(g, info.grad);
+  }
+  if (retain_graph) return;
+  for (const NodePtr& n : recorded) {
+    AGInfo& info = *Info(*n);
+    if (n->is_variable() && !info.grad.is_none()) continue;  // attached arrays stay usable
+    info.outputs.clear();
+    info.freed = true;
+  }
+}
+
+graph::Symbol GetSymbol(const NDArray& y) {
+  TS_CHECK(y.ag_node()) << "get_symbol: the array was not computed under mx.autograd.record";
+  return graph::Symbol{{{y.ag_node(), y.ag_index(), 0}}};
+}
+
+}  // namespace tessera::autograd
