@@ -253,6 +253,7 @@ stack([1, 2], [3, 4], axis=0, num_args=2) = [[1, 2], [3, 4]]; with axis=1,
     });
 
 TS_REGISTER_OP(split)
+    .add_alias("SliceChannel")
     .describe(R"(Cuts an array into `num_outputs` equal parts along `axis`.
 
 split([[1, 2, 3, 4]], num_outputs=2, axis=1) = [[1, 2]], [[3, 4]]. With

@@ -1,0 +1,283 @@
+// Writing symbol JSON (json.h), and the symbol-file helpers.
+//
+// The text must match dmlc's JSONWriter byte for byte, since that is what
+// wrote every MXNet file: objects and arrays open on the current line;
+// a "multi-line" scope puts each item on a new line indented two spaces per
+// open scope, after a ", " (so lines end in ", " with a trailing space); the
+// closing bracket goes on its own line unless the scope is empty. Which
+// scopes are multi-line is dmlc's rule: node objects and the graph always,
+// string maps with more than one key, arrays of numbers or of [node, index,
+// version] triples with more than ten items, never the triples themselves.
+#include "engine/graph/json.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/base/error.h"
+
+namespace tessera::graph {
+
+namespace {
+
+class DmlcJsonWriter {
+ public:
+  explicit DmlcJsonWriter(std::string* out) : out_(out) {}
+
+  void BeginObject(bool multi_line) { Open('{', multi_line); }
+  void EndObject() { Close('}'); }
+  void BeginArray(bool multi_line) { Open('[', multi_line); }
+  void EndArray() { Close(']'); }
+
+  // Starts the value of `key` in the current object.
+  void Key(std::string_view key) {
+    Item();
+    String(key);
+    *out_ += ": ";
+  }
+  // Starts the next item of the current array.
+  void Item() {
+    if (scopes_.back().count++ > 0) *out_ += ", ";
+    Separator();
+  }
+
+  void String(std::string_view s) {
+    *out_ += '"';
+    for (char c : s) {
+      switch (c) {
+        case '\r':
+          *out_ += "\\r";
+          break;
+        case '\n':
+          *out_ += "\\n";
+          break;
+        case '\t':
+          *out_ += "\\t";
+          break;
+        case '\\':
+          *out_ += "\\\\";
+          break;
+        case '"':
+          *out_ += "\\\"";
+          break;
+        default:
+          // dmlc writes other control characters raw, which no strict JSON
+          // reader (ours included) accepts; escaping them keeps the round trip.
+          if (static_cast<unsigned char>(c) < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+            *out_ += buf;
+          } else {
+            *out_ += c;
+          }
+      }
+    }
+    *out_ += '"';
+  }
+  void Number(int64_t v) { *out_ += std::to_string(v); }
+
+  void StringMap(const ParamDict& map) {
+    BeginObject(map.size() > 1);
+    for (const auto& [k, v] : map) {
+      Key(k);
+      String(v);
+    }
+    EndObject();
+  }
+  void NumberArray(const std::vector<uint32_t>& values) {
+    BeginArray(values.size() > 10);
+    for (uint32_t v : values) {
+      Item();
+      Number(v);
+    }
+    EndArray();
+  }
+  struct Triple {
+    uint32_t node, index, version;
+  };
+  void TripleArray(const std::vector<Triple>& values) {
+    BeginArray(values.size() > 10);
+    for (const Triple& t : values) {
+      Item();
+      BeginArray(false);
+      for (uint32_t v : {t.node, t.index, t.version}) {
+        Item();
+        Number(v);
+      }
+      EndArray();
+    }
+    EndArray();
+  }
+
+ private:
+  struct Scope {
+    bool multi_line;
+    size_t count;
+  };
+  void Open(char c, bool multi_line) {
+    *out_ += c;
+    scopes_.push_back({multi_line, 0});
+  }
+  void Close(char c) {
+    const Scope s = scopes_.back();
+    scopes_.pop_back();
+    if (s.multi_line && s.count != 0) Separator();
+    *out_ += c;
+  }
+  void Separator() {
+    if (scopes_.empty() || scopes_.back().multi_line) {
+      *out_ += '\n';
+      out_->append(scopes_.size() * 2, ' ');
+    }
+  }
+
+  std::string* out_;
+  std::vector<Scope> scopes_;
+};
+
+// The name MXNet registers an op under, where this project's primary name is
+// one of MXNet's aliases: MXNet writes its primary name, so a file it saved
+// only re-saves identically under that spelling. Used only while the name
+// still resolves to the same op here.
+const std::string& MXNetOpName(const op::Op* op) {
+  static const std::map<std::string, std::string, std::less<>> kPrimary = {
+      {"flatten", "Flatten"},    {"reshape", "Reshape"}, {"concat", "Concat"},
+      {"split", "SliceChannel"}, {"identity", "_copy"},
+  };
+  auto it = kPrimary.find(op->name());
+  if (it != kPrimary.end() && op::Op::Find(it->second) == op) return it->second;
+  return op->name();
+}
+
+std::string ErrnoText() {
+  return std::strerror(errno);
+}
+
+}  // namespace
+
+std::string SaveJSON(const Symbol& symbol, int mxnet_version) {
+  for (const NodeEntry& e : symbol.outputs)
+    TS_CHECK(e.node) << "save: the symbol has an empty output";
+  std::vector<NodePtr> nodes;
+  std::unordered_map<const Node*, uint32_t> ids;
+  DFSVisit(symbol.outputs, [&](const NodePtr& n) {
+    ids.emplace(n.get(), static_cast<uint32_t>(nodes.size()));
+    nodes.push_back(n);
+  });
+  auto triples = [&](const std::vector<NodeEntry>& entries) {
+    std::vector<DmlcJsonWriter::Triple> out;
+    for (const NodeEntry& e : entries) out.push_back({ids.at(e.node.get()), e.index, e.version});
+    return out;
+  };
+
+  std::string out;
+  DmlcJsonWriter w(&out);
+  w.BeginObject(true);
+  w.Key("nodes");
+  w.BeginArray(true);
+  std::vector<uint32_t> arg_nodes, row_ptr{0};
+  for (const NodePtr& n : nodes) {
+    const uint32_t id = static_cast<uint32_t>(row_ptr.size() - 1);
+    if (n->is_variable()) arg_nodes.push_back(id);
+    row_ptr.push_back(row_ptr.back() + n->num_outputs());
+    w.Item();
+    w.BeginObject(true);
+    w.Key("op");
+    w.String(n->is_variable() ? "null" : MXNetOpName(n->op()));
+    w.Key("name");
+    w.String(n->attrs.name);
+    if (!n->attrs.dict.empty()) {
+      w.Key("attrs");
+      w.StringMap(n->attrs.dict);
+    }
+    w.Key("inputs");
+    w.TripleArray(triples(n->inputs));
+    if (!n->control_deps.empty()) {
+      std::vector<uint32_t> deps;
+      for (const NodePtr& d : n->control_deps) deps.push_back(ids.at(d.get()));
+      w.Key("control_deps");
+      w.NumberArray(deps);
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("arg_nodes");
+  w.NumberArray(arg_nodes);
+  w.Key("node_row_ptr");
+  w.NumberArray(row_ptr);
+  w.Key("heads");
+  w.TripleArray(triples(symbol.outputs));
+  // dmlc writes a graph attribute as [type name, value].
+  w.Key("attrs");
+  w.BeginObject(false);
+  w.Key("mxnet_version");
+  w.BeginArray(false);
+  w.Item();
+  w.String("int");
+  w.Item();
+  w.Number(mxnet_version);
+  w.EndArray();
+  w.EndObject();
+  w.EndObject();
+  return out;
+}
+
+void SaveSymbolFile(const Symbol& symbol, const std::string& path, int mxnet_version) {
+  // Serialise first: a symbol that cannot be saved never touches the file.
+  const std::string text = SaveJSON(symbol, mxnet_version);
+  static std::atomic<uint64_t> counter{0};
+  const std::string tmp =
+      path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  TS_CHECK(fd >= 0) << "save: cannot create " << path << " (writing " << tmp
+                    << "): " << ErrnoText();
+  bool closed = false;
+  try {
+    const char* p = text.data();
+    size_t n = text.size();
+    while (n > 0) {
+      const ssize_t k = ::write(fd, p, n);
+      if (k < 0 && errno == EINTR) continue;
+      TS_CHECK(k > 0) << "save: cannot write " << path << ": " << ErrnoText();
+      p += k;
+      n -= static_cast<size_t>(k);
+    }
+    // The bytes must be on disk before the rename makes them the file.
+    TS_CHECK(::fsync(fd) == 0) << "save: cannot write " << path << ": " << ErrnoText();
+    closed = true;  // even a failed close releases the descriptor
+    TS_CHECK(::close(fd) == 0) << "save: cannot write " << path << ": " << ErrnoText();
+  } catch (...) {
+    if (!closed) ::close(fd);
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = ErrnoText();
+    ::unlink(tmp.c_str());
+    TS_THROW << "save: cannot replace " << path << ": " << why;
+  }
+}
+
+Symbol LoadSymbolFile(const std::string& path, int* mxnet_version) {
+  struct stat st {};
+  TS_CHECK(::stat(path.c_str(), &st) == 0) << "load: cannot open " << path << ": " << ErrnoText();
+  TS_CHECK(S_ISREG(st.st_mode)) << "load: " << path << " is not a regular file";
+  std::ifstream in(path, std::ios::binary);
+  TS_CHECK(in) << "load: cannot open " << path << ": " << ErrnoText();
+  std::ostringstream text;
+  text << in.rdbuf();
+  TS_CHECK(!in.bad()) << "load: cannot read " << path << ": " << ErrnoText();
+  return LoadJSON(text.str(), path, mxnet_version);
+}
+
+}  // namespace tessera::graph
