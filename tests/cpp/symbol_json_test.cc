@@ -151,7 +151,7 @@ const char* kCurrentLayout = R"json({
       "inputs": [[7, 0, 0]]
     }, 
     {
-      "op": "split", 
+      "op": "SliceChannel", 
       "name": "halves", 
       "attrs": {
         "axis": "1", 
