@@ -44,6 +44,8 @@ class Executor {
   virtual void Forward(bool is_train) = 0;
   // Pushes the backward nodes. `head_grads` one per output (may be empty
   // when every output is a loss whose op needs no head gradient: then ones).
+  // Each backward needs a forward with is_train = true of its own: the plan
+  // lets backward reuse the memory of forward values once read.
   virtual void Backward(const std::vector<NDArray>& head_grads) = 0;
 
   virtual const Symbol& symbol() const = 0;
@@ -53,6 +55,17 @@ class Executor {
   virtual const std::vector<OpReqType>& grad_req() const = 0;
   virtual const std::vector<NDArray>& aux_arrays() const = 0;
   virtual Context ctx() const = 0;
+
+  // Name -> array views of the lists above (grad_dict: arguments with a
+  // gradient array only).
+  std::map<std::string, NDArray> ArgDict() const;
+  std::map<std::string, NDArray> GradDict() const;
+  std::map<std::string, NDArray> AuxDict() const;
+  // Copies (pushes) the given arrays into the arguments and auxiliary states
+  // of the same names; shapes must match. A name the symbol does not have is
+  // an error unless allow_extra.
+  void CopyParamsFrom(const std::map<std::string, NDArray>& args,
+                      const std::map<std::string, NDArray>& aux = {}, bool allow_extra = false);
 
   // A new executor for new input shapes (by name, the rest as before).
   // Arguments whose shape is unchanged are shared; smaller ones are views

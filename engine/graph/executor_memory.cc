@@ -1,0 +1,118 @@
+// The executor's memory: which entries are the caller's arrays (external),
+// the plan for the rest, and one storage block per storage id, each entry a
+// view of its block. Entries sharing a block share its engine variable, so
+// the engine's per-variable ordering is what keeps reuse safe.
+#include <limits>
+
+#include "engine/graph/graph_executor.h"
+
+namespace tessera::graph {
+
+namespace {
+
+// (input, output) pairs the op allows in place, kept only where the two
+// entries have one shape and dtype (broadcasting ops list pairs that only
+// hold when no broadcasting happens).
+std::vector<std::pair<uint32_t, uint32_t>> InplacePairs(const IndexedGraph& g, uint32_t nid,
+                                                        const std::vector<Shape>& shapes,
+                                                        const std::vector<DType>& types) {
+  static const auto& finplace = op::Op::GetAttr<op::FInplaceOption>("FInplaceOption");
+  const Node& n = *g[nid].node;
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;
+  const op::FInplaceOption* f = finplace.find(n.op());
+  if (!f) return pairs;
+  for (auto [in, out] : (*f)(n.attrs)) {
+    if (in < 0 || out < 0 || size_t(in) >= g[nid].inputs.size() || uint32_t(out) >= n.num_outputs())
+      continue;
+    const uint32_t ie = g.entry_id(g[nid].inputs[in]), oe = g.entry_id(nid, out);
+    if (shapes[ie] == shapes[oe] && types[ie] == types[oe]) pairs.emplace_back(in, out);
+  }
+  return pairs;
+}
+
+}  // namespace
+
+void GraphExecutor::PlanAndAllocate(const std::vector<NDArray>& shared_blocks) {
+  const IndexedGraph& g = *idx_;
+  const size_t n = g.num_entries();
+  external_.assign(n, false);
+  entry_req_.assign(n, kWriteTo);
+  entry_arrays_.assign(n, NDArray());
+
+  // Variables: the caller's arrays, and the head gradients the executor keeps.
+  for (size_t i = 0; i < args_.size(); ++i) entry_arrays_[g.entry_id(arg_nids_[i], 0)] = args_[i];
+  for (size_t i = 0; i < aux_.size(); ++i) entry_arrays_[g.entry_id(aux_nids_[i], 0)] = aux_[i];
+  head_grad_arrays_.assign(sym_.outputs.size(), NDArray());
+  for (size_t i = 0; i < head_grad_nodes_.size(); ++i) {
+    if (!g.contains(head_grad_nodes_[i].get())) continue;  // the output needs no gradient
+    const uint32_t e = g.entry_id(g.node_id(head_grad_nodes_[i].get()), 0);
+    head_grad_arrays_[i] = NDArray(shapes_[e], ctx_, types_[e]);
+    entry_arrays_[e] = head_grad_arrays_[i];
+  }
+  for (uint32_t nid : g.input_nodes()) external_[g.entry_id(nid, 0)] = true;
+  // Forward outputs stay readable after backward: storage of their own.
+  outputs_.clear();
+  for (const NodeEntry& out : sym_.outputs) {
+    const uint32_t e = g.entry_id(out);
+    if (entry_arrays_[e].is_none()) entry_arrays_[e] = NDArray(shapes_[e], ctx_, types_[e]);
+    external_[e] = true;
+    outputs_.push_back(entry_arrays_[e]);
+  }
+  // Gradients go straight into the caller's arrays, written or added to.
+  for (size_t k = 0; k < grad_args_.size(); ++k) {
+    const uint32_t e = g.entry_id(heads_[sym_.outputs.size() + k]);
+    external_[e] = true;
+    entry_arrays_[e] = grads_[grad_args_[k]];
+    entry_req_[e] = grad_req_[grad_args_[k]];
+  }
+
+  PlanRequest req;
+  req.external = external_;
+  req.entry_bytes.resize(n);
+  for (size_t e = 0; e < n; ++e)
+    req.entry_bytes[e] = shapes_[e].known() ? size_t(shapes_[e].Size()) * DTypeSize(types_[e]) : 0;
+  for (const auto* list : {&forward_nodes_, &backward_nodes_})
+    for (uint32_t nid : *list) {
+      PlanStep step;
+      for (const auto& in : g[nid].inputs) step.inputs.push_back(g.entry_id(in));
+      for (uint32_t o = 0; o < g[nid].node->num_outputs(); ++o)
+        step.outputs.push_back(g.entry_id(nid, o));
+      step.inplace = InplacePairs(g, nid, shapes_, types_);
+      req.steps.push_back(std::move(step));
+    }
+  plan_ = PlanMemory(req);
+
+  // Blocks: reuse the smallest free shared block that is big enough.
+  std::vector<bool> shared_used(shared_blocks.size(), false);
+  blocks_.clear();
+  for (size_t bytes : plan_.storage_bytes) {
+    size_t best = std::numeric_limits<size_t>::max();
+    for (size_t b = 0; b < shared_blocks.size(); ++b) {
+      const NDArray& s = shared_blocks[b];
+      if (shared_used[b] || !(s.ctx() == ctx_) || s.chunk()->bytes < bytes) continue;
+      if (best == std::numeric_limits<size_t>::max() ||
+          s.chunk()->bytes < shared_blocks[best].chunk()->bytes)
+        best = b;
+    }
+    if (best != std::numeric_limits<size_t>::max()) {
+      shared_used[best] = true;
+      blocks_.push_back(shared_blocks[best]);
+    } else {
+      blocks_.emplace_back(Shape{int64_t(bytes)}, ctx_, DType::kUint8);
+    }
+  }
+  for (size_t e = 0; e < n; ++e) {
+    const int sid = plan_.storage_id[e];
+    if (sid < 0) continue;
+    entry_arrays_[e] = blocks_[sid].AsView(shapes_[e], types_[e]);
+    entry_req_[e] = plan_.inplace[e] ? kWriteInplace : kWriteTo;
+  }
+}
+
+size_t GraphExecutor::num_planned_entries() const {
+  size_t count = 0;
+  for (int sid : plan_.storage_id) count += sid >= 0;
+  return count;
+}
+
+}  // namespace tessera::graph
