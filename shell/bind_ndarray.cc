@@ -13,6 +13,7 @@
 
 #include "bind_context.h"
 #include "bindings.h"
+#include "engine/autograd/autograd.h"
 #include "engine/base/error.h"
 #include "engine/ndarray/format.h"
 #include "engine/ndarray/imperative.h"
@@ -158,13 +159,19 @@ bool PushField(lua_State* L, const NDArray& a, std::string_view k) {
     lua_pushinteger(L, a.ndim());
   } else if (k == "T") {
     InvokeAndPush(L, "transpose", {a}, {});
+  } else if (k == "grad") {
+    NDArray g = autograd::GetGrad(a);
+    if (g.is_none())
+      lua_pushnil(L);
+    else
+      PushNDArray(L, std::move(g), false);
   } else {
     return false;
   }
   return true;
 }
 
-constexpr const char* kFieldNames[] = {"shape", "dtype", "ctx", "context", "size", "ndim", "T"};
+constexpr const char* kFieldNames[] = {"shape", "dtype", "ctx", "context", "size", "ndim", "T", "grad"};
 
 // __index: fields, then methods (upvalue 1), then numbers and tables as
 // indices, then registered ops as methods (a:sum{axis = 1}).

@@ -26,6 +26,9 @@ mx.doc(value, text) -> value. Records `text` as the documentation help(value)
 prints, for any function or table:
   local f = mx.doc(function(x) return 2 * x end, 'f(x) -> twice x')]])
 
+  require('tessera.autograd')(mx)
+  require('tessera.executor')(mx)
+
   local prefix = 'tessera.mx.'
   setmetatable(mx, {
     __index = function(t, k)

@@ -1,0 +1,143 @@
+// mx.autograd: recording imperative calls and differentiating them, plus the
+// NDArray methods attach_grad, backward and detach and the field x.grad.
+// The scoped forms (record(fn), pause(fn), train_mode(fn), predict_mode(fn))
+// are Lua (shell/lua/autograd.lua): they set a mode,
+// call fn, and restore the mode even when fn raises.
+#include <string>
+#include <vector>
+
+#include "bind_ndarray.h"
+#include "bind_symbol.h"
+#include "bindings.h"
+#include "engine/autograd/autograd.h"
+#include "lua_util.h"
+
+namespace tessera::shell {
+namespace {
+
+OpReqType ReqFromName(lua_State* L, int index, const char* what) {
+  if (lua_isnoneornil(L, index)) return kWriteTo;
+  const std::string r = luaL_checkstring(L, index);
+  if (r == "write") return kWriteTo;
+  if (r == "add") return kAddTo;
+  if (r == "null") return kNullOp;
+  luaL_error(L, "%s: grad_req must be 'write', 'add' or 'null', got '%s'", what, r.c_str());
+  return kNullOp;
+}
+
+int SetRecording(lua_State* L) {
+  lua_pushboolean(L, autograd::SetRecording(lua_toboolean(L, 1)));
+  return 1;
+}
+int SetTraining(lua_State* L) {
+  lua_pushboolean(L, autograd::SetTraining(lua_toboolean(L, 1)));
+  return 1;
+}
+int IsRecording(lua_State* L) {
+  lua_pushboolean(L, autograd::IsRecording());
+  return 1;
+}
+int IsTraining(lua_State* L) {
+  lua_pushboolean(L, autograd::IsTraining());
+  return 1;
+}
+
+// A single NDArray or a list of them (nil entries allowed for head grads).
+std::vector<NDArray> ArrayList(lua_State* L, int index, const char* what) {
+  std::vector<NDArray> out;
+  if (lua_isnoneornil(L, index)) return out;
+  if (NDArray* a = nd::ToNDArray(L, index)) return {*a};
+  luaL_checktype(L, index, LUA_TTABLE);
+  const int n = static_cast<int>(lua_objlen(L, index));
+  for (int i = 1; i <= n; ++i) {
+    lua_rawgeti(L, index, i);
+    out.push_back(nd::CheckNDArray(L, -1, what));
+    lua_pop(L, 1);
+  }
+  return out;
+}
+
+// mx.autograd.backward(heads, head_grads, retain_graph, train_mode)
+int Backward(lua_State* L) {
+  const std::vector<NDArray> heads = ArrayList(L, 1, "backward");
+  const std::vector<NDArray> grads = ArrayList(L, 2, "backward (head_grads)");
+  const bool retain = lua_toboolean(L, 3);
+  const bool train = lua_isnoneornil(L, 4) ? true : lua_toboolean(L, 4);
+  autograd::Backward(heads, grads, retain, train);
+  return 0;
+}
+
+// x:backward(head_grad, retain_graph, train_mode)
+int NDBackward(lua_State* L) {
+  NDArray& y = nd::CheckNDArray(L, 1, "backward");
+  std::vector<NDArray> grads;
+  if (!lua_isnoneornil(L, 2)) grads.push_back(nd::CheckNDArray(L, 2, "backward (head_grad)"));
+  const bool train = lua_isnoneornil(L, 4) ? true : lua_toboolean(L, 4);
+  autograd::Backward({y}, grads, lua_toboolean(L, 3), train);
+  return 0;
+}
+
+int AttachGrad(lua_State* L) {
+  NDArray& x = nd::CheckNDArray(L, 1, "attach_grad");
+  autograd::AttachGrad(&x, ReqFromName(L, 2, "attach_grad"));
+  lua_settop(L, 1);
+  return 1;
+}
+
+int Detach(lua_State* L) {
+  nd::PushNDArray(L, nd::CheckNDArray(L, 1, "detach").Detach(), false);
+  return 1;
+}
+
+int GetSymbol(lua_State* L) {
+  sym::PushSymbol(L, autograd::GetSymbol(nd::CheckNDArray(L, 1, "get_symbol")));
+  return 1;
+}
+
+void Open(lua_State* L, int mx) {
+  lua_newtable(L);
+  const int ag = lua_gettop(L);
+  SetDoc(L, ag,
+         "mx.autograd: record(fn), pause(fn), train_mode(fn), predict_mode(fn), is_recording(), "
+         "is_training(), backward(heads, head_grads, retain_graph), get_symbol(y); with "
+         "x:attach_grad(req), x.grad, y:backward(), x:detach().");
+  SetFunctions(
+      L, ag,
+      {{"set_recording", Guarded<SetRecording>,
+        "mx.autograd.set_recording(on) -> the previous state"},
+       {"set_training", Guarded<SetTraining>,
+        "mx.autograd.set_training(on) -> the previous state"},
+       {"is_recording", Guarded<IsRecording>,
+        "mx.autograd.is_recording() -> true inside record"},
+       {"is_training", Guarded<IsTraining>,
+        "mx.autograd.is_training() -> true inside record (by default) or train_mode"},
+       {"backward", Guarded<Backward>,
+        "mx.autograd.backward({heads}, {head_grads}, retain_graph, train_mode) -> gradients "
+        "into the buffers of every attached array the heads depend on (head_grads nil: ones)"},
+       {"get_symbol", Guarded<GetSymbol>,
+        "mx.autograd.get_symbol(y) -> the recorded computation of y as a Symbol"}});
+  lua_setfield(L, mx, "autograd");
+
+  // The NDArray methods (the methods table is the __index of the metatable's
+  // public stand-in).
+  luaL_getmetatable(L, nd::kNDArrayMeta);
+  lua_getfield(L, -1, "__metatable");
+  lua_getfield(L, -1, "__index");
+  SetFunctions(
+      L, lua_gettop(L),
+      {{"attach_grad", Guarded<AttachGrad>,
+        "x:attach_grad(grad_req) -> x, with a zero gradient buffer x.grad; grad_req 'write' "
+        "(default), 'add' (backward accumulates) or 'null'"},
+       {"backward", Guarded<NDBackward>,
+        "y:backward(head_grad, retain_graph, train_mode) -> gradients of y (head_grad nil: "
+        "ones) into the attached arrays it depends on"},
+       {"detach", Guarded<Detach>,
+        "x:detach() -> the same values, cut from the recorded graph"}});
+  lua_pop(L, 3);
+}
+
+}  // namespace
+
+TESSERA_SHELL_BINDING(autograd, 60, Open);
+
+}  // namespace tessera::shell

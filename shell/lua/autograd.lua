@@ -1,0 +1,41 @@
+-- The scoped forms of mx.autograd: each sets a mode, calls fn, and restores
+-- the mode even when fn raises; they return what fn returns.
+local help = require 'tessera.help'
+
+local unpack = unpack or table.unpack
+
+local function scoped(set_rec, rec, set_train, train, fn, ...)
+  assert(type(fn) == 'function', 'expected a function to run')
+  local old_rec = set_rec and set_rec(rec)
+  local old_train = set_train and set_train(train)
+  local res = { pcall(fn, ...) }
+  if set_train then set_train(old_train) end
+  if set_rec then set_rec(old_rec) end
+  if not res[1] then error(res[2], 0) end
+  return unpack(res, 2, table.maxn(res))
+end
+
+return function(mx)
+  local ag = mx.autograd
+  local set_rec, set_train = ag.set_recording, ag.set_training
+
+  ag.record = help.doc(function(fn, train_mode)
+    if train_mode == nil then train_mode = true end
+    return scoped(set_rec, true, set_train, train_mode, fn)
+  end, [[
+mx.autograd.record(fn, train_mode) -> what fn returns. NDArray calls inside fn
+are recorded for y:backward(); train_mode (default true) runs them in training
+mode (Dropout drops, BatchNorm uses batch statistics).
+  x:attach_grad()
+  local y = mx.autograd.record(function() return (x * x):sum() end)
+  y:backward(); print(x.grad)]])
+  ag.pause = help.doc(function(fn, train_mode)
+    return scoped(set_rec, false, set_train, train_mode or false, fn)
+  end, 'mx.autograd.pause(fn, train_mode) -> runs fn without recording (inside record)')
+  ag.train_mode = help.doc(function(fn)
+    return scoped(nil, nil, set_train, true, fn)
+  end, 'mx.autograd.train_mode(fn) -> runs fn with ops in training mode')
+  ag.predict_mode = help.doc(function(fn)
+    return scoped(nil, nil, set_train, false, fn)
+  end, 'mx.autograd.predict_mode(fn) -> runs fn with ops in inference mode')
+end

@@ -1,0 +1,147 @@
+-- sym:simple_bind{...}, sym:bind{...} and the Executor object over the C++
+-- executor (shell/bind_executor.cc). The arrays an executor holds are fixed
+-- at bind time, so exe.outputs, exe.arg_dict, exe.grad_dict and exe.aux_dict
+-- are plain tables of those arrays; forward writes them in place.
+local help = require 'tessera.help'
+
+return function(mx)
+  local Executor = {}
+  Executor.__index = Executor
+  Executor.__name = 'Executor'
+
+  local function names_text(list)
+    return table.concat(list, ', ')
+  end
+
+  local function wrap(handle, sym)
+    local self = setmetatable({ _handle = handle, _symbol = sym }, Executor)
+    self.outputs = handle:outputs()
+    self.arg_arrays = handle:arg_arrays()
+    self.grad_arrays = handle:grad_arrays()
+    self.aux_arrays = handle:aux_arrays()
+    self.arg_dict, self.grad_dict, self.aux_dict, self.output_dict = {}, {}, {}, {}
+    for i, name in ipairs(sym:list_arguments()) do
+      self.arg_dict[name] = self.arg_arrays[i]
+      if self.grad_arrays[i] then self.grad_dict[name] = self.grad_arrays[i] end
+    end
+    for i, name in ipairs(sym:list_auxiliary_states()) do self.aux_dict[name] = self.aux_arrays[i] end
+    for i, name in ipairs(sym:list_outputs()) do self.output_dict[name] = self.outputs[i] end
+    return self
+  end
+
+  function Executor:forward(opts)
+    opts = opts or {}
+    for k, v in pairs(opts) do
+      if k ~= 'is_train' then
+        local dst = self.arg_dict[k]
+        if not dst then
+          error("forward: '" .. tostring(k) .. "' is not an argument (arguments: "
+            .. names_text(self._symbol:list_arguments()) .. ')', 2)
+        end
+        if not mx.nd.is_ndarray(v) then v = mx.nd.array(v, { dtype = dst.dtype }) end
+        v:copyto(dst)
+      end
+    end
+    self._handle:forward(opts.is_train and true or false)
+    return self.outputs
+  end
+
+  function Executor:backward(out_grads)
+    self._handle:backward(out_grads)
+  end
+
+  function Executor:reshape(opts)
+    local shapes = {}
+    for k, v in pairs(opts or {}) do
+      if k ~= 'partial_shaping' and k ~= 'allow_up_sizing' then shapes[k] = v end
+    end
+    return wrap(self._handle:reshape(shapes), self._symbol)
+  end
+
+  function Executor:copy_params_from(arg_params, aux_params, allow_extra_params)
+    local function copy(params, dict, what)
+      for name, arr in pairs(params or {}) do
+        local dst = dict[name]
+        if dst then
+          if arr.dtype ~= dst.dtype then arr = arr:astype(dst.dtype) end
+          arr:copyto(dst)
+        elseif not allow_extra_params then
+          error('copy_params_from: ' .. what .. " '" .. name .. "' is not in the executor", 2)
+        end
+      end
+    end
+    copy(arg_params, self.arg_dict, 'argument')
+    copy(aux_params, self.aux_dict, 'auxiliary state')
+  end
+
+  function Executor:debug_str() return self._handle:debug_str() end
+  function Executor:memory_bytes() return self._handle:memory_bytes() end
+  Executor.__tostring = function(self)
+    return '<Executor ' .. names_text(self._symbol:list_outputs()) .. '>'
+  end
+
+  local function in_order(sym, given, list, what)
+    if given == nil then return nil end
+    if given[1] ~= nil or next(given) == nil then return given end
+    local out = {}
+    for i, name in ipairs(list) do
+      out[i] = given[name] or false
+    end
+    for name in pairs(given) do
+      local known = false
+      for _, n in ipairs(list) do known = known or n == name end
+      if not known then
+        error(what .. ": '" .. tostring(name) .. "' is not in the symbol (" .. names_text(list) .. ')', 3)
+      end
+    end
+    return out
+  end
+
+  local methods = getmetatable(mx.sym.Variable('_')).__index
+
+  methods.simple_bind = help.doc(function(self, opts)
+    opts = opts or {}
+    local shapes, reqs, default = {}, nil, 'write'
+    local gr = opts.grad_req
+    -- A table names the arguments with gradients; the rest get none (MXNet).
+    if type(gr) == 'string' then default = gr elseif type(gr) == 'table' then reqs, default = gr, 'null' end
+    for k, v in pairs(opts) do
+      if k ~= 'ctx' and k ~= 'grad_req' and k ~= 'type_dict' and k ~= 'stype_dict' then
+        shapes[k] = v
+      end
+    end
+    return wrap(mx.sym._simple_bind(self, opts.ctx or mx.cpu(), shapes, opts.type_dict, reqs,
+      default), self)
+  end, [[
+s:simple_bind{ctx = mx.cpu(), grad_req = 'write' | 'add' | 'null' | {name = req},
+  type_dict = {name = 'float32'}, <name> = shape, ...} -> an Executor with every
+argument, gradient and auxiliary state allocated from the shapes given (the rest
+inferred). exe:forward{is_train = true, data = x}, exe:backward(out_grads),
+exe.outputs, exe.arg_dict, exe.grad_dict, exe.aux_dict, exe:reshape{...},
+exe:copy_params_from(args, aux), exe:debug_str().]])
+
+  methods.bind = help.doc(function(self, opts)
+    opts = opts or {}
+    local args_list = self:list_arguments()
+    local args = in_order(self, opts.args, args_list, 'bind (args)')
+    if not args then error('bind: args = {arrays} is required', 2) end
+    local grads = in_order(self, opts.args_grad, args_list, 'bind (args_grad)')
+    local reqs
+    local gr = opts.grad_req or 'write'
+    if grads then
+      reqs = {}
+      for i, name in ipairs(args_list) do
+        local r = type(gr) == 'string' and gr or (gr[name] or gr[i] or 'null')
+        if not grads[i] then r = 'null' end
+        reqs[i] = r
+      end
+    end
+    local aux = in_order(self, opts.aux_states, self:list_auxiliary_states(), 'bind (aux_states)')
+    return wrap(mx.sym._bind(self, opts.ctx or mx.cpu(), args, grads, reqs, aux), self)
+  end, [[
+s:bind{ctx = mx.cpu(), args = {arrays} | {name = array}, args_grad = ..., grad_req =
+  'write' | 'add' | 'null' | {name = req}, aux_states = ...} -> an Executor on the
+arrays given (no args_grad: no gradients).]])
+
+  mx.Executor = Executor
+end

@@ -1,0 +1,141 @@
+-- Every operator with a gradient rule against central differences, through
+-- the executor (grad_req write, add and null) and through autograd (write
+-- and add). A new op with a gradient and no case here fails the coverage test.
+
+local tu = mx.test_utils
+local U = {2, 3}
+
+-- Deterministic values in [lo, hi).
+local seed = 12345
+local function values(n, lo, hi)
+  local t = {}
+  for i = 1, n do
+    seed = (seed * 1103515245 + 12345) % 2147483648
+    t[i] = lo + (hi - lo) * seed / 2147483648
+  end
+  return t
+end
+
+local function input(spec)
+  local shape = spec[1]
+  local n = 1
+  for _, d in ipairs(shape) do n = n * d end
+  local v = spec.values or values(n, spec[2] or -1, spec[3] or 1)
+  return mx.nd.array(v, {dtype = 'float64'}):reshape(shape)
+end
+
+local pos = {0.5, 1.5}
+local unit = {-0.8, 0.8}
+local function u(lo, hi) return {U, lo, hi} end
+
+-- op = {inputs, params, grad = input positions checked (default all)}
+local cases = {
+  Cast = {{u()}, {dtype = 'float64'}},
+  zeros_like = {{u()}}, ones_like = {{u()}},
+  concat = {{{{2, 3}}, {{2, 2}}}, {dim = 2}},
+  stack = {{u(), u()}, {axis = 1}},
+  split = {{{{2, 4}}}, {num_outputs = 2, axis = 2}},
+  dot = {{{{2, 3}}, {{3, 4}}}},
+  batch_dot = {{{{2, 2, 3}}, {{2, 3, 2}}}},
+  elemwise_add = {{u(), u()}}, elemwise_sub = {{u(), u()}},
+  elemwise_mul = {{u(), u()}}, elemwise_div = {{u(), u(0.5, 1.5)}},
+  broadcast_add = {{u(), {{1, 3}}}}, broadcast_sub = {{u(), {{1, 3}}}},
+  broadcast_mul = {{u(), {{1, 3}}}}, broadcast_div = {{u(), {{1, 3}, 0.5, 1.5}}},
+  broadcast_mod = {{u(0.1, 0.9), {{1, 3}, 1.1, 1.9}}},
+  broadcast_power = {{u(0.5, 1.5), {{1, 3}}}},
+  broadcast_maximum = {{u(), {{1, 3}}}}, broadcast_minimum = {{u(), {{1, 3}}}},
+  broadcast_hypot = {{u(0.2, 1), {{1, 3}, 0.2, 1}}},
+  add_n = {{u(), u(), u()}, {num_args = 3}},
+  _plus_scalar = {{u()}, {scalar = 0.5}}, _minus_scalar = {{u()}, {scalar = 0.5}},
+  _rminus_scalar = {{u()}, {scalar = 0.5}}, _mul_scalar = {{u()}, {scalar = 3}},
+  _div_scalar = {{u()}, {scalar = 3}}, _rdiv_scalar = {{u(0.5, 1.5)}, {scalar = 2}},
+  _mod_scalar = {{u(0.1, 1.9)}, {scalar = 2}}, _rmod_scalar = {{u(0.7, 0.95)}, {scalar = 2}},
+  _power_scalar = {{u(0.5, 1.5)}, {scalar = 3}}, _rpower_scalar = {{u()}, {scalar = 2}},
+  _maximum_scalar = {{u()}, {scalar = 0.05}}, _minimum_scalar = {{u()}, {scalar = 0.05}},
+  _hypot_scalar = {{u()}, {scalar = 0.5}},
+  identity = {{u()}}, negative = {{u()}}, square = {{u()}}, abs = {{u(0.1, 1)}},
+  relu = {{{U, values = {-0.9, -0.2, 0.3, 0.7, -0.5, 0.6}}}},
+  sign = {{u(0.1, 1)}}, floor = {{u(0.1, 0.4)}}, ceil = {{u(0.1, 0.4)}},
+  round = {{u(0.1, 0.4)}}, rint = {{u(0.1, 0.4)}}, trunc = {{u(0.1, 0.4)}},
+  fix = {{u(0.1, 0.4)}}, logical_not = {{u(0.1, 0.9)}},
+  reciprocal = {{u(0.5, 1.5)}}, sqrt = {{u(0.5, 1.5)}}, rsqrt = {{u(0.5, 1.5)}},
+  cbrt = {{u(0.5, 1.5)}}, exp = {{u()}}, expm1 = {{u()}}, log = {{u(0.5, 1.5)}},
+  log1p = {{u(0.5, 1.5)}}, log2 = {{u(0.5, 1.5)}}, log10 = {{u(0.5, 1.5)}},
+  sin = {{u()}}, cos = {{u()}}, tan = {{u()}}, arcsin = {{u(-0.8, 0.8)}},
+  arccos = {{u(-0.8, 0.8)}}, arctan = {{u()}}, sinh = {{u()}}, cosh = {{u()}}, tanh = {{u()}},
+  arcsinh = {{u()}}, arccosh = {{u(1.2, 2)}}, arctanh = {{u(-0.8, 0.8)}},
+  sigmoid = {{u()}}, softsign = {{u()}}, erf = {{u()}}, gamma = {{u(0.5, 2)}},
+  gammaln = {{u(0.5, 2)}}, clip = {{u()}, {a_min = -0.5, a_max = 0.5}},
+  take = {{{{4, 3}}, {{2}, values = {3, 1}}}, {}, grad = {1}},
+  pick = {{{{3, 4}}, {{3}, values = {0, 3, 2}}}, {axis = 2}, grad = {1}},
+  gather_nd = {{{{3, 4}}, {{2, 2}, values = {0, 2, 1, 3}}}, {}, grad = {1}},
+  where = {{{U, values = {1, 0, 1, 1, 0, 0}}, u(), u()}, {}, grad = {2, 3}},
+  one_hot = {{{{3}, values = {0.3, 1.3, 2.3}}}, {depth = 4}},
+  quadratic = {{u()}, {a = 1, b = 2, c = 3}},
+  argmax = {{u()}, {axis = 2}}, argmin = {{u()}, {axis = 2}},
+  norm = {{u()}}, sum = {{u()}, {axis = 2}}, mean = {{u()}, {axis = 1}},
+  prod = {{u(0.5, 1.5)}, {axis = 2}}, nansum = {{u()}, {axis = 2}},
+  nanprod = {{u(0.5, 1.5)}, {axis = 2}}, max = {{u()}, {axis = 2}}, min = {{u()}, {axis = 2}},
+  broadcast_to = {{{{1, 3}}}, {shape = {2, 3}}},
+  broadcast_like = {{{{1, 3}}, u()}, {}, grad = {1}},
+  reshape = {{u()}, {shape = {3, 2}}}, flatten = {{{{2, 3, 2}}}},
+  expand_dims = {{u()}, {axis = 2}}, squeeze = {{{{2, 1, 3}}}},
+  tile = {{u()}, {reps = {2, 1}}}, ['repeat'] = {{u()}, {repeats = 2, axis = 1}},
+  flip = {{u()}, {axis = 2}}, transpose = {{u()}},
+  slice = {{{{3, 4}}}, {begin = {0, 1}, ['end'] = {2, 3}}},
+  slice_axis = {{{{3, 4}}}, {axis = 2, begin = 1, ['end'] = 3}},
+  slice_like = {{{{3, 4}}, u()}, {}, grad = {1}},
+  smooth_l1 = {{u(-2, 2)}, {scalar = 1}},
+  softmax = {{u()}, {axis = -1}}, log_softmax = {{u()}, {axis = -1}},
+  softmin = {{u()}, {axis = 2}},
+  sort = {{u()}, {axis = 2}}, argsort = {{u()}, {axis = 2}},
+  topk = {{u()}, {axis = 2, k = 2, ret_typ = 'value'}},
+  SwapAxis = {{{{2, 3, 2}}}, {dim1 = 1, dim2 = 3}},
+}
+-- Comparison and logical ops: zero gradients, inputs away from ties.
+for _, name in ipairs({'equal', 'not_equal', 'greater', 'greater_equal', 'lesser',
+    'lesser_equal', 'logical_and', 'logical_or', 'logical_xor'}) do
+  cases['broadcast_' .. name] = {{u(0.1, 0.4), {{1, 3}, 0.6, 0.9}}}
+  cases['_' .. name .. '_scalar'] = {{u(0.1, 0.4)}, {scalar = 0.5}}
+end
+
+local function setup(name)
+  local c = cases[name]
+  local inputs, vars, grad_names = {}, {}, {}
+  for i, spec in ipairs(c[1]) do
+    inputs[i] = input(spec)
+    vars[i] = mx.sym.Variable('in' .. i)
+  end
+  for _, i in ipairs(c.grad or {}) do grad_names[#grad_names + 1] = 'in' .. i end
+  local params = {}
+  for k, v in pairs(c[2] or {}) do params[k] = v end
+  local sym = mx.sym[name](vars, params)
+  local fn = function(...) return mx.nd[name]({...}, params) end
+  return sym, fn, inputs, c.grad and grad_names or nil, c.grad
+end
+
+test('every operator with a gradient rule has a case here', function()
+  local missing = {}
+  for _, name in ipairs(mx.sym._ops_with_gradient()) do
+    if not cases[name] then missing[#missing + 1] = name end
+  end
+  assert_eq(missing, {})
+end)
+
+local names = {}
+for name in pairs(cases) do names[#names + 1] = name end
+table.sort(names)
+for _, name in ipairs(names) do
+  test('gradient of ' .. name .. ' through the executor', function()
+    local sym, _, inputs, grad_names = setup(name)
+    for _, req in ipairs({'write', 'add', 'null'}) do
+      tu.check_numeric_gradient(sym, inputs, {grad_req = req, grad_nodes = grad_names})
+    end
+  end)
+  test('gradient of ' .. name .. ' through autograd', function()
+    local _, fn, inputs, _, grad_pos = setup(name)
+    for _, req in ipairs({'write', 'add'}) do
+      tu.check_autograd_gradient(fn, inputs, {grad_req = req, grad_nodes = grad_pos})
+    end
+  end)
+end
