@@ -105,10 +105,8 @@ void Open(lua_State* L, int mx) {
       L, ag,
       {{"set_recording", Guarded<SetRecording>,
         "mx.autograd.set_recording(on) -> the previous state"},
-       {"set_training", Guarded<SetTraining>,
-        "mx.autograd.set_training(on) -> the previous state"},
-       {"is_recording", Guarded<IsRecording>,
-        "mx.autograd.is_recording() -> true inside record"},
+       {"set_training", Guarded<SetTraining>, "mx.autograd.set_training(on) -> the previous state"},
+       {"is_recording", Guarded<IsRecording>, "mx.autograd.is_recording() -> true inside record"},
        {"is_training", Guarded<IsTraining>,
         "mx.autograd.is_training() -> true inside record (by default) or train_mode"},
        {"backward", Guarded<Backward>,
@@ -131,8 +129,7 @@ void Open(lua_State* L, int mx) {
        {"backward", Guarded<NDBackward>,
         "y:backward(head_grad, retain_graph, train_mode) -> gradients of y (head_grad nil: "
         "ones) into the attached arrays it depends on"},
-       {"detach", Guarded<Detach>,
-        "x:detach() -> the same values, cut from the recorded graph"}});
+       {"detach", Guarded<Detach>, "x:detach() -> the same values, cut from the recorded graph"}});
   lua_pop(L, 3);
 }
 

@@ -89,7 +89,8 @@ int Bind(lua_State* L) {
   const Context ctx = CheckContext(L, 2, "bind");
   const int n_args = static_cast<int>(s.ListArguments().size());
   std::vector<NDArray> args = ArrayList(L, 3, "bind (args)");
-  std::vector<NDArray> grads = ArrayList(L, 4, "bind (args_grad)", lua_isnoneornil(L, 4) ? -1 : n_args);
+  std::vector<NDArray> grads =
+      ArrayList(L, 4, "bind (args_grad)", lua_isnoneornil(L, 4) ? -1 : n_args);
   std::vector<OpReqType> reqs;
   if (!lua_isnoneornil(L, 5)) {
     luaL_checktype(L, 5, LUA_TTABLE);

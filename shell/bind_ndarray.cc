@@ -171,7 +171,8 @@ bool PushField(lua_State* L, const NDArray& a, std::string_view k) {
   return true;
 }
 
-constexpr const char* kFieldNames[] = {"shape", "dtype", "ctx", "context", "size", "ndim", "T", "grad"};
+constexpr const char* kFieldNames[] = {"shape", "dtype", "ctx", "context",
+                                       "size",  "ndim",  "T",   "grad"};
 
 // __index: fields, then methods (upvalue 1), then numbers and tables as
 // indices, then registered ops as methods (a:sum{axis = 1}).
