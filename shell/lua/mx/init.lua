@@ -1,0 +1,122 @@
+-- mx.init: parameter initializers. An initializer is called as
+-- init(name, array) and fills the array in place, choosing by MXNet's name
+-- rules: *weight -> the initializer's own rule, *bias and *beta -> 0,
+-- *gamma -> 1, *moving_mean -> 0, *moving_var -> 1, *moving_inv_var -> 0,
+-- *moving_avg -> 0; a variable's __init__ attribute (from mx.init.Constant
+-- and friends' :dumps()) overrides the rule.
+local help = require 'tessera.help'
+
+return function(mx)
+  local M = {}
+
+  local Initializer = {}
+  Initializer.__index = Initializer
+  Initializer.__call = function(self, name, arr) return self:init(name, arr) end
+
+  local function fill(arr, value)
+    mx.nd.full(arr.shape, value, { dtype = arr.dtype, ctx = arr.ctx, out = arr })
+  end
+  local function uniform(arr, lo, hi)
+    mx.nd.random.uniform(lo, hi, arr.shape, { dtype = arr.dtype, ctx = arr.ctx, out = arr })
+  end
+  local function normal(arr, sigma)
+    mx.nd.random.normal(0, sigma, arr.shape, { dtype = arr.dtype, ctx = arr.ctx, out = arr })
+  end
+
+  local function ends(name, suffix) return name:sub(- #suffix) == suffix end
+
+  function Initializer:init(name, arr)
+    if type(name) ~= 'string' or not mx.nd.is_ndarray(arr) then
+      error('initializer: call as init(name, array)', 3)
+    end
+    if ends(name, 'moving_mean') or ends(name, 'moving_inv_var') or ends(name, 'moving_avg')
+        or ends(name, 'bias') or ends(name, 'beta') then
+      fill(arr, 0)
+    elseif ends(name, 'moving_var') or ends(name, 'gamma') then
+      fill(arr, 1)
+    elseif ends(name, 'weight') then
+      self:init_weight(name, arr)
+    elseif self.init_default then
+      self:init_default(name, arr)
+    else
+      error("initializer: no rule for parameter '" .. name .. "' (names end in weight, bias, "
+        .. 'gamma, beta, moving_mean or moving_var; use mx.init.Constant or name it so)', 3)
+    end
+    return arr
+  end
+
+  local function class(init_weight, fields)
+    local c = setmetatable({}, { __index = Initializer })
+    c.__index = c
+    c.__call = Initializer.__call
+    c.init_weight = init_weight
+    return function(opts)
+      local self = setmetatable({}, c)
+      for k, v in pairs(fields(opts or {})) do self[k] = v end
+      return self
+    end
+  end
+
+  M.Uniform = class(function(self, _, arr) uniform(arr, -self.scale, self.scale) end,
+    function(o) return { scale = type(o) == 'number' and o or (o.scale or 0.07) } end)
+  M.Normal = class(function(self, _, arr) normal(arr, self.sigma) end,
+    function(o) return { sigma = type(o) == 'number' and o or (o.sigma or 0.01) } end)
+  M.Zero = class(function(_, _, arr) fill(arr, 0) end, function() return {} end)
+  M.One = class(function(_, _, arr) fill(arr, 1) end, function() return {} end)
+  M.Constant = class(function(self, _, arr) fill(arr, self.value) end,
+    function(o) return { value = type(o) == 'number' and o or (o.value or 0) } end)
+
+  -- Xavier: scale = sqrt(magnitude / factor), factor from fan-in/out with
+  -- the trailing (kernel) dimensions counted in, as MXNet.
+  local function xavier_weight(self, name, arr)
+    local s = arr.shape
+    if #s < 2 then
+      error(("Xavier: '%s' has shape {%s}; it needs at least 2 dimensions"):format(name,
+        table.concat(s, ', ')), 4)
+    end
+    local hw = 1
+    for i = 3, #s do hw = hw * s[i] end
+    local fan_in, fan_out = s[2] * hw, s[1] * hw
+    local factor = ({ avg = (fan_in + fan_out) / 2, ['in'] = fan_in, out = fan_out })[self.factor_type]
+    local scale = math.sqrt(self.magnitude / factor)
+    if self.rnd_type == 'uniform' then uniform(arr, -scale, scale) else normal(arr, scale) end
+  end
+  local function xavier_fields(o)
+    local f = { rnd_type = o.rnd_type or 'uniform', factor_type = o.factor_type or 'avg',
+      magnitude = o.magnitude or 3 }
+    if f.rnd_type ~= 'uniform' and f.rnd_type ~= 'gaussian' then
+      error("Xavier: rnd_type must be 'uniform' or 'gaussian'", 3)
+    end
+    if f.factor_type ~= 'avg' and f.factor_type ~= 'in' and f.factor_type ~= 'out' then
+      error("Xavier: factor_type must be 'avg', 'in' or 'out'", 3)
+    end
+    return f
+  end
+  M.Xavier = class(xavier_weight, xavier_fields)
+  M.MSRAPrelu = class(xavier_weight, function(o)
+    local slope = o.slope or 0.25
+    return xavier_fields { rnd_type = 'gaussian', factor_type = o.factor_type or 'avg',
+      magnitude = 2 / (1 + slope * slope) }
+  end)
+
+  -- Mixed: the first pattern that matches the name picks the initializer.
+  function M.Mixed(patterns, inits)
+    local self = setmetatable({}, Initializer)
+    function self:init(name, arr)
+      for i, p in ipairs(patterns) do
+        if name:match(p) then return inits[i](name, arr) end
+      end
+      error("Mixed: no pattern matches parameter '" .. name .. "'", 3)
+    end
+    return self
+  end
+
+  M.Initializer = Initializer
+  help.doc(M, [[
+mx.init: Uniform{scale = 0.07}, Normal{sigma = 0.01}, Xavier{rnd_type =
+'uniform' | 'gaussian', factor_type = 'avg' | 'in' | 'out', magnitude = 3},
+MSRAPrelu{factor_type, slope = 0.25}, Zero(), One(), Constant{value}, Mixed(
+{patterns}, {inits}). init(name, array) fills the array by MXNet's name rules:
+weights by the initializer, bias/beta/moving_mean 0, gamma/moving_var 1.]])
+  return M
+end

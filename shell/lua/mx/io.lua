@@ -1,0 +1,366 @@
+-- mx.io: data iterators. The protocol (MXNet's DataIter):
+--   it:reset()                  back to the first batch
+--   it:next() -> DataBatch|nil  {data = {NDArray}, label = {NDArray}, pad = n}
+--   it.provide_data, it.provide_label   {{name =, shape =}, ...}
+--   for batch in it:batches() do ... end   (reset, then every batch)
+-- Batches are gathered with `take` on the engine, so the copy of the next
+-- batch overlaps the work on the current one; PrefetchingIter asks for it
+-- one batch ahead.
+local help = require 'tessera.help'
+
+return function(mx)
+  local M = {}
+
+  local DataIter = {}
+  DataIter.__index = DataIter
+
+  function DataIter:batches()
+    self:reset()
+    return function() return self:next() end
+  end
+
+  -- A Lua LCG, so shuffles repeat for a seed and never touch math.random.
+  local function rng(seed)
+    local s = (seed or 0) % 2147483648
+    return function(n)  -- integer in [1, n]
+      s = (s * 1103515245 + 12345) % 2147483648
+      return 1 + math.floor(s / 2147483648 * n)
+    end
+  end
+
+  local function as_named(v, default_name, what)
+    if v == nil then return {} end
+    if mx.nd.is_ndarray(v) then return { { name = default_name, array = v } } end
+    if type(v) ~= 'table' then error(what .. ': expected an NDArray or a table of them', 3) end
+    local out = {}
+    if v[1] ~= nil then
+      for i, a in ipairs(v) do
+        out[i] = { name = (#v == 1) and default_name or (default_name .. (i - 1)), array = a }
+      end
+    else
+      local names = {}
+      for k in pairs(v) do names[#names + 1] = k end
+      table.sort(names)
+      for _, k in ipairs(names) do out[#out + 1] = { name = k, array = v[k] } end
+    end
+    for _, e in ipairs(out) do
+      if not mx.nd.is_ndarray(e.array) then
+        e.array = mx.nd.array(e.array)
+      end
+    end
+    return out
+  end
+
+  local function shape_with_batch(a, batch)
+    local s = { batch }
+    for i = 2, #a.shape do s[i] = a.shape[i] end
+    return s
+  end
+
+  local NDArrayIter = setmetatable({}, { __index = DataIter })
+  NDArrayIter.__index = NDArrayIter
+
+  function M.NDArrayIter(opts)
+    opts = opts or {}
+    local self = setmetatable({}, NDArrayIter)
+    self.data = as_named(opts.data, opts.data_name or 'data', 'NDArrayIter data')
+    self.label = as_named(opts.label, opts.label_name or 'softmax_label', 'NDArrayIter label')
+    if #self.data == 0 then error('NDArrayIter: data is required', 2) end
+    self.batch_size = opts.batch_size or 1
+    self.shuffle = opts.shuffle or false
+    self.last_batch_handle = opts.last_batch_handle or 'pad'
+    if self.last_batch_handle ~= 'pad' and self.last_batch_handle ~= 'discard'
+        and self.last_batch_handle ~= 'roll_over' then
+      error("NDArrayIter: last_batch_handle must be 'pad', 'discard' or 'roll_over', got '"
+        .. tostring(self.last_batch_handle) .. "'", 2)
+    end
+    self.num_data = self.data[1].array.shape[1]
+    for _, e in ipairs(self.data) do
+      if e.array.shape[1] ~= self.num_data then
+        error(('NDArrayIter: %s has %d rows, %s has %d'):format(self.data[1].name, self.num_data,
+          e.name, e.array.shape[1]), 2)
+      end
+    end
+    for _, e in ipairs(self.label) do
+      if e.array.shape[1] ~= self.num_data then
+        error(('NDArrayIter: label %s has %d rows for %d data rows'):format(e.name,
+          e.array.shape[1], self.num_data), 2)
+      end
+    end
+    if self.batch_size < 1 then error('NDArrayIter: batch_size must be at least 1', 2) end
+    if self.last_batch_handle == 'discard' and self.num_data < self.batch_size then
+      error(('NDArrayIter: %d rows make no batch of %d (last_batch_handle discard)'):format(
+        self.num_data, self.batch_size), 2)
+    end
+    self.provide_data, self.provide_label = {}, {}
+    for i, e in ipairs(self.data) do
+      self.provide_data[i] = { name = e.name, shape = shape_with_batch(e.array, self.batch_size),
+        dtype = e.array.dtype }
+    end
+    for i, e in ipairs(self.label) do
+      self.provide_label[i] = { name = e.name, shape = shape_with_batch(e.array, self.batch_size),
+        dtype = e.array.dtype }
+    end
+    self.rand = rng(opts.seed or 0)
+    self.carry = {}  -- roll_over: rows left from the last epoch
+    self:reset()
+    return self
+  end
+
+  function NDArrayIter:reset()
+    local order = {}
+    for i = 1, self.num_data do order[i] = i - 1 end
+    if self.shuffle then
+      for i = self.num_data, 2, -1 do
+        local j = self.rand(i)
+        order[i], order[j] = order[j], order[i]
+      end
+    end
+    if self.last_batch_handle == 'roll_over' and #self.carry > 0 then
+      local merged = {}
+      for _, v in ipairs(self.carry) do merged[#merged + 1] = v end
+      for _, v in ipairs(order) do merged[#merged + 1] = v end
+      order = merged
+      self.carry = {}
+    end
+    self.order = order
+    self.cursor = 0
+  end
+
+  local function gather(entries, idx)
+    local out = {}
+    for i, e in ipairs(entries) do out[i] = mx.nd.take(e.array, idx, { axis = 1 }) end
+    return out
+  end
+
+  function NDArrayIter:next()
+    local n, b = #self.order, self.batch_size
+    if self.cursor >= n then return nil end
+    local left = n - self.cursor
+    local pad = 0
+    if left < b then
+      if self.last_batch_handle == 'discard' then
+        self.cursor = n
+        return nil
+      elseif self.last_batch_handle == 'roll_over' then
+        for k = self.cursor + 1, n do self.carry[#self.carry + 1] = self.order[k] end
+        self.cursor = n
+        return nil
+      end
+      pad = b - left
+    end
+    local idx = {}
+    for k = 1, b do
+      local p = self.cursor + k
+      idx[k] = self.order[p <= n and p or ((p - n - 1) % n) + 1]
+    end
+    self.cursor = self.cursor + b
+    local idx_nd = mx.nd.array(idx, { dtype = 'int32' })
+    return { data = gather(self.data, idx_nd), label = gather(self.label, idx_nd), pad = pad,
+      index = idx }
+  end
+
+  help.doc(M.NDArrayIter, [[
+mx.io.NDArrayIter{data = x | {x1, x2} | {name = x}, label = y, batch_size = 1,
+  shuffle = false, last_batch_handle = 'pad' | 'discard' | 'roll_over',
+  data_name = 'data', label_name = 'softmax_label', seed = 0}
+Batches of rows of in-memory arrays. 'pad' fills the last batch from the
+start (batch.pad says how many rows are filler); 'discard' drops it;
+'roll_over' carries its rows into the next epoch.]])
+
+  -- ---- MNIST (gzip'd IDX files, read through zlib).
+
+  local zlib
+  local function load_zlib()
+    if zlib then return zlib end
+    local ffi = require 'ffi'
+    pcall(ffi.cdef, [[
+      typedef struct gzFile_s *gzFile;
+      gzFile gzopen(const char *path, const char *mode);
+      int gzread(gzFile file, void *buf, unsigned len);
+      int gzclose(gzFile file);
+    ]])
+    local ok, lib = pcall(ffi.load, 'libz.so.1')
+    if not ok then ok, lib = pcall(ffi.load, 'z') end
+    if not ok then error('MNISTIter: cannot load zlib (libz.so.1): ' .. tostring(lib), 3) end
+    zlib = { ffi = ffi, lib = lib }
+    return zlib
+  end
+
+  local function file_exists(path)
+    local f = io.open(path, 'rb')
+    if f then f:close() end
+    return f ~= nil
+  end
+
+  -- The bytes of an IDX file (gzip'd or plain): magic, dims, then data.
+  local function read_idx(path, want_magic, what)
+    if not file_exists(path) then
+      if file_exists(path .. '.gz') then path = path .. '.gz'
+      else
+        error(('MNISTIter: %s file %s not found. Download the four MNIST files '
+          .. '(train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, t10k-images-idx3-ubyte.gz, '
+          .. 't10k-labels-idx1-ubyte.gz, from http://yann.lecun.com/exdb/mnist/ or a mirror) '
+          .. 'into one folder and pass it'):format(what, path), 4)
+      end
+    end
+    local z = load_zlib()
+    local ffi = z.ffi
+    local f = z.lib.gzopen(path, 'rb')
+    if f == nil then error('MNISTIter: cannot open ' .. path, 4) end
+    local head = ffi.new('uint8_t[16]')
+    local function be32(p, o) return ((p[o] * 256 + p[o + 1]) * 256 + p[o + 2]) * 256 + p[o + 3] end
+    local ndim = want_magic == 2051 and 3 or 1
+    local hbytes = 4 + 4 * ndim
+    if z.lib.gzread(f, head, hbytes) ~= hbytes then
+      z.lib.gzclose(f)
+      error('MNISTIter: ' .. path .. ' is truncated or not a gzip/IDX file', 4)
+    end
+    local magic = be32(head, 0)
+    if magic ~= want_magic then
+      z.lib.gzclose(f)
+      error(('MNISTIter: %s has magic %d, expected %d (an IDX %s file)'):format(path, magic,
+        want_magic, what), 4)
+    end
+    local dims, count = {}, 1
+    for i = 1, ndim do
+      dims[i] = be32(head, 4 * i)
+      count = count * dims[i]
+    end
+    local buf = ffi.new('uint8_t[?]', count)
+    local got = z.lib.gzread(f, buf, count)
+    z.lib.gzclose(f)
+    if got ~= count then
+      error(('MNISTIter: %s is truncated: %d of %d data bytes'):format(path, math.max(got, 0),
+        count), 4)
+    end
+    return buf, dims
+  end
+
+  function M.read_mnist(image_path, label_path, opts)
+    opts = opts or {}
+    local img, idims = read_idx(image_path, 2051, 'image')
+    local lab, ldims = read_idx(label_path, 2049, 'label')
+    local n = idims[1]
+    if ldims[1] ~= n then
+      error(('MNISTIter: %s has %d images but %s has %d labels'):format(image_path, n,
+        label_path, ldims[1]), 2)
+    end
+    if opts.num_examples and opts.num_examples < n then n = opts.num_examples end
+    local h, w = idims[2], idims[3]
+    local x = mx.nd.empty({ n, h * w })
+    local p = x:data_ptr()
+    for i = 0, n * h * w - 1 do p[i] = img[i] / 255 end
+    local y = mx.nd.empty({ n })
+    local q = y:data_ptr()
+    for i = 0, n - 1 do q[i] = lab[i] end
+    if not opts.flat then x = x:reshape({ n, 1, h, w }) end
+    return x, y
+  end
+
+  function M.MNISTIter(opts)
+    opts = opts or {}
+    local image = opts.image or error('MNISTIter: image = path is required', 2)
+    local label = opts.label or error('MNISTIter: label = path is required', 2)
+    local x, y = M.read_mnist(image, label, opts)
+    return M.NDArrayIter { data = x, label = y, batch_size = opts.batch_size or 128,
+      shuffle = opts.shuffle, seed = opts.seed, last_batch_handle = opts.last_batch_handle or 'pad',
+      data_name = opts.data_name or 'data', label_name = opts.label_name or 'softmax_label' }
+  end
+  help.doc(M.MNISTIter, [[
+mx.io.MNISTIter{image = path, label = path, batch_size = 128, flat = false,
+  shuffle = false, seed = 0, num_examples = n} -> an NDArrayIter over MNIST's
+IDX files (gzip'd or plain): pixels scaled to [0, 1], data (batch, 1, 28, 28)
+or (batch, 784) with flat = true, labels 0..9 as float32.]])
+  help.doc(M.read_mnist, 'mx.io.read_mnist(image_path, label_path, {flat, num_examples}) -> images, labels')
+
+  -- ---- CSV.
+
+  local function read_csv(path, what)
+    local f = io.open(path, 'r')
+    if not f then error(('CSVIter: cannot open %s file %s'):format(what, path), 3) end
+    local rows, line_no = {}, 0
+    for line in f:lines() do
+      line_no = line_no + 1
+      if line:match('%S') then
+        local row = {}
+        for field in line:gmatch('[^,]+') do
+          local v = tonumber(field)
+          if not v then
+            f:close()
+            error(('CSVIter: %s:%d: %q is not a number'):format(path, line_no, field), 3)
+          end
+          row[#row + 1] = v
+        end
+        rows[#rows + 1] = row
+      end
+    end
+    f:close()
+    return rows
+  end
+
+  function M.CSVIter(opts)
+    opts = opts or {}
+    local rows = read_csv(opts.data_csv or error('CSVIter: data_csv is required', 2), 'data')
+    local shape = opts.data_shape or { #(rows[1] or {}) }
+    local flat = {}
+    local per = 1
+    for _, d in ipairs(shape) do per = per * d end
+    for i, r in ipairs(rows) do
+      if #r ~= per then
+        error(('CSVIter: row %d of %s has %d values, data_shape needs %d'):format(i,
+          opts.data_csv, #r, per), 2)
+      end
+      for _, v in ipairs(r) do flat[#flat + 1] = v end
+    end
+    local full = { #rows }
+    for i, d in ipairs(shape) do full[i + 1] = d end
+    local data = mx.nd.array(flat):reshape(full)
+    local label
+    if opts.label_csv then
+      local lrows = read_csv(opts.label_csv, 'label')
+      local lflat = {}
+      for _, r in ipairs(lrows) do for _, v in ipairs(r) do lflat[#lflat + 1] = v end end
+      label = mx.nd.array(lflat)
+      if #lrows ~= #rows then
+        error(('CSVIter: %d data rows but %d label rows'):format(#rows, #lrows), 2)
+      end
+    end
+    return M.NDArrayIter { data = data, label = label, batch_size = opts.batch_size or 1,
+      shuffle = opts.shuffle, last_batch_handle = opts.last_batch_handle or 'pad' }
+  end
+  help.doc(M.CSVIter, 'mx.io.CSVIter{data_csv =, data_shape =, label_csv =, batch_size =} -> an NDArrayIter over CSV rows')
+
+  -- ---- Prefetching: ask the wrapped iterator for the next batch while the
+  -- caller works on this one. Its gathers are engine pushes, so they run
+  -- on the engine's workers meanwhile; Lua itself stays on one thread.
+  local PrefetchingIter = setmetatable({}, { __index = DataIter })
+  PrefetchingIter.__index = PrefetchingIter
+
+  function M.PrefetchingIter(iter)
+    local self = setmetatable({ iter = iter }, PrefetchingIter)
+    self.provide_data, self.provide_label = iter.provide_data, iter.provide_label
+    self.batch_size = iter.batch_size
+    self:reset()
+    return self
+  end
+
+  function PrefetchingIter:reset()
+    self.iter:reset()
+    self.ahead = self.iter:next()
+  end
+
+  function PrefetchingIter:next()
+    local b = self.ahead
+    if b ~= nil then self.ahead = self.iter:next() end
+    return b
+  end
+  help.doc(M.PrefetchingIter, 'mx.io.PrefetchingIter(iter) -> iter, one batch ahead (its copies run on the engine meanwhile)')
+
+  M.DataIter = DataIter
+  help.doc(M, [[
+mx.io: NDArrayIter, MNISTIter, CSVIter, PrefetchingIter, read_mnist. An
+iterator has reset(), next() -> {data = {..}, label = {..}, pad = n} or nil,
+batches() for loops, provide_data and provide_label.]])
+  return M
+end

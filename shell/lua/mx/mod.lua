@@ -1,0 +1,376 @@
+-- mx.mod.Module: a symbol, an executor, parameters and an optimizer, with
+-- MXNet's training loop (fit), evaluation (score, predict) and checkpoints
+-- in MXNet's files (PREFIX-symbol.json, PREFIX-%04d.params with arg:/aux:
+-- names, both written atomically).
+local help = require 'tessera.help'
+
+return function(mx)
+  local M = {}
+  local Module = {}
+  Module.__index = Module
+  M.Module = Module
+
+  local function set_of(list)
+    local s = {}
+    for _, v in ipairs(list or {}) do s[v] = true end
+    return s
+  end
+
+  function Module.new(symbol, opts)
+    opts = opts or {}
+    if not mx.sym.is_symbol(symbol) then error('Module: the first argument must be a Symbol', 2) end
+    local self = setmetatable({}, Module)
+    self.symbol = symbol
+    self.data_names = opts.data_names or { 'data' }
+    self.label_names = opts.label_names or { 'softmax_label' }
+    self.context = opts.context or mx.cpu()
+    self.fixed = set_of(opts.fixed_param_names)
+    local args = symbol:list_arguments()
+    local inputs = set_of(self.data_names)
+    for _, n in ipairs(self.label_names) do inputs[n] = true end
+    local known = set_of(args)
+    for _, n in ipairs(self.data_names) do
+      if not known[n] then
+        error(("Module: data name '%s' is not an argument of the symbol (arguments: %s)"):format(
+          n, table.concat(args, ', ')), 2)
+      end
+    end
+    -- A label the symbol does not use is dropped (as MXNet warns and does).
+    local labels = {}
+    for _, n in ipairs(self.label_names) do if known[n] then labels[#labels + 1] = n end end
+    self.label_names = labels
+    self.param_names = {}
+    for _, n in ipairs(args) do
+      if not inputs[n] then self.param_names[#self.param_names + 1] = n end
+    end
+    self.aux_names = symbol:list_auxiliary_states()
+    self.binded, self.params_initialized, self.optimizer_initialized = false, false, false
+    return self
+  end
+  setmetatable(Module, { __call = function(_, ...) return Module.new(...) end })
+
+  local function shapes_of(descs)
+    local t = {}
+    for _, d in ipairs(descs or {}) do
+      if d.name then t[d.name] = d.shape else t[d[1]] = d[2] end
+    end
+    return t
+  end
+
+  function Module:bind(opts)
+    opts = opts or {}
+    if self.binded and not opts.force_rebind then return end
+    local shapes = shapes_of(opts.data_shapes)
+    for k, v in pairs(shapes_of(opts.label_shapes)) do shapes[k] = v end
+    for _, n in ipairs(self.data_names) do
+      if not shapes[n] then error("bind: data_shapes has no shape for '" .. n .. "'", 2) end
+    end
+    self.for_training = opts.for_training ~= false
+    local reqs = {}
+    local req = opts.grad_req or 'write'
+    for _, n in ipairs(self.param_names) do
+      reqs[n] = (self.for_training and not self.fixed[n]) and req or 'null'
+    end
+    if opts.inputs_need_grad then
+      for _, n in ipairs(self.data_names) do reqs[n] = req end
+    end
+    local args = { ctx = self.context, grad_req = reqs }
+    for k, v in pairs(shapes) do args[k] = v end
+    local old = self.exec
+    self.exec = self.symbol:simple_bind(args)
+    self.data_shapes, self.label_shapes = opts.data_shapes, opts.label_shapes
+    self.binded = true
+    if old and self.params_initialized then
+      self.exec:copy_params_from(self:_param_arrays(old))
+    end
+  end
+
+  function Module:_param_arrays(exe)
+    exe = exe or self.exec
+    local args, aux = {}, {}
+    for _, n in ipairs(self.param_names) do args[n] = exe.arg_dict[n] end
+    for _, n in ipairs(self.aux_names) do aux[n] = exe.aux_dict[n] end
+    return args, aux
+  end
+
+  function Module:init_params(opts)
+    opts = opts or {}
+    if not self.binded then error('init_params: call bind first', 2) end
+    if self.params_initialized and not opts.force_init then return end
+    local init = opts.initializer or mx.init.Uniform { scale = 0.01 }
+    local arg_params, aux_params = opts.arg_params or {}, opts.aux_params or {}
+    local attrs = self.symbol:attr_dict()
+    local function set(name, dst, given)
+      local src = given[name]
+      if src then
+        if src.dtype ~= dst.dtype then src = src:astype(dst.dtype) end
+        src:copyto(dst)
+      elseif next(given) ~= nil and not opts.allow_missing then
+        error("init_params: '" .. name .. "' is missing from the parameters given "
+          .. '(allow_missing = true initializes it)', 3)
+      else
+        local a = attrs[name]
+        if a and a.__init__ then
+          mx.init.Constant { value = tonumber(a.__init__:match('[%-%d%.eE]+')) or 0 }(name .. '_weight', dst)
+        else
+          init(name, dst)
+        end
+      end
+    end
+    for _, n in ipairs(self.param_names) do set(n, self.exec.arg_dict[n], arg_params) end
+    for _, n in ipairs(self.aux_names) do set(n, self.exec.aux_dict[n], aux_params) end
+    self.params_initialized = true
+  end
+
+  function Module:get_params()
+    local args, aux = {}, {}
+    for n, a in pairs(self:_param_arrays()) do args[n] = a:copyto(mx.cpu()) end
+    local _, live_aux = self:_param_arrays()
+    for n, a in pairs(live_aux) do aux[n] = a:copyto(mx.cpu()) end
+    return args, aux
+  end
+
+  function Module:set_params(arg_params, aux_params, opts)
+    opts = opts or {}
+    self:init_params { arg_params = arg_params, aux_params = aux_params or {}, force_init = true,
+      allow_missing = opts.allow_missing, initializer = opts.initializer }
+  end
+
+  function Module:init_optimizer(opts)
+    opts = opts or {}
+    if not self.params_initialized then error('init_optimizer: call init_params first', 2) end
+    local params = {}
+    for k, v in pairs(opts.optimizer_params or {}) do params[k] = v end
+    local batch = self.data_shapes and (self.data_shapes[1].shape or self.data_shapes[1][2])[1] or 1
+    if params.rescale_grad == nil then params.rescale_grad = 1 / batch end
+    params.param_idx2name = {}
+    for i, n in ipairs(self.param_names) do params.param_idx2name[i] = n end
+    params.sym = self.symbol
+    self.optimizer = type(opts.optimizer) == 'table' and opts.optimizer
+      or mx.optimizer.create(opts.optimizer or 'sgd', params)
+    self.opt_states = {}
+    self.optimizer_initialized = true
+  end
+
+  function Module:forward(batch, is_train)
+    if not self.binded then error('forward: call bind first', 2) end
+    if is_train == nil then is_train = self.for_training end
+    local feed = { is_train = is_train }
+    for i, n in ipairs(self.data_names) do feed[n] = batch.data[i] end
+    if batch.label then
+      for i, n in ipairs(self.label_names) do feed[n] = batch.label[i] end
+    end
+    self.exec:forward(feed)
+  end
+
+  function Module:backward(out_grads)
+    self.exec:backward(out_grads)
+  end
+
+  function Module:update()
+    if not self.optimizer_initialized then error('update: call init_optimizer first', 2) end
+    local opt = self.optimizer
+    for i, n in ipairs(self.param_names) do
+      local g = self.exec.grad_dict[n]
+      if g then
+        if self.opt_states[i] == nil then
+          self.opt_states[i] = opt:create_state(i, self.exec.arg_dict[n]) or false
+        end
+        opt:update(i, self.exec.arg_dict[n], g, self.opt_states[i] or nil)
+      end
+    end
+  end
+
+  function Module:get_outputs() return self.exec.outputs end
+
+  function Module:update_metric(metric, labels, pad)
+    local outs = self.exec.outputs
+    if pad and pad > 0 then
+      local keep = outs[1].shape[1] - pad
+      local o, l = {}, {}
+      for i, x in ipairs(outs) do o[i] = x:slice(1, keep) end
+      for i, x in ipairs(labels) do l[i] = x:slice(1, keep) end
+      outs, labels = o, l
+    end
+    local n = math.min(#labels, #outs)
+    local ls, os = {}, {}
+    for i = 1, n do ls[i], os[i] = labels[i], outs[i] end
+    metric:update(ls, os)
+  end
+
+  -- ---- Progress: a live bar on a terminal, one line per epoch otherwise.
+  local ffi = require 'ffi'
+  pcall(ffi.cdef, 'int isatty(int fd);')
+  local function on_terminal() return ffi.C.isatty(1) == 1 end
+  local clock = os.clock
+  do
+    pcall(ffi.cdef, [[
+      struct mod_timespec { long tv_sec; long tv_nsec; };
+      int clock_gettime(int clk, struct mod_timespec *ts);
+    ]])
+    local ts = ffi.new('struct mod_timespec')
+    clock = function()
+      ffi.C.clock_gettime(1, ts)
+      return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9
+    end
+  end
+  M.now = clock
+
+  local function metric_text(metric)
+    local parts = {}
+    for _, nv in ipairs(metric:get_name_value()) do
+      parts[#parts + 1] = ('%s=%.4f'):format(nv[1], nv[2])
+    end
+    return table.concat(parts, ' ')
+  end
+
+  function Module:fit(train_data, opts)
+    opts = opts or {}
+    local num_epoch = opts.num_epoch or error('fit: num_epoch is required', 2)
+    self:bind { data_shapes = train_data.provide_data, label_shapes = train_data.provide_label,
+      for_training = true }
+    self:init_params { initializer = opts.initializer, arg_params = opts.arg_params,
+      aux_params = opts.aux_params, allow_missing = opts.allow_missing,
+      force_init = opts.force_init }
+    self:init_optimizer { optimizer = opts.optimizer or 'sgd',
+      optimizer_params = opts.optimizer_params or { learning_rate = 0.01 } }
+    local metric = mx.metric.create(opts.eval_metric or 'acc')
+    local live = opts.progress ~= false and on_terminal()
+    local quiet = opts.progress == false
+    local begin = opts.begin_epoch or 0
+    local history = {}
+    for epoch = begin, num_epoch - 1 do
+      local t0 = clock()
+      metric:reset()
+      train_data:reset()
+      local nbatch, samples = 0, 0
+      local total = train_data.num_data and math.ceil(train_data.num_data / train_data.batch_size)
+      for batch in function() return train_data:next() end do
+        self:forward(batch, true)
+        self:backward()
+        self:update()
+        self:update_metric(metric, batch.label, batch.pad)
+        nbatch = nbatch + 1
+        samples = samples + batch.data[1].shape[1] - (batch.pad or 0)
+        if opts.batch_end_callback then
+          local cbs = opts.batch_end_callback
+          if type(cbs) == 'function' then cbs = { cbs } end
+          for _, cb in ipairs(cbs) do
+            cb { epoch = epoch, nbatch = nbatch, eval_metric = metric, module = self }
+          end
+        end
+        if live and (nbatch % 20 == 0 or nbatch == total) then
+          local dt = clock() - t0
+          local speed = samples / dt
+          local eta = total and (total - nbatch) * dt / nbatch or 0
+          local width = 24
+          local filled = total and math.floor(width * nbatch / total) or 0
+          io.write(('\rEpoch %d [%s%s] %d/%s  %.0f samples/s  %s  %ds left   '):format(epoch,
+            ('#'):rep(filled), ('.'):rep(width - filled), nbatch, total or '?', speed,
+            metric_text(metric), math.floor(eta + 0.5)))
+          io.flush()
+        end
+      end
+      local train_text = metric_text(metric)
+      local line = ('Epoch %d: train %s'):format(epoch, train_text)
+      local record = { epoch = epoch, train = { metric:get() } }
+      if opts.eval_data then
+        local res = self:score(opts.eval_data, opts.eval_metric or 'acc')
+        local parts = {}
+        for _, nv in ipairs(res) do parts[#parts + 1] = ('%s=%.4f'):format(nv[1], nv[2]) end
+        line = line .. ', validation ' .. table.concat(parts, ' ')
+        record.validation = res
+      end
+      line = line .. (', %.1fs (%.0f samples/s)'):format(clock() - t0, samples / (clock() - t0))
+      if live then io.write('\r' .. line .. (' '):rep(20) .. '\n')
+      elseif not quiet then print(line) end
+      history[#history + 1] = record
+      if opts.epoch_end_callback then
+        local cbs = opts.epoch_end_callback
+        if type(cbs) == 'function' then cbs = { cbs } end
+        local args, aux = self:get_params()
+        for _, cb in ipairs(cbs) do cb(epoch, self.symbol, args, aux, self) end
+      end
+    end
+    return history
+  end
+
+  function Module:score(eval_data, eval_metric)
+    local metric = mx.metric.create(eval_metric or 'acc')
+    metric:reset()
+    eval_data:reset()
+    for batch in function() return eval_data:next() end do
+      self:forward(batch, false)
+      self:update_metric(metric, batch.label, batch.pad)
+    end
+    return metric:get_name_value()
+  end
+
+  function Module:predict(eval_data)
+    eval_data:reset()
+    local parts = {}
+    for batch in function() return eval_data:next() end do
+      self:forward(batch, false)
+      local out = self.exec.outputs[1]
+      local keep = out.shape[1] - (batch.pad or 0)
+      parts[#parts + 1] = out:slice(1, keep):copy()
+    end
+    if #parts == 0 then return nil end
+    if #parts == 1 then return parts[1] end
+    return mx.nd.concat(parts, { dim = 1 })
+  end
+
+  -- ---- Checkpoints in MXNet's files.
+  function M.save_checkpoint(prefix, epoch, symbol, arg_params, aux_params)
+    symbol:save(prefix .. '-symbol.json')
+    local named = {}
+    for n, a in pairs(arg_params or {}) do named['arg:' .. n] = a end
+    for n, a in pairs(aux_params or {}) do named['aux:' .. n] = a end
+    mx.nd.save(('%s-%04d.params'):format(prefix, epoch), named, { format = 'mxnet' })
+  end
+
+  function M.load_checkpoint(prefix, epoch)
+    local symbol = mx.sym.load(prefix .. '-symbol.json')
+    local saved = mx.nd.load(('%s-%04d.params'):format(prefix, epoch))
+    local args, aux = {}, {}
+    for k, v in pairs(saved) do
+      local kind, name = tostring(k):match('^(%a+):(.+)$')
+      if kind == 'arg' then args[name] = v elseif kind == 'aux' then aux[name] = v end
+    end
+    return symbol, args, aux
+  end
+
+  function Module:save_checkpoint(prefix, epoch)
+    local args, aux = self:get_params()
+    M.save_checkpoint(prefix, epoch, self.symbol, args, aux)
+  end
+
+  function Module.load(prefix, epoch, opts)
+    local symbol, args, aux = M.load_checkpoint(prefix, epoch)
+    local mod = Module.new(symbol, opts)
+    mod._preloaded = { args, aux }
+    local bind = mod.bind
+    mod.bind = function(self, o)
+      bind(self, o)
+      if self._preloaded then
+        self:init_params { arg_params = self._preloaded[1], aux_params = self._preloaded[2] }
+        self._preloaded = nil
+      end
+    end
+    return mod
+  end
+
+  help.doc(Module, [[
+mx.mod.Module(symbol, {data_names = {'data'}, label_names = {'softmax_label'},
+  context = mx.cpu(), fixed_param_names = {}})
+mod:fit(train_iter, {eval_data =, num_epoch =, optimizer = 'sgd', optimizer_params =
+  {learning_rate =, momentum =, wd =}, eval_metric = 'acc', initializer =,
+  batch_end_callback =, epoch_end_callback =, begin_epoch = 0})
+mod:bind{data_shapes, label_shapes, for_training}, init_params{initializer},
+init_optimizer{optimizer, optimizer_params}, forward(batch, is_train),
+backward(), update(), update_metric(m, labels), get_outputs(),
+score(iter, metric), predict(iter), get_params(), set_params(args, aux),
+save_checkpoint(prefix, epoch); mx.mod.Module.load(prefix, epoch).]])
+  help.doc(M, 'mx.mod: Module, save_checkpoint(prefix, epoch, sym, args, aux), load_checkpoint(prefix, epoch)')
+  return M
+end

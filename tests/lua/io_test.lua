@@ -1,0 +1,120 @@
+-- mx.io: NDArrayIter (pad, discard, roll_over, shuffle), MNISTIter on small
+-- IDX files written here, CSVIter, PrefetchingIter, and clear errors.
+
+local function rows(batch) return batch.label[1]:totable() end
+
+test('NDArrayIter: pad, discard and roll_over', function()
+  local x = mx.nd.arange(0, 10):reshape({5, 2})
+  local y = mx.nd.arange(0, 5)
+  local it = mx.io.NDArrayIter{data = x, label = y, batch_size = 2}
+  assert_eq(it.provide_data, {{name = 'data', shape = {2, 2}, dtype = 'float32'}})
+  assert_eq(it.provide_label[1].name, 'softmax_label')
+  local got, pads = {}, {}
+  for b in it:batches() do got[#got + 1] = rows(b); pads[#pads + 1] = b.pad end
+  assert_eq(got, {{0, 1}, {2, 3}, {4, 0}})
+  assert_eq(pads, {0, 0, 1})
+  local d = mx.io.NDArrayIter{data = x, label = y, batch_size = 2, last_batch_handle = 'discard'}
+  local n = 0
+  for _ in d:batches() do n = n + 1 end
+  assert_eq(n, 2)
+  local r = mx.io.NDArrayIter{data = x, label = y, batch_size = 2, last_batch_handle = 'roll_over'}
+  local epochs = {}
+  for e = 1, 2 do
+    local seen = {}
+    for b in r:batches() do seen[#seen + 1] = rows(b) end
+    epochs[e] = seen
+  end
+  assert_eq(epochs[1], {{0, 1}, {2, 3}})
+  assert_eq(epochs[2], {{4, 0}, {1, 2}, {3, 4}})
+end)
+
+test('NDArrayIter: shuffle is a seeded permutation; named inputs', function()
+  local y = mx.nd.arange(0, 8)
+  local function order(seed)
+    local it = mx.io.NDArrayIter{data = {img = y:reshape({8, 1})}, label = y, batch_size = 4,
+      shuffle = true, seed = seed}
+    local all = {}
+    for b in it:batches() do for _, v in ipairs(rows(b)) do all[#all + 1] = v end end
+    return all, it
+  end
+  local a, it = order(3)
+  assert_eq(order(3), a)
+  local sorted = {}
+  for i, v in ipairs(a) do sorted[i] = v end
+  table.sort(sorted)
+  assert_eq(sorted, {0, 1, 2, 3, 4, 5, 6, 7})
+  assert_eq(it.provide_data[1].name, 'img')
+  assert_error(function() mx.io.NDArrayIter{data = y, label = mx.nd.zeros({3}), batch_size = 2} end,
+    'label')
+  assert_error(function() mx.io.NDArrayIter{data = y, last_batch_handle = 'drop'} end, 'pad')
+end)
+
+-- An IDX file: big-endian magic and sizes, then bytes.
+local function write_idx(path, magic, dims, bytes)
+  local f = assert(io.open(path, 'wb'))
+  local function be32(n)
+    return string.char(math.floor(n / 16777216) % 256, math.floor(n / 65536) % 256,
+      math.floor(n / 256) % 256, n % 256)
+  end
+  f:write(be32(magic))
+  for _, d in ipairs(dims) do f:write(be32(d)) end
+  f:write(string.char(unpack(bytes)))
+  f:close()
+end
+
+test('MNISTIter reads IDX files: scaling, shapes, labels, errors', function()
+  local dir = os.tmpname()
+  os.remove(dir)
+  local img, lab = dir .. '-images', dir .. '-labels'
+  local pixels = {}
+  for i = 1, 3 * 2 * 2 do pixels[i] = (i * 20) % 256 end
+  write_idx(img, 2051, {3, 2, 2}, pixels)
+  write_idx(lab, 2049, {3}, {7, 0, 9})
+  local it = mx.io.MNISTIter{image = img, label = lab, batch_size = 3}
+  local b = it:next()
+  assert_eq(b.data[1].shape, {3, 1, 2, 2})
+  assert_eq(rows(b), {7, 0, 9})
+  mx.test_utils.assert_almost_equal(b.data[1]:reshape({12}), (function()
+    local t = {}
+    for i, p in ipairs(pixels) do t[i] = p / 255 end
+    return t
+  end)())
+  local flat = mx.io.MNISTIter{image = img, label = lab, batch_size = 2, flat = true}
+  assert_eq(flat.provide_data[1].shape, {2, 4})
+  write_idx(lab, 2049, {2}, {1, 2})
+  assert_error(function() mx.io.MNISTIter{image = img, label = lab} end, '3 images but')
+  write_idx(lab, 2051, {3}, {1, 2, 3})
+  assert_error(function() mx.io.MNISTIter{image = img, label = lab} end, 'magic')
+  write_idx(img, 2051, {3, 28, 28}, {1, 2, 3})
+  write_idx(lab, 2049, {3}, {1, 2, 3})
+  assert_error(function() mx.io.MNISTIter{image = img, label = lab} end, 'truncated')
+  os.remove(img)
+  os.remove(lab)
+  assert_error(function() mx.io.MNISTIter{image = img, label = lab} end, 'Download')
+end)
+
+test('CSVIter and PrefetchingIter', function()
+  local path = os.tmpname()
+  local f = assert(io.open(path, 'w'))
+  f:write('1,2\n3,4\n5,6\n')
+  f:close()
+  local lpath = os.tmpname()
+  f = assert(io.open(lpath, 'w'))
+  f:write('0\n1\n0\n')
+  f:close()
+  local it = mx.io.CSVIter{data_csv = path, data_shape = {2}, label_csv = lpath, batch_size = 3}
+  local b = it:next()
+  assert_eq(b.data[1]:totable(), {{1, 2}, {3, 4}, {5, 6}})
+  assert_eq(rows(b), {0, 1, 0})
+  local p = mx.io.PrefetchingIter(mx.io.NDArrayIter{data = mx.nd.arange(0, 6), label = mx.nd.arange(0, 6),
+    batch_size = 2})
+  local all = {}
+  for bb in p:batches() do all[#all + 1] = rows(bb) end
+  assert_eq(all, {{0, 1}, {2, 3}, {4, 5}})
+  f = assert(io.open(path, 'w'))
+  f:write('1,x\n')
+  f:close()
+  assert_error(function() mx.io.CSVIter{data_csv = path} end, 'not a number')
+  os.remove(path)
+  os.remove(lpath)
+end)
