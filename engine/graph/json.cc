@@ -10,6 +10,8 @@
 // version] triples with more than ten items, never the triples themselves.
 #include "engine/graph/json.h"
 
+#include "engine/base/atomic_file.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -159,10 +161,6 @@ const std::string& MXNetOpName(const op::Op* op) {
   return op->name();
 }
 
-std::string ErrnoText() {
-  return std::strerror(errno);
-}
-
 }  // namespace
 
 std::string SaveJSON(const Symbol& symbol, int mxnet_version) {
@@ -234,49 +232,19 @@ std::string SaveJSON(const Symbol& symbol, int mxnet_version) {
 
 void SaveSymbolFile(const Symbol& symbol, const std::string& path, int mxnet_version) {
   // Serialise first: a symbol that cannot be saved never touches the file.
-  const std::string text = SaveJSON(symbol, mxnet_version);
-  static std::atomic<uint64_t> counter{0};
-  const std::string tmp =
-      path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  TS_CHECK(fd >= 0) << "save: cannot create " << path << " (writing " << tmp
-                    << "): " << ErrnoText();
-  bool closed = false;
-  try {
-    const char* p = text.data();
-    size_t n = text.size();
-    while (n > 0) {
-      const ssize_t k = ::write(fd, p, n);
-      if (k < 0 && errno == EINTR) continue;
-      TS_CHECK(k > 0) << "save: cannot write " << path << ": " << ErrnoText();
-      p += k;
-      n -= static_cast<size_t>(k);
-    }
-    // The bytes must be on disk before the rename makes them the file.
-    TS_CHECK(::fsync(fd) == 0) << "save: cannot write " << path << ": " << ErrnoText();
-    closed = true;  // even a failed close releases the descriptor
-    TS_CHECK(::close(fd) == 0) << "save: cannot write " << path << ": " << ErrnoText();
-  } catch (...) {
-    if (!closed) ::close(fd);
-    ::unlink(tmp.c_str());
-    throw;
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = ErrnoText();
-    ::unlink(tmp.c_str());
-    TS_THROW << "save: cannot replace " << path << ": " << why;
-  }
+  WriteFileAtomically(path, SaveJSON(symbol, mxnet_version), "save");
 }
 
 Symbol LoadSymbolFile(const std::string& path, int* mxnet_version) {
   struct stat st {};
-  TS_CHECK(::stat(path.c_str(), &st) == 0) << "load: cannot open " << path << ": " << ErrnoText();
+  TS_CHECK(::stat(path.c_str(), &st) == 0)
+      << "load: cannot open " << path << ": " << ErrnoMessage();
   TS_CHECK(S_ISREG(st.st_mode)) << "load: " << path << " is not a regular file";
   std::ifstream in(path, std::ios::binary);
-  TS_CHECK(in) << "load: cannot open " << path << ": " << ErrnoText();
+  TS_CHECK(in) << "load: cannot open " << path << ": " << ErrnoMessage();
   std::ostringstream text;
   text << in.rdbuf();
-  TS_CHECK(!in.bad()) << "load: cannot read " << path << ": " << ErrnoText();
+  TS_CHECK(!in.bad()) << "load: cannot read " << path << ": " << ErrnoMessage();
   return LoadJSON(text.str(), path, mxnet_version);
 }
 

@@ -2,6 +2,8 @@
 // apart, and writing files atomically (temporary file + rename).
 #include "engine/ndarray/serialize.h"
 
+#include "engine/base/atomic_file.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -119,10 +121,6 @@ LoadedArrays Decode(serialize::ByteSource* src, uint64_t size, const std::string
            << "byte 0)";
 }
 
-std::string ErrnoText() {
-  return std::strerror(errno);
-}
-
 // Bytes to a file descriptor, buffered.
 class FdSink : public serialize::ByteSink {
  public:
@@ -148,23 +146,12 @@ class FdSink : public serialize::ByteSink {
  private:
   static constexpr size_t kBuf = size_t{1} << 20;
   void WriteAll(const char* p, size_t n) {
-    while (n > 0) {
-      const ssize_t k = ::write(fd_, p, n);
-      if (k < 0 && errno == EINTR) continue;
-      TS_CHECK(k > 0) << "save: cannot write " << path_ << ": " << ErrnoText();
-      p += k;
-      n -= static_cast<size_t>(k);
-    }
+    WriteAllToFd(fd_, std::string_view(p, n), path_, "save");
   }
   int fd_;
   std::string path_;
   std::vector<char> buf_;
 };
-
-std::string TempPathFor(const std::string& path) {
-  static std::atomic<uint64_t> counter{0};
-  return path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-}
 
 }  // namespace
 
@@ -184,30 +171,15 @@ void SaveNDArrays(const std::string& path, const std::vector<NDArray>& arrays,
   CheckNames(arrays, names);
   // Waiting first: a failed op is reported before a file is touched.
   HostStaging staged(arrays);
-  const std::string tmp = TempPathFor(path);
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  TS_CHECK(fd >= 0) << "save: cannot create " << path << " (writing " << tmp
-                    << "): " << ErrnoText();
-  bool closed = false;
-  try {
-    FdSink sink(fd, path);
-    ByteWriter w(&sink);
-    Encode(w, staged.arrays(), names, fmt);
-    sink.Flush();
-    // The data must be on disk before the rename makes it the file.
-    TS_CHECK(::fsync(fd) == 0) << "save: cannot write " << path << ": " << ErrnoText();
-    closed = true;  // even a failed close releases the descriptor
-    TS_CHECK(::close(fd) == 0) << "save: cannot write " << path << ": " << ErrnoText();
-  } catch (...) {
-    if (!closed) ::close(fd);
-    ::unlink(tmp.c_str());
-    throw;
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = ErrnoText();
-    ::unlink(tmp.c_str());
-    TS_THROW << "save: cannot replace " << path << ": " << why;
-  }
+  WriteFileAtomically(
+      path,
+      [&](int fd) {
+        FdSink sink(fd, path);
+        ByteWriter w(&sink);
+        Encode(w, staged.arrays(), names, fmt);
+        sink.Flush();
+      },
+      "save");
 }
 
 LoadedArrays LoadNDArraysFromString(std::string_view bytes, std::string_view source) {
@@ -219,18 +191,20 @@ LoadedArrays LoadNDArraysFromString(std::string_view bytes, std::string_view sou
 
 LoadedArrays LoadNDArrays(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
-  TS_CHECK(f) << "load: cannot open " << path << ": " << ErrnoText();
+  TS_CHECK(f) << "load: cannot open " << path << ": " << ErrnoMessage();
   struct FileCloser {
     std::FILE* f;
     ~FileCloser() { std::fclose(f); }
   } closer{f};
   struct stat st {};
-  TS_CHECK(::fstat(::fileno(f), &st) == 0) << "load: cannot read " << path << ": " << ErrnoText();
+  TS_CHECK(::fstat(::fileno(f), &st) == 0)
+      << "load: cannot read " << path << ": " << ErrnoMessage();
   TS_CHECK(S_ISREG(st.st_mode)) << "load: " << path << " is not a regular file";
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   unsigned char head[8] = {};
   const size_t head_len = std::fread(head, 1, std::min<uint64_t>(size, 8), f);
-  TS_CHECK(std::fseek(f, 0, SEEK_SET) == 0) << "load: cannot read " << path << ": " << ErrnoText();
+  TS_CHECK(std::fseek(f, 0, SEEK_SET) == 0)
+      << "load: cannot read " << path << ": " << ErrnoMessage();
   serialize::FileSource src(f);
   return Decode(&src, size, path, head, head_len);
 }

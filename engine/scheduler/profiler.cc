@@ -1,5 +1,7 @@
 #include "engine/scheduler/profiler.h"
 
+#include "engine/base/atomic_file.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -135,18 +137,6 @@ std::string TableName(std::string_view s) {
   return out;
 }
 
-void WriteAll(int fd, const std::string& text, const std::string& path) {
-  const char* p = text.data();
-  size_t left = text.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    TS_CHECK(n > 0) << "profiler: cannot write " << path << ": " << std::strerror(errno);
-    p += n;
-    left -= size_t(n);
-  }
-}
-
 void DumpAtExit() {
   Profiler* p = Profiler::Get();
   if (!p->enabled()) return;
@@ -197,7 +187,6 @@ struct Profiler::Impl {
 
   // Trace time zero in NowNs() units; 0 until recording first starts.
   std::atomic<uint64_t> origin_ns{0};
-  std::atomic<uint64_t> dump_counter{0};
 
   std::mutex thread_names_mu;
   std::unordered_map<uint32_t, std::string> thread_names;
@@ -517,26 +506,7 @@ std::string Profiler::DumpsChromeTrace() const {
 void Profiler::Dump(const std::string& filename) {
   std::string target = filename.empty() ? this->filename() : filename;
   std::string text = DumpsChromeTrace();
-  // The temporary sits beside the target so the rename stays on one file
-  // system (atomic); pid and counter keep concurrent dumps apart.
-  std::string tmp = target + ".tmp." + std::to_string(::getpid()) + "." +
-                    std::to_string(impl_->dump_counter.fetch_add(1));
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  TS_CHECK(fd >= 0) << "profiler: cannot create " << tmp << ": " << std::strerror(errno);
-  try {
-    WriteAll(fd, text, tmp);
-    // Without fsync a power loss after the rename could leave an empty file.
-    TS_CHECK(::fsync(fd) == 0) << "profiler: cannot sync " << tmp << ": " << std::strerror(errno);
-    int rc = ::close(fd);
-    fd = -1;
-    TS_CHECK(rc == 0) << "profiler: cannot close " << tmp << ": " << std::strerror(errno);
-    TS_CHECK(std::rename(tmp.c_str(), target.c_str()) == 0)
-        << "profiler: cannot rename " << tmp << " to " << target << ": " << std::strerror(errno);
-  } catch (...) {
-    if (fd >= 0) ::close(fd);
-    ::unlink(tmp.c_str());
-    throw;
-  }
+  WriteFileAtomically(target, text, "profiler");
 }
 
 std::string Profiler::AggregateTable(bool sort_by_total) const {
