@@ -61,6 +61,13 @@ bool FindShapeParam(const op::Op* op);
 int InvokeAndPush(lua_State* L, std::string_view op_name, const std::vector<NDArray>& inputs,
                   op::ParamDict params, std::vector<NDArray>* out = nullptr);
 
+// Makes the table at `ns` serve every registered op as ns.<name>: on first
+// access a closure of `call` with the Op as upvalue 1 (a light userdata),
+// documented by `doc(op, name)` and cached in the table; its __keys lists
+// the op names and aliases for completion (mx.nd, mx.sym).
+using OpDocFn = std::string (*)(const op::Op* op, std::string_view name);
+void SetOpNamespace(lua_State* L, int ns, lua_CFunction call, OpDocFn doc);
+
 // Openers of the other files, called by bind_ndarray.cc with the `nd` table
 // at absolute index `nd` and `mx` at `mx`.
 void OpenOps(lua_State* L, int nd);

@@ -223,25 +223,28 @@ std::optional<std::string> OpDoc(std::string_view name) {
   return OpDocText(op, name);
 }
 
-// __index of mx.nd: the function for a registered op, cached in the table.
-int NdIndex(lua_State* L) {
+// __index of an op namespace: the function for a registered op, cached in
+// the table. Upvalues: the call function and the doc function.
+int OpNamespaceIndex(lua_State* L) {
   if (lua_type(L, 2) != LUA_TSTRING) return 0;
   std::string_view name = lua_tostring(L, 2);
   const op::Op* op = op::Op::Find(name);
   if (!op) return 0;
+  auto call = lua_tocfunction(L, lua_upvalueindex(1));
+  auto doc = reinterpret_cast<OpDocFn>(lua_touserdata(L, lua_upvalueindex(2)));
   lua_pushlightuserdata(L, const_cast<op::Op*>(op));
-  lua_pushcclosure(L, Guarded<CallOp>, 1);
-  std::string doc = OpDocText(op, name);
-  SetDoc(L, -1, doc.c_str());
+  lua_pushcclosure(L, call, 1);
+  const std::string text = doc(op, name);
+  SetDoc(L, -1, text.c_str());
   lua_pushvalue(L, 2);
   lua_pushvalue(L, -2);
   lua_rawset(L, 1);
   return 1;
 }
 
-// __keys of mx.nd, for completion: every op name and alias (not the
-// gradient ops, which users do not call).
-int NdKeys(lua_State* L) {
+// __keys of an op namespace, for completion: every op name and alias (not
+// the gradient ops, which users do not call).
+int OpNamespaceKeys(lua_State* L) {
   lua_newtable(L);
   int i = 0;
   for (const op::Op* op : op::Op::ListAll()) {
@@ -254,6 +257,10 @@ int NdKeys(lua_State* L) {
     }
   }
   return 1;
+}
+
+std::string NdOpDoc(const op::Op* op, std::string_view name) {
+  return OpDocText(op, name);
 }
 
 }  // namespace
@@ -321,13 +328,19 @@ std::string ParamText(lua_State* L, int index, bool axis, std::string_view op,
   }
 }
 
-void OpenOps(lua_State* L, int nd) {
+void SetOpNamespace(lua_State* L, int ns, lua_CFunction call, OpDocFn doc) {
   lua_createtable(L, 0, 2);
-  lua_pushcfunction(L, Guarded<NdIndex>);
+  lua_pushcfunction(L, call);
+  lua_pushlightuserdata(L, reinterpret_cast<void*>(doc));
+  lua_pushcclosure(L, Guarded<OpNamespaceIndex>, 2);
   lua_setfield(L, -2, "__index");
-  lua_pushcfunction(L, Guarded<NdKeys>);
+  lua_pushcfunction(L, Guarded<OpNamespaceKeys>);
   lua_setfield(L, -2, "__keys");
-  lua_setmetatable(L, nd);
+  lua_setmetatable(L, ns);
+}
+
+void OpenOps(lua_State* L, int nd) {
+  SetOpNamespace(L, nd, Guarded<CallOp>, NdOpDoc);
   RegisterDocSource(OpDoc);
 }
 

@@ -160,38 +160,10 @@ int Group(lua_State* L) {
   return 1;
 }
 
-// __index of mx.sym: the constructor of a registered op, cached.
-int SymIndexOp(lua_State* L) {
-  if (lua_type(L, 2) != LUA_TSTRING) return 0;
-  std::string_view name = lua_tostring(L, 2);
-  const op::Op* op = op::Op::Find(name);
-  if (!op) return 0;
-  lua_pushlightuserdata(L, const_cast<op::Op*>(op));
-  lua_pushcclosure(L, Guarded<CallOp>, 1);
-  const std::string doc = "mx.sym." + std::string(name) +
-                          "(inputs..., {params, name =, attr =}) -> Symbol: the operator " +
-                          op->name() + " in a graph; inputs left out become variables.\n\n" +
-                          FindDoc(name).value_or("");
-  SetDoc(L, -1, doc.c_str());
-  lua_pushvalue(L, 2);
-  lua_pushvalue(L, -2);
-  lua_rawset(L, 1);
-  return 1;
-}
-
-int SymKeys(lua_State* L) {
-  lua_newtable(L);
-  int i = 0;
-  for (const op::Op* op : op::Op::ListAll()) {
-    if (op->name().starts_with("_backward")) continue;
-    lua_pushstring(L, op->name().c_str());
-    lua_rawseti(L, -2, ++i);
-    for (const std::string& a : op->aliases()) {
-      lua_pushstring(L, a.c_str());
-      lua_rawseti(L, -2, ++i);
-    }
-  }
-  return 1;
+std::string SymOpDoc(const op::Op* op, std::string_view name) {
+  return "mx.sym." + std::string(name) +
+         "(inputs..., {params, name =, attr =}) -> Symbol: the operator " + op->name() +
+         " in a graph; inputs left out become variables.\n\n" + FindDoc(name).value_or("");
 }
 
 // Names of the ops with a gradient rule (not the backward ops themselves),
@@ -227,12 +199,7 @@ void OpenOps(lua_State* L, int symt) {
         "mx.sym._ops_with_gradient() -> names of the operators with a gradient rule"},
        {"reset_names", Guarded<ResetNames>,
         "mx.sym.reset_names() -> restarts automatic names (fullyconnected0, ...)"}});
-  lua_createtable(L, 0, 2);
-  lua_pushcfunction(L, Guarded<SymIndexOp>);
-  lua_setfield(L, -2, "__index");
-  lua_pushcfunction(L, Guarded<SymKeys>);
-  lua_setfield(L, -2, "__keys");
-  lua_setmetatable(L, symt);
+  nd::SetOpNamespace(L, symt, Guarded<CallOp>, SymOpDoc);
 }
 
 }  // namespace tessera::shell::sym
