@@ -26,7 +26,11 @@ return function(mx)
         local params, prev = 0, {}
         if child then
           for _, c in ipairs(child:list_outputs()) do
-            if arg_shape[c] and c:sub(1, #node + 1) == node .. '_' then
+            -- A parameter: a variable named after the node, not an input given
+            -- a shape nor a label.
+            local param = arg_shape[c] and c:sub(1, #node + 1) == node .. '_'
+              and not (shapes or {})[c] and not c:match('_label$')
+            if param then
               params = params + count(arg_shape[c])
             else
               prev[#prev + 1] = c:gsub('_output%d*$', '')

@@ -1,0 +1,49 @@
+-- What the MNIST training scripts share: command-line options, the data
+-- iterators, training and the final report. Loaded with dofile by
+-- mnist_mlp.lua and lenet.lua.
+local M = {}
+
+-- --key value pairs over `defaults` (numbers stay numbers).
+function M.parse(args, defaults, usage)
+  local opts = {}
+  for k, v in pairs(defaults) do opts[k] = v end
+  local i = 1
+  while i <= #args do
+    local key = args[i]:match('^%-%-([%w%-]+)$')
+    if not key or args[i + 1] == nil then error(usage .. ' (got ' .. args[i] .. ')', 0) end
+    key = key:gsub('%-', '_')
+    if defaults[key] == nil then error('unknown option --' .. key:gsub('_', '-') .. '; ' .. usage, 0) end
+    opts[key] = type(defaults[key]) == 'number' and tonumber(args[i + 1]) or args[i + 1]
+    i = i + 2
+  end
+  return opts
+end
+
+-- Train and test iterators over the four files in o.data.
+function M.iterators(o, flat)
+  local function file(name) return o.data .. '/' .. name end
+  local n = o.num_examples > 0 and o.num_examples or nil
+  local train = mx.io.MNISTIter{image = file('train-images-idx3-ubyte.gz'),
+    label = file('train-labels-idx1-ubyte.gz'), batch_size = o.batch_size, flat = flat,
+    shuffle = true, seed = o.seed, num_examples = n}
+  local test = mx.io.MNISTIter{image = file('t10k-images-idx3-ubyte.gz'),
+    label = file('t10k-labels-idx1-ubyte.gz'), batch_size = o.batch_size, flat = flat,
+    num_examples = n}
+  return train, test
+end
+
+-- Trains `net` with SGD and momentum, checkpoints the last epoch, prints
+-- the test accuracy and returns it.
+function M.train(net, o, train, test)
+  local mod = mx.mod.Module(net)
+  mod:fit(train, {eval_data = test, num_epoch = o.epochs, optimizer = 'sgd',
+    optimizer_params = {learning_rate = o.lr, momentum = o.momentum},
+    initializer = mx.init.Xavier(), eval_metric = 'acc',
+    epoch_end_callback = mx.callback.do_checkpoint(o.checkpoint, o.epochs)})
+  local acc = mod:score(test, 'acc')[1][2]
+  print(('test accuracy: %.4f'):format(acc))
+  print(('checkpoint: %s-symbol.json, %s-%04d.params'):format(o.checkpoint, o.checkpoint, o.epochs))
+  return acc, mod
+end
+
+return M

@@ -1,0 +1,24 @@
+-- A 784-128-64-10 multilayer perceptron on MNIST (relu, SGD with momentum).
+--   tessera scripts/training/mnist_mlp.lua --data DIR [--epochs 10]
+--     [--batch-size 100] [--lr 0.1] [--momentum 0.9] [--seed 1]
+--     [--checkpoint PREFIX] [--num-examples N]
+-- DIR holds the four MNIST files (train-images-idx3-ubyte.gz, ...).
+local here = (arg and arg[0] or ''):match('^(.*)/') or '.'
+local common = dofile(here .. '/mnist_common.lua')
+
+local o = common.parse(arg or {}, {data = 'data/mnist', epochs = 10, batch_size = 100, lr = 0.1,
+  momentum = 0.9, seed = 1, checkpoint = 'mnist_mlp', num_examples = 0},
+  'usage: mnist_mlp.lua --data DIR [--epochs N] [--batch-size N] [--lr X] [--seed N]')
+mx.random.seed(o.seed)
+local train, test = common.iterators(o, true)
+
+local net = mx.sym.Variable('data')
+net = mx.sym.FullyConnected{data = net, num_hidden = 128, name = 'fc1'}
+net = mx.sym.Activation{data = net, act_type = 'relu', name = 'relu1'}
+net = mx.sym.FullyConnected{data = net, num_hidden = 64, name = 'fc2'}
+net = mx.sym.Activation{data = net, act_type = 'relu', name = 'relu2'}
+net = mx.sym.FullyConnected{data = net, num_hidden = 10, name = 'fc3'}
+net = mx.sym.SoftmaxOutput{data = net, name = 'softmax'}
+
+mx.viz.print_summary(net, {data = {o.batch_size, 784}})
+return common.train(net, o, train, test)
