@@ -30,6 +30,20 @@ class CommandLine(unittest.TestCase):
             f.write(textwrap.dedent(text))
         return path
 
+    def test_openmp_waits_passively_by_default(self):
+        # libgomp must see the default before its constructor runs.
+        r = run("-e", "print(os.getenv('OMP_WAIT_POLICY'))", env={"LD_DEBUG": "files"})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        inits = [line for line in r.stderr.splitlines() if "calling init:" in line]
+        if not any("libgomp" in line for line in inits):
+            self.skipTest("built without OpenMP (thread-sanitizer build)")
+        self.assertEqual(r.stdout.strip(), "PASSIVE")
+        ours = next(i for i, line in enumerate(inits) if "omp_wait_policy" in line)
+        gomp = next(i for i, line in enumerate(inits) if "libgomp" in line)
+        self.assertLess(ours, gomp, "\n".join(inits))
+        r = run("-e", "print(os.getenv('OMP_WAIT_POLICY'))", env={"OMP_WAIT_POLICY": "active"})
+        self.assertEqual(r.stdout.strip(), "active")
+
     def test_version_and_help(self):
         r = run("--version")
         self.assertEqual(r.returncode, 0)
