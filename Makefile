@@ -18,6 +18,8 @@ test: build
 bench: deps configure
 	cmake --build $(BUILD) -j $(JOBS) --target benchmarks
 	@for b in $(BUILD)/tests/*_bench; do $$b || exit 1; done
+	@bash scripts/bench/lua_vs_peers.sh $(BUILD)/tessera
+	@bash scripts/bench/train_vs_torch.sh $(BUILD)/tessera
 
 deps:
 	@bash cmake/install-deps.sh
