@@ -80,10 +80,12 @@ class Field final : public FieldBase {
   Field& add_enum(std::string name, int value) {
     enum_.emplace_back(name, value);
     info_.enum_names.push_back(name);
-    info_.type = "{";
-    for (size_t i = 0; i < enum_.size(); ++i)
-      info_.type += (i ? ", '" : "'") + enum_[i].first + "'";
-    info_.type += "}";
+    // Built in a local: assigning a literal to info_.type here trips GCC 12's
+    // -Wrestrict false positive (its bug 105651).
+    std::string type(1, '{');
+    for (size_t i = 0; i < enum_.size(); ++i) type += (i ? ", '" : "'") + enum_[i].first + "'";
+    type += '}';
+    info_.type = std::move(type);
     if (default_) info_.default_str = DefaultText(*default_);
     return *this;
   }
