@@ -67,6 +67,15 @@ void DFSVisit(const std::vector<NodeEntry>& heads, const std::function<void(cons
   }
 }
 
+// The outputs a symbol shows for an op node: FNumVisibleOutputs (Dropout's
+// mask and topk's hidden indices stay internal, as in NNVM), else all.
+static uint32_t NumVisibleOutputs(const Node& node) {
+  static const auto& fvisible = op::Op::GetAttr<op::FNumVisibleOutputs>("FNumVisibleOutputs");
+  if (node.is_variable()) return 1;
+  const op::FNumVisibleOutputs* f = fvisible.find(node.op());
+  return f ? std::min((*f)(node.attrs), node.num_outputs()) : node.num_outputs();
+}
+
 std::vector<uint32_t> MutableInputs(const Node& node) {
   static const auto& fmutate = op::Op::GetAttr<op::FMutateInputs>("FMutateInputs");
   if (node.is_variable()) return {};
@@ -123,7 +132,7 @@ Symbol Symbol::Create(const op::Op* op, ParamDict params, const std::vector<Symb
     n->inputs.push_back(slots[i] ? *slots[i]
                                  : NodeEntry{Node::Variable(n->attrs.name + "_" + names[i]), 0, 0});
   Symbol s;
-  for (uint32_t i = 0; i < n->num_outputs(); ++i) s.outputs.push_back({n, i, 0});
+  for (uint32_t i = 0; i < NumVisibleOutputs(*n); ++i) s.outputs.push_back({n, i, 0});
   return s;
 }
 
@@ -194,7 +203,7 @@ Symbol Symbol::Output(std::string_view name) const {
 Symbol Symbol::GetInternals() const {
   Symbol s;
   DFSVisit(outputs, [&](const NodePtr& n) {
-    for (uint32_t i = 0; i < n->num_outputs(); ++i) s.outputs.push_back({n, i, 0});
+    for (uint32_t i = 0; i < NumVisibleOutputs(*n); ++i) s.outputs.push_back({n, i, 0});
   });
   return s;
 }

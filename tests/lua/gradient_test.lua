@@ -98,9 +98,125 @@ local cases = {
 }
 -- Neural-network operators (ops/nn): fully connected, activations, losses.
 -- (cases.Name = {...} lines go here)
+cases.FullyConnected = {{{{2, 3, 2}}, {{4, 6}}, {{4}}}, {num_hidden = 4}}
+cases.Activation = {{{U, values = {-0.9, -0.2, 0.3, 0.7, -0.5, 0.6}}}, {act_type = 'relu'}}
+cases.LeakyReLU = {{{{2, 3, 2}, values = {-0.9, -0.2, 0.3, 0.7, -0.5, 0.6, 0.4, -0.3, 0.8,
+  -0.7, 0.2, -0.6}}, {{3}, 0.1, 0.5}}, {act_type = 'prelu'}}
+cases.Embedding = {{{{4}, values = {2, 0, 2, 1}}, {{3, 2}}},
+  {input_dim = 3, output_dim = 2, dtype = 'float64'}, grad = {2}}
+cases.Dropout = {check = function()
+  -- Training drops: the backward is ograd * mask, mask = 0 or 1 / (1 - p).
+  local x = mx.nd.ones({20, 30}, {dtype = 'float64'})
+  x:attach_grad()
+  local y = mx.autograd.record(function() return mx.nd.Dropout(x, {p = 0.4}) end)
+  local g = mx.nd.array(values(600, -1, 1), {dtype = 'float64'}):reshape({20, 30})
+  y:backward(g)
+  local yv, gv, gx = y:reshape({600}):totable(), g:reshape({600}):totable(),
+    x.grad:reshape({600}):totable()
+  local dropped = 0
+  for i = 1, 600 do
+    if yv[i] == 0 then dropped = dropped + 1 end
+    local want = yv[i] == 0 and 0 or gv[i] / 0.6
+    assert(math.abs(gx[i] - want) < 1e-6, 'Dropout backward at ' .. i)  -- p is a float
+  end
+  assert(dropped > 180 and dropped < 300, 'dropped ' .. dropped .. ' of 600 at p = 0.4')
+  -- p = 0 is the identity: numeric gradients through both paths.
+  local inputs = {input({{2, 3}})}
+  tu.check_numeric_gradient(mx.sym.Dropout({mx.sym.Variable('in1')}, {p = 0}), inputs)
+  tu.check_autograd_gradient(function(a) return mx.nd.Dropout(a, {p = 0}) end, inputs)
+  -- Outside training the symbol shows one output and passes values through.
+  local s = mx.sym.Dropout({mx.sym.Variable('d')}, {p = 0.5})
+  assert_eq(#s:list_outputs(), 1)
+  assert_eq(mx.nd.Dropout(x, {p = 0.5}):totable(), x:totable())
+end}
+cases.BlockGrad = {check = function()
+  -- y = BlockGrad(x) * x: dy/dx = x, not 2x.
+  local x = mx.nd.array({1, -2, 3}, {dtype = 'float64'})
+  x:attach_grad()
+  local y = mx.autograd.record(function() return mx.nd.BlockGrad(x) * x end)
+  y:backward(mx.nd.ones({3}, {dtype = 'float64'}))
+  assert_eq(x.grad:totable(), {1, -2, 3})
+  local v = mx.sym.Variable('v')
+  local exe = mx.sym.stop_gradient({v}):simple_bind{ctx = mx.cpu(), v = {3}}
+  mx.nd.array({4, 5, 6}):copyto(exe.arg_arrays[1])
+  exe:forward{is_train = true}
+  exe:backward({mx.nd.ones({3})})
+  assert_eq(exe.outputs[1]:totable(), {4, 5, 6})
+  assert_eq(exe.grad_arrays[1]:totable(), {0, 0, 0})
+end}
+cases.MakeLoss = {check = function()
+  -- The head gradient is ignored: grad_scale, normalised.
+  local function grad(params, vals)
+    local v = mx.sym.Variable('v')
+    local exe = mx.sym.MakeLoss({v}, params):simple_bind{ctx = mx.cpu(), v = {2, 3}}
+    mx.nd.array(vals):reshape({2, 3}):copyto(exe.arg_arrays[1])
+    exe:forward{is_train = true}
+    assert_eq(exe.outputs[1]:reshape({6}):totable(), vals)
+    exe:backward({mx.nd.ones({2, 3}) * 7})
+    return exe.grad_arrays[1]:reshape({6}):totable()
+  end
+  local vals = {0.5, -1, 2, 0, 3, -4}
+  assert_eq(grad({}, vals), {1, 1, 1, 1, 1, 1})
+  assert_eq(grad({grad_scale = 3, normalization = 'batch'}, vals), {1.5, 1.5, 1.5, 1.5, 1.5, 1.5})
+  assert_eq(grad({grad_scale = 3, normalization = 'valid'}, vals), {1, 0, 1, 0, 1, 0})
+  assert_eq(grad({normalization = 'valid', valid_thresh = 1}, vals), {0, 0, 0.5, 0, 0.5, 0})
+end}
+
+-- Loss layers: the backward ignores the head gradient (any is given) and is
+-- MXNet's formula, checked through the executor and autograd.
+local function loss_layer_check(name, params, data, label, want_out, want_grad)
+  return function()
+    local sym = mx.sym[name]({mx.sym.Variable('data'), mx.sym.Variable('label')}, params)
+    local loc = {data = data, label = label}
+    tu.check_symbolic_forward(sym, loc, {want_out})
+    local out = mx.nd.array(want_out, {dtype = 'float64'})
+    local head = mx.nd.ones(out.shape, {dtype = 'float64'}) * 7
+    tu.check_symbolic_backward(sym, loc, {head}, {data = want_grad})
+    local x = mx.nd.array(data, {dtype = 'float64'})
+    x:attach_grad()
+    local l = mx.nd.array(label, {dtype = 'float64'})
+    local y = mx.autograd.record(function() return mx.nd[name]({x, l}, params) end)
+    y:backward(head)
+    tu.assert_almost_equal(x.grad, want_grad)
+  end
+end
+do
+  local function sm(row)
+    local s, out = 0, {}
+    for _, v in ipairs(row) do s = s + math.exp(v) end
+    for i, v in ipairs(row) do out[i] = math.exp(v) / s end
+    return out
+  end
+  local p1, p2 = sm({1, 2, 3}), sm({1, 1, 1})
+  -- grad_scale 2, normalization 'batch' (2 labels): (softmax - one_hot) * 1.
+  cases.SoftmaxOutput = {check = loss_layer_check('SoftmaxOutput',
+    {grad_scale = 2, normalization = 'batch'}, {{1, 2, 3}, {1, 1, 1}}, {2, 0}, {p1, p2},
+    {{p1[1], p1[2], p1[3] - 1}, {p2[1] - 1, p2[2], p2[3]}})}
+  local s1 = 1 / (1 + math.exp(-1))
+  cases.LinearRegressionOutput = {check = loss_layer_check('LinearRegressionOutput',
+    {grad_scale = 0.5}, {{1}, {2}}, {0, 4}, {{1}, {2}}, {{0.5}, {-1}})}
+  -- sign(out - label) / 2 values per instance; -1 at a tie as in MXNet.
+  cases.MAERegressionOutput = {check = loss_layer_check('MAERegressionOutput', {},
+    {{1, 2}, {3, 4}}, {{0, 3}, {3, 5}}, {{1, 2}, {3, 4}}, {{0.5, -0.5}, {-0.5, -0.5}})}
+  cases.LogisticRegressionOutput = {check = loss_layer_check('LogisticRegressionOutput', {},
+    {{0}, {1}}, {1, 0}, {{0.5}, {s1}}, {{-0.5}, {s1}})}
+end
+cases.SoftmaxActivation = {{{{2, 3, 2}}}, {mode = 'channel'}}
+cases.softmax_cross_entropy = {{{{3, 4}}, {{3}, values = {0, 3, 1}}}, {}, grad = {1}}
 
 -- Neural-network operators (ops/nn): convolution, pooling, normalisation.
 -- (cases.Name = {...} lines go here)
+cases.Convolution = {{{{2, 4, 5, 4}}, {{6, 2, 3, 2}}, {{6}}},
+  {kernel = {3, 2}, num_filter = 6, num_group = 2, pad = {1, 1}, stride = {2, 1}}}
+cases.Pooling = {{{{2, 2, 5, 5}}}, {kernel = {3, 3}, stride = {2, 2}, pad = {1, 1},
+  pool_type = 'avg', pooling_convention = 'full'}}
+-- Training mode: batch statistics; moving_mean and moving_var are auxiliary states.
+cases.BatchNorm = {{{{4, 3, 2}}, {{3}, 0.5, 1.5}, {{3}}}, {fix_gamma = false},
+  aux = {{{3}}, {{3}, 0.5, 1.5}}}
+cases.LayerNorm = {{{{2, 3, 4}}, {{3}, 0.5, 1.5}, {{3}}}, {axis = 2}}
+cases.InstanceNorm = {{{{2, 3, 2, 2}}, {{3}, 0.5, 1.5}, {{3}}}}
+cases.Pad = {{{{1, 2, 3, 2}}}, {pad_width = {0, 0, 0, 0, 2, 1, 1, 1}, mode = 'reflect'}}
+cases.UpSampling = {{{{1, 2, 2, 3}}}, {scale = 2, sample_type = 'nearest'}}
 
 -- Comparison and logical ops: zero gradients, inputs away from ties.
 for _, name in ipairs({'equal', 'not_equal', 'greater', 'greater_equal', 'lesser',
@@ -120,11 +236,17 @@ local function setup(name)
   local params = {}
   for k, v in pairs(c[2] or {}) do params[k] = v end
   local sym = mx.sym[name](vars, params)
-  local fn = function(...) return mx.nd[name]({...}, params) end
   local aux
   if c.aux then
     aux = {}
     for i, spec in ipairs(c.aux) do aux[i] = input(spec) end
+  end
+  -- mx.nd calls take the auxiliary states as trailing inputs (BatchNorm's
+  -- moving_mean, moving_var), as MXNet's nd.BatchNorm.
+  local fn = function(...)
+    local args = {...}
+    for _, a in ipairs(aux or {}) do args[#args + 1] = a end
+    return mx.nd[name](args, params)
   end
   return sym, fn, inputs, c.grad and grad_names or nil, c.grad, aux
 end

@@ -1,0 +1,320 @@
+// Activation (relu, sigmoid, tanh, softrelu, softsign) and LeakyReLU (leaky,
+// prelu, elu, selu, gelu), with their backward ops. Elementwise through
+// Kernel<..., cpu>::Launch; prelu's gamma gradient sums per channel.
+#include "ops/nn/activation-inl.h"
+
+namespace tessera::op {
+
+namespace {
+
+// ---- Activation.
+
+const ActivationParam& ActParams(const NodeAttrs& attrs) {
+  return ParamsOf<ActivationParam>(attrs);
+}
+
+bool ActInferType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
+  const bool ok = SameTypeAll(attrs, in, out);
+  CheckFloatTypes(attrs, *in, *out);
+  return ok;
+}
+
+void ActForward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob>& in,
+                const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  const int64_t n = out[0].Size();
+  act::SwitchAct(ActParams(attrs).act_type, [&](auto f) {
+    using F = decltype(f);
+    SwitchFloatDType(
+        out[0].dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          using A = AccType<T>;
+          const T* x = in[0].dptr<T>();
+          // CpuMap: the vectorised, threaded loop of the tensor unary ops
+          // (Kernel<act::forward<req, F>, gpu> is the device twin).
+          SwitchReq(req[0], [&](auto r) {
+            CpuMap<r.value>(out[0].dptr<T>(), n,
+                            [=](int64_t i) { return F::Map(static_cast<A>(x[i])); });
+          });
+        },
+        "Activation");
+  });
+}
+
+// Inputs: ograd, out[, data for softsign].
+uint32_t ActBackwardInputs(const NodeAttrs& attrs) {
+  return ActParams(attrs).act_type == kActSoftSign ? 3 : 2;
+}
+
+void ActBackward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob>& in,
+                 const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  const int64_t n = out[0].Size();
+  act::SwitchAct(ActParams(attrs).act_type, [&](auto f) {
+    using F = decltype(f);
+    SwitchFloatDType(
+        out[0].dtype(),
+        [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          using A = AccType<T>;
+          const T* g = in[0].dptr<T>();
+          const T* y = in[1].dptr<T>();
+          const T* x = in.size() > 2 ? in[2].dptr<T>() : y;
+          SwitchReq(req[0], [&](auto r) {
+            CpuMap<r.value>(out[0].dptr<T>(), n, [=](int64_t i) {
+              return F::Backward(static_cast<A>(g[i]), static_cast<A>(y[i]), static_cast<A>(x[i]));
+            });
+          });
+        },
+        "_backward_Activation");
+  });
+}
+
+std::vector<NodeEntry> ActGrad(const NodePtr& n, const std::vector<NodeEntry>& ograds) {
+  std::vector<NodeEntry> in{ograds[0], NodeEntry{n, 0, 0}};
+  if (ActParams(n->attrs).act_type == kActSoftSign) in.push_back(n->inputs[0]);
+  return MakeGradNode("_backward_Activation", n, std::move(in));
+}
+
+// ---- LeakyReLU.
+
+void LeakyParser(NodeAttrs* attrs) {
+  ParamParser<LeakyReLUParam>(attrs);
+  const auto& p = ParamsOf<LeakyReLUParam>(*attrs);
+  TS_CHECK(p.act_type != kLeakyRrelu)
+      << "LeakyReLU" << (attrs->name.empty() ? "" : " (node " + attrs->name + ")")
+      << ": act_type='rrelu' (randomized leaky ReLU) is not supported; use 'leaky' or 'prelu'";
+}
+
+const LeakyReLUParam& LeakyParams(const NodeAttrs& attrs) {
+  return ParamsOf<LeakyReLUParam>(attrs);
+}
+
+bool IsPrelu(const NodeAttrs& attrs) {
+  return LeakyParams(attrs).act_type == kLeakyPrelu;
+}
+
+uint32_t LeakyNumInputs(const NodeAttrs& attrs) {
+  return IsPrelu(attrs) ? 2 : 1;
+}
+
+std::vector<std::string> LeakyInputNames(const NodeAttrs& attrs) {
+  if (IsPrelu(attrs)) return {"data", "gamma"};
+  return {"data"};
+}
+
+// prelu's gamma runs along axis 1 (axis 0 of 1-D data): (inner, channels).
+struct PreluGeom {
+  int64_t outer = 1, channels = 1, inner = 1;
+};
+
+PreluGeom MakePreluGeom(const Shape& data, const Shape& gamma) {
+  const int axis = data.ndim() >= 2 ? 1 : 0;
+  PreluGeom g;
+  g.outer = data.ProdRange(0, axis);
+  g.inner = data.ProdRange(axis + 1, data.ndim());
+  g.channels = gamma.Size() == 1 ? 1 : data[axis];
+  if (g.channels == 1) {  // one slope: one channel covering everything
+    g.outer = 1;
+    g.inner = data.Size();
+  }
+  return g;
+}
+
+bool LeakyShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  TS_CHECK(in->size() == LeakyNumInputs(attrs))
+      << OpLabel(attrs) << ": expects " << LeakyNumInputs(attrs) << " inputs, got " << in->size();
+  // The output has the data's shape, both ways.
+  AssignNamed(attrs, in, 0, (*out)[0], "data", "the output's shape");
+  AssignShape(attrs, out, 0, (*in)[0], "output");
+  if (IsPrelu(attrs)) {
+    const Shape& d = (*in)[0];
+    Shape& gamma = (*in)[1];
+    if (d.ndim() > 0) {
+      const int axis = d.ndim() >= 2 ? 1 : 0;
+      if (gamma.ndim() == 0 && d[axis] > 0) gamma = Shape{d[axis]};
+      if (gamma.known() && d[axis] > 0) {
+        TS_CHECK(gamma.ndim() == 1 && (gamma[0] == d[axis] || gamma[0] == 1))
+            << OpLabel(attrs) << ": gamma has shape " << gamma << " but prelu needs (" << d[axis]
+            << ",) (one slope per channel, axis " << axis << " of data " << d << ") or (1,)";
+      }
+    }
+  }
+  return AllKnown(*in) && AllKnown(*out);
+}
+
+bool LeakyInferType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
+  const bool ok = SameTypeAll(attrs, in, out);
+  CheckFloatTypes(attrs, *in, *out);
+  return ok;
+}
+
+void LeakyForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                  const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  const auto& p = LeakyParams(attrs);
+  const int64_t n = out[0].Size();
+  SwitchFloatDType(
+      out[0].dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        SwitchReq(req[0], [&](auto r) {
+          if (p.act_type == kLeakyPrelu) {
+            const PreluGeom g = MakePreluGeom(in[0].shape(), in[1].shape());
+            Kernel<act::prelu_forward<r.value>, cpu>::Launch(ctx.run_ctx, n, out[0].dptr<T>(),
+                                                             in[0].dptr<T>(), in[1].dptr<T>(),
+                                                             g.inner, g.channels);
+            return;
+          }
+          act::SwitchLeaky(p.act_type, [&](auto f) {
+            using F = decltype(f);
+            using A = AccType<T>;
+            const T* x = in[0].dptr<T>();
+            const A slope = static_cast<A>(p.slope);
+            CpuMap<r.value>(out[0].dptr<T>(), n,
+                            [=](int64_t i) { return F::Map(static_cast<A>(x[i]), slope); });
+          });
+        });
+      },
+      "LeakyReLU");
+}
+
+// gamma_grad[c] (+)= sum of g * (x > 0 ? 0 : x) over channel c.
+template <typename T>
+void PreluGammaGrad(const PreluGeom& geom, const T* g, const T* x, T* out, bool accumulate) {
+  using A = AccType<T>;
+  const int64_t total = geom.outer * geom.channels * geom.inner;
+  const int threads = total < kOmpMinElements
+                          ? 1
+                          : static_cast<int>(std::min<int64_t>(OmpThreads(), geom.channels));
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+#endif
+  for (int64_t c = 0; c < geom.channels; ++c) {
+    A acc = A(0);
+    for (int64_t o = 0; o < geom.outer; ++o) {
+      const int64_t base = (o * geom.channels + c) * geom.inner;
+      for (int64_t k = 0; k < geom.inner; ++k) {
+        const A xv = static_cast<A>(x[base + k]);
+        if (!(xv > A(0))) acc += static_cast<A>(g[base + k]) * xv;
+      }
+    }
+    out[c] = static_cast<T>(accumulate ? static_cast<A>(out[c]) + acc : acc);
+  }
+}
+
+// Inputs: ograd, data[, gamma]. Outputs: data gradient[, gamma gradient].
+void LeakyBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                   const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  const auto& p = LeakyParams(attrs);
+  const int64_t n = in[1].Size();
+  SwitchFloatDType(
+      in[0].dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        if (p.act_type == kLeakyPrelu) {
+          const PreluGeom g = MakePreluGeom(in[1].shape(), in[2].shape());
+          SwitchReq(req[0], [&](auto r) {
+            Kernel<act::prelu_backward_data<r.value>, cpu>::Launch(
+                ctx.run_ctx, n, out[0].dptr<T>(), in[0].dptr<T>(), in[1].dptr<T>(), in[2].dptr<T>(),
+                g.inner, g.channels);
+          });
+          if (req[1] != kNullOp)
+            PreluGammaGrad(g, in[0].dptr<T>(), in[1].dptr<T>(), out[1].dptr<T>(), req[1] == kAddTo);
+          return;
+        }
+        SwitchReq(req[0], [&](auto r) {
+          act::SwitchLeaky(p.act_type, [&](auto f) {
+            using F = decltype(f);
+            using A = AccType<T>;
+            const T* g = in[0].dptr<T>();
+            const T* x = in[1].dptr<T>();
+            const A slope = static_cast<A>(p.slope);
+            CpuMap<r.value>(out[0].dptr<T>(), n, [=](int64_t i) {
+              return F::Backward(static_cast<A>(g[i]), static_cast<A>(x[i]), slope);
+            });
+          });
+        });
+      },
+      "_backward_LeakyReLU");
+}
+
+std::vector<NodeEntry> LeakyGrad(const NodePtr& n, const std::vector<NodeEntry>& ograds) {
+  std::vector<NodeEntry> in{ograds[0]};
+  in.insert(in.end(), n->inputs.begin(), n->inputs.end());
+  return MakeGradNode("_backward_LeakyReLU", n, std::move(in));
+}
+
+bool LeakyBackwardShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  AssignShape(attrs, in, 0, (*in)[1], "input");
+  AssignShape(attrs, in, 1, (*in)[0], "input");
+  for (size_t i = 0; i < out->size(); ++i) AssignShape(attrs, out, i, (*in)[i + 1], "output");
+  return AllKnown(*in) && AllKnown(*out);
+}
+
+}  // namespace
+
+TS_REGISTER_OP(Activation)
+    .describe(R"(Applies an activation function elementwise.
+
+act_type: relu max(x, 0); sigmoid 1 / (1 + exp(-x)); tanh; softrelu
+log(1 + exp(x)) (softplus); softsign x / (1 + |x|). Floating-point types.
+
+Example: Activation([-1, 0.5], act_type='relu') = [0, 0.5].)")
+    .set_num_inputs(1)
+    .set_num_outputs(1)
+    .set_attr_parser(ParamParser<ActivationParam>)
+    .add_argument("data", "NDArray", "The input array.")
+    .add_arguments(ActivationParam::Fields())
+    .set_attr<FListInputNames>("FListInputNames", DataInputName)
+    .set_attr<FInferShape>("FInferShape", ElemwiseShape<1, 1>)
+    .set_attr<FInferType>("FInferType", ActInferType)
+    .set_attr<FInplaceOption>("FInplaceOption", InplaceFirstInput)
+    .set_attr<FCompute>(kFComputeCPU, ActForward)
+    .set_attr<FGradient>("FGradient", ActGrad);
+
+TS_REGISTER_OP(_backward_Activation)
+    .describe("Gradient of Activation from its output. Inputs: ograd, out[, data for softsign].")
+    .set_num_inputs(ActBackwardInputs)
+    .set_num_outputs(1)
+    .set_attr_parser(ParamParser<ActivationParam>)
+    .set_attr<TIsBackward>("TIsBackward", true)
+    .set_attr<FInferShape>("FInferShape", ElemwiseShape<-1, 1>)
+    .set_attr<FInferType>("FInferType", ElemwiseType<-1, 1>)
+    .set_attr<FInplaceOption>("FInplaceOption", InplaceFirstInput)
+    .set_attr<FCompute>(kFComputeCPU, ActBackward);
+
+TS_REGISTER_OP(LeakyReLU)
+    .describe(R"(Leaky rectified linear units and relatives, elementwise.
+
+act_type: leaky x > 0 ? x : slope * x (the default, slope 0.25); prelu the
+same with the learned slope `gamma` (shape (C,) along axis 1, one per channel,
+or (1,)); elu x > 0 ? x : slope * (exp(x) - 1); selu
+lambda * (x > 0 ? x : alpha * (exp(x) - 1)) with alpha = 1.6732632,
+lambda = 1.0507010; gelu 0.5 * x * (1 + erf(x / sqrt(2))). rrelu (random
+slopes in [lower_bound, upper_bound]) is not supported.
+
+Example: LeakyReLU([-2, 3], act_type='leaky', slope=0.1) = [-0.2, 3].)")
+    .set_num_inputs(LeakyNumInputs)
+    .set_num_outputs(1)
+    .set_attr_parser(LeakyParser)
+    .add_argument("data", "NDArray", "The input array.")
+    .add_argument("gamma", "NDArray", "prelu only: the slopes, (C,) or (1,).")
+    .add_arguments(LeakyReLUParam::Fields())
+    .set_attr<FListInputNames>("FListInputNames", LeakyInputNames)
+    .set_attr<FInferShape>("FInferShape", LeakyShape)
+    .set_attr<FInferType>("FInferType", LeakyInferType)
+    .set_attr<FCompute>(kFComputeCPU, LeakyForward)
+    .set_attr<FGradient>("FGradient", LeakyGrad);
+
+TS_REGISTER_OP(_backward_LeakyReLU)
+    .describe(
+        "Gradient of LeakyReLU. Inputs: ograd, data[, gamma]; outputs: the gradients of "
+        "data[ and gamma].")
+    .set_num_inputs([](const NodeAttrs& attrs) { return LeakyNumInputs(attrs) + 1; })
+    .set_num_outputs(LeakyNumInputs)
+    .set_attr_parser(LeakyParser)
+    .set_attr<TIsBackward>("TIsBackward", true)
+    .set_attr<FInferShape>("FInferShape", LeakyBackwardShape)
+    .set_attr<FInferType>("FInferType", ElemwiseType<-1, -1>)
+    .set_attr<FCompute>(kFComputeCPU, LeakyBackward);
+
+}  // namespace tessera::op

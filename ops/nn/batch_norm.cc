@@ -1,0 +1,338 @@
+// BatchNorm and _backward_BatchNorm, MXNet's parameters and semantics.
+//
+// Inputs data, gamma, beta and the auxiliary states moving_mean, moving_var
+// (written by the op: FMutateInputs). Outputs: the normalised data, and the
+// mean and inverse standard deviation used (visible with output_mean_var, as
+// MXNet's "Output the mean and inverse std"). In training (is_train and not
+// use_global_stats) the statistics are the batch's (biased variance) and the
+// moving states become moving * momentum + batch * (1 - momentum); otherwise
+// the moving states normalise and stay unchanged. fix_gamma (default True)
+// uses gamma = 1 and gives gamma a zero gradient.
+#include <cmath>
+#include <optional>
+
+#include "engine/scheduler/engine.h"
+#include "ops/registry/infer_utils.h"
+#include "ops/registry/kernel_launch.h"
+#include "ops/registry/op.h"
+
+namespace tessera::op {
+
+namespace {
+
+struct BatchNormParam : Params<BatchNormParam> {
+  double eps = 1e-3;
+  float momentum = 0.9f;
+  bool fix_gamma = true;
+  bool use_global_stats = false;
+  bool output_mean_var = false;
+  int axis = 1;
+  bool cudnn_off = false;
+  std::optional<float> min_calib_range, max_calib_range;
+  static void Declare(ParamDecl<BatchNormParam>& d) {
+    d.field("eps", &BatchNormParam::eps)
+        .set_default(1e-3)
+        .set_lower_bound(0.0)
+        .describe("Epsilon to prevent div 0.");
+    d.field("momentum", &BatchNormParam::momentum)
+        .set_default(0.9f)
+        .describe("Momentum for the moving average.");
+    d.field("fix_gamma", &BatchNormParam::fix_gamma)
+        .set_default(true)
+        .describe("Fix gamma while training (gamma = 1, zero gradient).");
+    d.field("use_global_stats", &BatchNormParam::use_global_stats)
+        .set_default(false)
+        .describe("Whether to use the moving statistics instead of the batch's in training.");
+    d.field("output_mean_var", &BatchNormParam::output_mean_var)
+        .set_default(false)
+        .describe("Output the mean and inverse std.");
+    d.field("axis", &BatchNormParam::axis)
+        .set_default(1)
+        .set_axis()
+        .describe("The channel axis of the data (MXNet's default 1: the second axis).");
+    d.field("cudnn_off", &BatchNormParam::cudnn_off)
+        .set_default(false)
+        .describe("Do not select cuDNN operator, if available.");
+    d.field("min_calib_range", &BatchNormParam::min_calib_range)
+        .set_default(std::nullopt)
+        .describe("Quantisation calibration minimum (accepted, unused).");
+    d.field("max_calib_range", &BatchNormParam::max_calib_range)
+        .set_default(std::nullopt)
+        .describe("Quantisation calibration maximum (accepted, unused).");
+  }
+};
+
+// data seen as (outer, channels, inner).
+struct BnGeom {
+  int64_t outer = 1, c = 0, inner = 1;
+};
+
+BnGeom MakeBnGeom(const NodeAttrs& attrs, const Shape& data) {
+  const auto& p = ParamsOf<BatchNormParam>(attrs);
+  TS_CHECK(data.ndim() >= 1) << OpLabel(attrs) << ": data must have at least 1 dimension";
+  const int nd = data.ndim();
+  TS_CHECK(p.axis >= -nd && p.axis < nd) << OpLabel(attrs) << ": parameter 'axis' is " << p.axis
+                                         << ", out of range for data of shape " << data;
+  const int ax = p.axis < 0 ? p.axis + nd : p.axis;
+  BnGeom g;
+  for (int i = 0; i < ax; ++i) g.outer *= data[i];
+  g.c = data[ax];
+  for (int i = ax + 1; i < nd; ++i) g.inner *= data[i];
+  return g;
+}
+
+bool BatchNormShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  TS_CHECK(in->size() == 5) << OpLabel(attrs)
+                            << ": expects 5 inputs (data, gamma, beta, moving_mean, moving_var), "
+                               "got "
+                            << in->size();
+  if ((*in)[0].ndim() == 0 && (*out)[0].ndim() > 0) AssignShape(attrs, in, 0, (*out)[0], "input");
+  const Shape& data = (*in)[0];
+  if (data.ndim() == 0) return false;
+  const auto& p = ParamsOf<BatchNormParam>(attrs);
+  const int nd = data.ndim();
+  TS_CHECK(p.axis >= -nd && p.axis < nd) << OpLabel(attrs) << ": parameter 'axis' is " << p.axis
+                                         << ", out of range for data of shape " << data;
+  const int ax = p.axis < 0 ? p.axis + nd : p.axis;
+  const Shape ch{data[ax]};
+  static const char* names[] = {"data", "gamma", "beta", "moving_mean", "moving_var"};
+  for (size_t i = 1; i < 5; ++i) AssignShape(attrs, in, i, ch, names[i]);
+  AssignShape(attrs, out, 0, data, "output");
+  AssignShape(attrs, in, 0, (*out)[0], "input");
+  AssignShape(attrs, out, 1, ch, "output");
+  AssignShape(attrs, out, 2, ch, "output");
+  return AllKnown(*in) && AllKnown(*out);
+}
+
+bool BatchNormType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
+  const bool ok = SameTypeAll(attrs, in, out);
+  for (DType t : *in)
+    TS_CHECK(t == DType::kUnknown || IsFloatingPoint(t))
+        << OpLabel(attrs) << ": dtype " << DTypeName(t)
+        << " is not supported (float16, bfloat16, float32, float64)";
+  return ok;
+}
+
+template <typename T>
+void Store(T& dst, double v, OpReqType req) {
+  if (req == kNullOp) return;
+  dst = req == kAddTo ? static_cast<T>(static_cast<double>(dst) + v) : static_cast<T>(v);
+}
+
+// Inputs: data, gamma, beta, moving_mean, moving_var; outputs: out, mean, invstd.
+void BatchNormCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                      const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  const auto& p = ParamsOf<BatchNormParam>(attrs);
+  const BnGeom g = MakeBnGeom(attrs, in[0].shape());
+  const bool batch_stats = ctx.is_train && !p.use_global_stats;
+  const int threads = Engine::Get()->OpThreads();
+  SwitchFloatDType(
+      in[0].dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const T* x = in[0].dptr<T>();
+        const T* gamma = in[1].dptr<T>();
+        const T* beta = in[2].dptr<T>();
+        T* mm = in[3].dptr<T>();
+        T* mv = in[4].dptr<T>();
+        T* y = out[0].dptr<T>();
+        T* mean_out = out[1].dptr<T>();
+        T* invstd_out = out[2].dptr<T>();
+        const double m = static_cast<double>(g.outer * g.inner);
+#pragma omp parallel for num_threads(threads) schedule(static) if (g.c > 1)
+        for (int64_t c = 0; c < g.c; ++c) {
+          double mean, var;
+          if (batch_stats) {
+            double s = 0;
+            for (int64_t o = 0; o < g.outer; ++o) {
+              const T* px = x + (o * g.c + c) * g.inner;
+              for (int64_t i = 0; i < g.inner; ++i) s += static_cast<double>(px[i]);
+            }
+            mean = m > 0 ? s / m : 0.0;
+            double s2 = 0;
+            for (int64_t o = 0; o < g.outer; ++o) {
+              const T* px = x + (o * g.c + c) * g.inner;
+              for (int64_t i = 0; i < g.inner; ++i) {
+                const double d = static_cast<double>(px[i]) - mean;
+                s2 += d * d;
+              }
+            }
+            var = m > 0 ? s2 / m : 0.0;
+            const double mom = p.momentum;
+            mm[c] = static_cast<T>(static_cast<double>(mm[c]) * mom + mean * (1 - mom));
+            mv[c] = static_cast<T>(static_cast<double>(mv[c]) * mom + var * (1 - mom));
+          } else {
+            mean = static_cast<double>(mm[c]);
+            var = static_cast<double>(mv[c]);
+          }
+          const double invstd = 1.0 / std::sqrt(var + p.eps);
+          const double gm = p.fix_gamma ? 1.0 : static_cast<double>(gamma[c]);
+          const double scale = gm * invstd, shift = static_cast<double>(beta[c]) - mean * scale;
+          using A = AccType<T>;
+          const A sa = static_cast<A>(scale), sb = static_cast<A>(shift);
+          if (req[0] != kNullOp)
+            for (int64_t o = 0; o < g.outer; ++o) {
+              const T* px = x + (o * g.c + c) * g.inner;
+              T* py = y + (o * g.c + c) * g.inner;
+              if (req[0] == kAddTo) {
+                for (int64_t i = 0; i < g.inner; ++i)
+                  py[i] = static_cast<T>(static_cast<A>(py[i]) + static_cast<A>(px[i]) * sa + sb);
+              } else {
+                for (int64_t i = 0; i < g.inner; ++i)
+                  py[i] = static_cast<T>(static_cast<A>(px[i]) * sa + sb);
+              }
+            }
+          Store(mean_out[c], mean, req[1]);
+          Store(invstd_out[c], invstd, req[2]);
+        }
+      },
+      "BatchNorm");
+}
+
+// _backward_BatchNorm: inputs ograd, data, gamma, mean, invstd (the forward's
+// outputs 1 and 2); outputs the gradients of data, gamma, beta.
+void BatchNormBackwardCompute(const NodeAttrs& attrs, const OpContext& ctx,
+                              const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
+                              const std::vector<TBlob>& out) {
+  const auto& p = ParamsOf<BatchNormParam>(attrs);
+  const BnGeom g = MakeBnGeom(attrs, in[1].shape());
+  const bool batch_stats = ctx.is_train && !p.use_global_stats;
+  const int threads = Engine::Get()->OpThreads();
+  SwitchFloatDType(
+      in[0].dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const T* dy = in[0].dptr<T>();
+        const T* x = in[1].dptr<T>();
+        const T* gamma = in[2].dptr<T>();
+        const T* mean_in = in[3].dptr<T>();
+        const T* invstd_in = in[4].dptr<T>();
+        T* dx = out[0].dptr<T>();
+        T* dgamma = out[1].dptr<T>();
+        T* dbeta = out[2].dptr<T>();
+        const double m = static_cast<double>(g.outer * g.inner);
+#pragma omp parallel for num_threads(threads) schedule(static) if (g.c > 1)
+        for (int64_t c = 0; c < g.c; ++c) {
+          const double mean = static_cast<double>(mean_in[c]);
+          const double invstd = static_cast<double>(invstd_in[c]);
+          double sdy = 0, sdyx = 0;
+          for (int64_t o = 0; o < g.outer; ++o) {
+            const T* px = x + (o * g.c + c) * g.inner;
+            const T* pd = dy + (o * g.c + c) * g.inner;
+            for (int64_t i = 0; i < g.inner; ++i) {
+              const double d = static_cast<double>(pd[i]);
+              sdy += d;
+              sdyx += d * (static_cast<double>(px[i]) - mean) * invstd;
+            }
+          }
+          const double gm = p.fix_gamma ? 1.0 : static_cast<double>(gamma[c]);
+          if (req[0] != kNullOp) {
+            const double k = gm * invstd;
+            const double a = batch_stats && m > 0 ? sdy / m : 0.0;
+            const double b = batch_stats && m > 0 ? sdyx / m : 0.0;
+            // dx = k * (dy - a - (x - mean) * invstd * b) = k * dy + u * x + v.
+            using A = AccType<T>;
+            const A ka = static_cast<A>(k), ua = static_cast<A>(-k * invstd * b),
+                    va = static_cast<A>(-k * a + k * invstd * b * mean);
+            for (int64_t o = 0; o < g.outer; ++o) {
+              const T* px = x + (o * g.c + c) * g.inner;
+              const T* pd = dy + (o * g.c + c) * g.inner;
+              T* pdx = dx + (o * g.c + c) * g.inner;
+              if (req[0] == kAddTo) {
+                for (int64_t i = 0; i < g.inner; ++i)
+                  pdx[i] = static_cast<T>(static_cast<A>(pdx[i]) + ka * static_cast<A>(pd[i]) +
+                                          ua * static_cast<A>(px[i]) + va);
+              } else {
+                for (int64_t i = 0; i < g.inner; ++i)
+                  pdx[i] =
+                      static_cast<T>(ka * static_cast<A>(pd[i]) + ua * static_cast<A>(px[i]) + va);
+              }
+            }
+          }
+          Store(dgamma[c], p.fix_gamma ? 0.0 : sdyx, req[1]);
+          Store(dbeta[c], sdy, req[2]);
+        }
+      },
+      "_backward_BatchNorm");
+}
+
+bool BatchNormBackwardShape(const NodeAttrs& attrs, std::vector<Shape>* in,
+                            std::vector<Shape>* out) {
+  AssignShape(attrs, in, 0, (*in)[1], "input");
+  AssignShape(attrs, in, 1, (*in)[0], "input");
+  AssignShape(attrs, out, 0, (*in)[1], "output");
+  AssignShape(attrs, out, 1, (*in)[2], "output");
+  AssignShape(attrs, out, 2, (*in)[2], "output");
+  return AllKnown(*in) && AllKnown(*out);
+}
+
+struct BatchNormGrad {
+  std::vector<NodeEntry> operator()(const NodePtr& n, const std::vector<NodeEntry>& ograds) const {
+    std::vector<NodeEntry> r = MakeGradNode(
+        "_backward_BatchNorm", n,
+        {ograds[0], n->inputs[0], n->inputs[1], NodeEntry{n, 1, 0}, NodeEntry{n, 2, 0}});
+    for (size_t i = 3; i < 5; ++i)
+      r.push_back(MakeNode("zeros_like", n->attrs.name + "_in" + std::to_string(i) + "_zerograd",
+                           {n->inputs[i]}));
+    return r;
+  }
+};
+
+}  // namespace
+
+TS_REGISTER_OP(BatchNorm)
+    .describe(R"(Batch normalisation (Ioffe and Szegedy, 2015), as MXNet.
+
+out = (data - mean) / sqrt(var + eps) * gamma + beta, per channel along axis
+(default 1). In training (is_train and not use_global_stats) mean and var are
+the batch's (biased variance over every axis but `axis`) and the auxiliary
+states are updated: moving_mean = moving_mean * momentum + mean * (1 - momentum),
+likewise moving_var. Otherwise moving_mean and moving_var normalise.
+fix_gamma (default True) uses gamma = 1 and leaves its gradient 0.
+output_mean_var also returns the mean and the inverse std used.)")
+    .set_num_inputs(5)
+    .set_num_outputs(3)
+    .set_attr_parser(ParamParser<BatchNormParam>)
+    .add_argument("data", "NDArray", "Input data to batch normalization.")
+    .add_argument("gamma", "NDArray", "gamma array (scale).")
+    .add_argument("beta", "NDArray", "beta array (shift).")
+    .add_argument("moving_mean", "NDArray", "running mean of input (auxiliary state).")
+    .add_argument("moving_var", "NDArray", "running variance of input (auxiliary state).")
+    .add_arguments(BatchNormParam::Fields())
+    .set_attr<FListInputNames>(
+        "FListInputNames",
+        [](const NodeAttrs&) {
+          return std::vector<std::string>{"data", "gamma", "beta", "moving_mean", "moving_var"};
+        })
+    .set_attr<FListOutputNames>("FListOutputNames",
+                                [](const NodeAttrs&) {
+                                  return std::vector<std::string>{"output", "mean", "var"};
+                                })
+    .set_attr<FNumVisibleOutputs>("FNumVisibleOutputs",
+                                  [](const NodeAttrs& attrs) {
+                                    return ParamsOf<BatchNormParam>(attrs).output_mean_var ? 3u
+                                                                                           : 1u;
+                                  })
+    .set_attr<FMutateInputs>("FMutateInputs",
+                             [](const NodeAttrs&) {
+                               return std::vector<uint32_t>{3, 4};
+                             })
+    .set_attr<FInferShape>("FInferShape", BatchNormShape)
+    .set_attr<FInferType>("FInferType", BatchNormType)
+    .set_attr<FCompute>(kFComputeCPU, BatchNormCompute)
+    .set_attr<FGradient>("FGradient", BatchNormGrad{});
+
+TS_REGISTER_OP(_backward_BatchNorm)
+    .describe(
+        "Gradient of BatchNorm. Inputs: ograd, data, gamma, and the forward's mean and "
+        "inverse std outputs; outputs: the gradients of data, gamma and beta. In "
+        "training the batch statistics' dependence on data is included.")
+    .set_num_inputs(5)
+    .set_num_outputs(3)
+    .set_attr_parser(ParamParser<BatchNormParam>)
+    .set_attr<TIsBackward>("TIsBackward", true)
+    .set_attr<FInferShape>("FInferShape", BatchNormBackwardShape)
+    .set_attr<FInferType>("FInferType", ElemwiseType<5, 3>)
+    .set_attr<FCompute>(kFComputeCPU, BatchNormBackwardCompute);
+
+}  // namespace tessera::op

@@ -1,0 +1,104 @@
+// Convolution (1-D and 2-D, grouped and depthwise), MXNet's parameters and
+// semantics. float32 runs through oneDNN (convolution_dnnl.cc, primitives
+// cached per shape); float64, which oneDNN lacks, runs the reference kernels
+// here (im2col + GEMM), the ground truth of the tests.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "ops/registry/infer_utils.h"
+#include "ops/registry/op.h"
+
+namespace tessera::op {
+
+struct ConvolutionParam : Params<ConvolutionParam> {
+  Shape kernel, stride, dilate, pad;
+  int num_filter = 0;
+  int num_group = 1;
+  int64_t workspace = 1024;
+  bool no_bias = false;
+  std::optional<std::string> cudnn_tune;
+  bool cudnn_off = false;
+  std::optional<std::string> layout;
+  static void Declare(ParamDecl<ConvolutionParam>& d) {
+    d.field("kernel", &ConvolutionParam::kernel)
+        .describe("Convolution kernel size: (w,) or (h, w).");
+    d.field("stride", &ConvolutionParam::stride)
+        .set_default(Shape())
+        .describe("Convolution stride: (w,) or (h, w). Defaults to 1 for each dimension.");
+    d.field("dilate", &ConvolutionParam::dilate)
+        .set_default(Shape())
+        .describe("Convolution dilation: (w,) or (h, w). Defaults to 1 for each dimension.");
+    d.field("pad", &ConvolutionParam::pad)
+        .set_default(Shape())
+        .describe("Zero padding on both sides: (w,) or (h, w). Defaults to no padding.");
+    d.field("num_filter", &ConvolutionParam::num_filter)
+        .set_range(1, 100000)
+        .describe("Convolution filter (channel) number.");
+    d.field("num_group", &ConvolutionParam::num_group)
+        .set_default(1)
+        .set_lower_bound(1)
+        .describe("Number of group partitions (num_group = channels: depthwise).");
+    d.field("workspace", &ConvolutionParam::workspace)
+        .set_default(int64_t{1024})
+        .set_lower_bound(int64_t{0})
+        .describe("Maximum temporary workspace in MB (accepted for MXNet compatibility).");
+    d.field("no_bias", &ConvolutionParam::no_bias)
+        .set_default(false)
+        .describe("Whether to disable the bias parameter.");
+    d.field("cudnn_tune", &ConvolutionParam::cudnn_tune)
+        .set_default(std::nullopt)
+        .describe(
+            "Whether to pick the convolution algorithm by running a performance test "
+            "('off', 'limited_workspace', 'fastest'; accepted, unused on CPU).");
+    d.field("cudnn_off", &ConvolutionParam::cudnn_off)
+        .set_default(false)
+        .describe("Turn off cudnn for this layer.");
+    d.field("layout", &ConvolutionParam::layout)
+        .set_default(std::nullopt)
+        .describe("Data layout: None (the default for the data's rank), 'NCW' or 'NCHW'.");
+  }
+};
+
+// The convolution as 2-D: 1-D data is seen as height 1.
+struct ConvGeom {
+  int spatial = 2;  // 1 or 2
+  int64_t n = 0, c = 0, h = 1, w = 0;
+  int64_t f = 0, g = 1;
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1, ph = 0, pw = 0;
+  int64_t oh = 1, ow = 0;
+  bool bias = true;
+
+  int64_t cg() const { return c / g; }
+  int64_t fg() const { return f / g; }
+  int64_t ksize() const { return kh * kw; }
+};
+
+// Checks the parameters against the data shape (ndim, channels divisible by
+// the groups, kernel within the padded input) and fills the geometry; errors
+// name the op, the parameter and the shapes. Unknown dims (0) are allowed
+// where noted: the output size is then 0.
+ConvGeom MakeConvGeom(const NodeAttrs& attrs, const Shape& data);
+
+// oneDNN float32 paths (convolution_dnnl.cc). `req` as for every kernel.
+void DnnlConvForward(const ConvGeom& g, const OpContext& ctx, const float* data,
+                     const float* weight, const float* bias, float* out, OpReqType req);
+void DnnlConvBackward(const ConvGeom& g, const OpContext& ctx, const float* ograd,
+                      const float* data, const float* weight, float* gdata, OpReqType req_data,
+                      float* gweight, OpReqType req_weight, float* gbias, OpReqType req_bias);
+
+// Reference kernels (im2col + GEMM) for float32 and float64; `col` holds
+// cg * ksize * oh * ow elements.
+template <typename T>
+void RefConvForward(const ConvGeom& g, const T* data, const T* weight, const T* bias, T* out,
+                    OpReqType req, T* col, int threads);
+template <typename T>
+void RefConvBackward(const ConvGeom& g, const T* ograd, const T* data, const T* weight, T* gdata,
+                     OpReqType req_data, T* gweight, OpReqType req_weight, T* gbias,
+                     OpReqType req_bias, T* col, int threads);
+
+// Forces the reference kernels for float32 too (tests); returns the old value.
+bool SetConvForceReference(bool on);
+
+}  // namespace tessera::op

@@ -1,0 +1,383 @@
+// Convolution and _backward_Convolution: parameters, shape and type
+// inference, the reference kernels and the CPU registration.
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <sstream>
+
+#include "engine/scheduler/engine.h"
+#include "ops/nn/convolution-inl.h"
+#include "ops/tensor/gemm.h"
+
+namespace tessera::op {
+
+namespace {
+
+std::atomic<bool> g_force_reference{false};
+
+// A tuple parameter of `spatial` entries, or `fill` for each when empty.
+void TupleOf(const NodeAttrs& attrs, const char* name, const Shape& s, int spatial, int64_t fill,
+             int64_t min, const Shape& data, int64_t* out_h, int64_t* out_w) {
+  if (s.ndim() == 0) {
+    *out_h = spatial == 2 ? fill : 1;
+    *out_w = fill;
+    return;
+  }
+  TS_CHECK(s.ndim() == spatial) << OpLabel(attrs) << ": parameter '" << name << "' is " << s
+                                << ", expected " << spatial << " value(s) for data of shape "
+                                << data;
+  for (int i = 0; i < spatial; ++i)
+    TS_CHECK(s[i] >= min) << OpLabel(attrs) << ": parameter '" << name << "' is " << s
+                          << ", every value must be >= " << min;
+  *out_h = spatial == 2 ? s[0] : 1;
+  *out_w = s[spatial - 1];
+}
+
+}  // namespace
+
+bool SetConvForceReference(bool on) {
+  return g_force_reference.exchange(on);
+}
+
+ConvGeom MakeConvGeom(const NodeAttrs& attrs, const Shape& data) {
+  const auto& p = ParamsOf<ConvolutionParam>(attrs);
+  ConvGeom g;
+  const int spatial = p.kernel.ndim();
+  TS_CHECK(spatial == 1 || spatial == 2)
+      << OpLabel(attrs) << ": parameter 'kernel' is " << p.kernel
+      << ", only 1-D (w,) and 2-D (h, w) convolution is supported";
+  g.spatial = spatial;
+  if (p.layout) {
+    const char* want = spatial == 1 ? "NCW" : "NCHW";
+    TS_CHECK(*p.layout == want) << OpLabel(attrs) << ": layout '" << *p.layout
+                                << "' is not supported for a " << spatial << "-D kernel, expected '"
+                                << want << "'";
+  }
+  TS_CHECK(data.ndim() == spatial + 2)
+      << OpLabel(attrs) << ": data has shape " << data << " but a " << spatial << "-D kernel "
+      << p.kernel << " needs " << spatial + 2 << "-D data (" << (spatial == 1 ? "NCW" : "NCHW")
+      << ")";
+  g.n = data[0];
+  g.c = data[1];
+  g.h = spatial == 2 ? data[2] : 1;
+  g.w = data[spatial + 1];
+  g.f = p.num_filter;
+  g.g = p.num_group;
+  g.bias = !p.no_bias;
+  TupleOf(attrs, "kernel", p.kernel, spatial, 1, 1, data, &g.kh, &g.kw);
+  TupleOf(attrs, "stride", p.stride, spatial, 1, 1, data, &g.sh, &g.sw);
+  TupleOf(attrs, "dilate", p.dilate, spatial, 1, 1, data, &g.dh, &g.dw);
+  TupleOf(attrs, "pad", p.pad, spatial, 0, 0, data, &g.ph, &g.pw);
+  if (spatial == 1) g.ph = 0;
+  TS_CHECK(g.f % g.g == 0) << OpLabel(attrs) << ": num_filter " << g.f
+                           << " is not divisible by num_group " << g.g;
+  TS_CHECK(g.c == 0 || g.c % g.g == 0)
+      << OpLabel(attrs) << ": data has " << g.c << " channels (shape " << data
+      << "), not divisible by num_group " << g.g;
+  const int64_t ekh = g.dh * (g.kh - 1) + 1, ekw = g.dw * (g.kw - 1) + 1;
+  auto out_dim = [&](int64_t x, int64_t pd, int64_t ek, int64_t s, const char* axis) -> int64_t {
+    if (x == 0) return 0;
+    TS_CHECK(x + 2 * pd >= ek) << OpLabel(attrs) << ": kernel " << p.kernel << " (dilated size "
+                               << ek << " along " << axis << ") exceeds the padded input "
+                               << x + 2 * pd << " of data of shape " << data;
+    return (x + 2 * pd - ek) / s + 1;
+  };
+  g.oh = spatial == 2 ? out_dim(g.h, g.ph, ekh, g.sh, "height") : 1;
+  g.ow = out_dim(g.w, g.pw, ekw, g.sw, "width");
+  return g;
+}
+
+namespace {
+
+bool ConvolutionShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  const auto& p = ParamsOf<ConvolutionParam>(attrs);
+  const size_t n_in = p.no_bias ? 2 : 3;
+  TS_CHECK(in->size() == n_in) << OpLabel(attrs) << ": expects " << n_in << " inputs (data, weight"
+                               << (p.no_bias ? "" : ", bias") << "), got " << in->size();
+  const int spatial = p.kernel.ndim();
+  Shape& data = (*in)[0];
+  // The batch size flows back from the output.
+  if (data.ndim() == 0 && (*out)[0].ndim() == spatial + 2) {
+    Shape d(std::vector<int64_t>(spatial + 2, 0));
+    d[0] = (*out)[0][0];
+    AssignShape(attrs, in, 0, d, "input");
+  }
+  if (data.ndim() == 0) return false;
+  // The channels flow from the weight.
+  const Shape& wshape = (*in)[1];
+  if (data.ndim() > 1 && data[1] == 0 && wshape.ndim() == spatial + 2 && wshape[1] > 0) {
+    Shape d = data;
+    d[1] = wshape[1] * p.num_group;
+    AssignShape(attrs, in, 0, d, "input");
+  }
+  const ConvGeom g = MakeConvGeom(attrs, data);
+  std::vector<int64_t> wdims{g.f, g.c == 0 ? 0 : g.c / g.g};
+  if (spatial == 2) wdims.push_back(g.kh);
+  wdims.push_back(g.kw);
+  AssignShape(attrs, in, 1, Shape(wdims), "weight");
+  if (!p.no_bias) AssignShape(attrs, in, 2, Shape{g.f}, "bias");
+  std::vector<int64_t> odims{g.n, g.f};
+  if (spatial == 2) odims.push_back(g.oh);
+  odims.push_back(g.ow);
+  AssignShape(attrs, out, 0, Shape(odims), "output");
+  if (g.n == 0 && (*out)[0][0] != 0) {
+    Shape d = data;
+    d[0] = (*out)[0][0];
+    AssignShape(attrs, in, 0, d, "input");
+  }
+  return AllKnown(*in) && AllKnown(*out);
+}
+
+void CheckConvType(const NodeAttrs& attrs, DType t) {
+  TS_CHECK(t == DType::kUnknown || t == DType::kFloat32 || t == DType::kFloat64)
+      << OpLabel(attrs) << ": dtype " << DTypeName(t) << " is not supported (float32, float64)";
+}
+
+bool ConvolutionType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
+  const bool ok = SameTypeAll(attrs, in, out);
+  for (DType t : *in) CheckConvType(attrs, t);
+  return ok;
+}
+
+std::vector<std::string> ConvInputNames(const NodeAttrs& attrs) {
+  if (ParamsOf<ConvolutionParam>(attrs).no_bias) return {"data", "weight"};
+  return {"data", "weight", "bias"};
+}
+
+uint32_t ConvNumInputs(const NodeAttrs& attrs) {
+  return ParamsOf<ConvolutionParam>(attrs).no_bias ? 2 : 3;
+}
+
+std::vector<ResourceRequest> TempSpace(const NodeAttrs&) {
+  return {ResourceRequest::kTempSpace};
+}
+
+int Threads() {
+  return Engine::Get()->OpThreads();
+}
+
+void ConvolutionCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                        const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  if (req[0] == kNullOp) return;
+  const ConvGeom g = MakeConvGeom(attrs, in[0].shape());
+  if (g.n == 0 || g.f == 0 || g.oh * g.ow == 0) return;
+  const DType t = out[0].dtype();
+  if (t == DType::kFloat32 && !g_force_reference.load()) {
+    DnnlConvForward(g, ctx, in[0].dptr<float>(), in[1].dptr<float>(),
+                    g.bias ? in[2].dptr<float>() : nullptr, out[0].dptr<float>(), req[0]);
+    return;
+  }
+  SwitchFloatDType(
+      t,
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+          T* col = ctx.requested[0].get_space_typed<T>(
+              static_cast<size_t>(g.cg() * g.ksize() * g.oh * g.ow));
+          RefConvForward<T>(g, in[0].dptr<T>(), in[1].dptr<T>(), g.bias ? in[2].dptr<T>() : nullptr,
+                            out[0].dptr<T>(), req[0], col, Threads());
+        } else {
+          TS_THROW << OpLabel(attrs) << ": dtype " << DTypeName(t) << " is not supported";
+        }
+      },
+      "Convolution");
+}
+
+// _backward_Convolution: inputs (ograd, data, weight); outputs (gdata,
+// gweight[, gbias]).
+void ConvolutionBackwardCompute(const NodeAttrs& attrs, const OpContext& ctx,
+                                const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
+                                const std::vector<TBlob>& out) {
+  const ConvGeom g = MakeConvGeom(attrs, in[1].shape());
+  const OpReqType rb = g.bias ? req[2] : kNullOp;
+  const DType t = in[0].dtype();
+  if (t == DType::kFloat32 && !g_force_reference.load()) {
+    DnnlConvBackward(g, ctx, in[0].dptr<float>(), in[1].dptr<float>(), in[2].dptr<float>(),
+                     out[0].dptr<float>(), req[0], out[1].dptr<float>(), req[1],
+                     g.bias ? out[2].dptr<float>() : nullptr, rb);
+    return;
+  }
+  SwitchFloatDType(
+      t,
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+          T* col = ctx.requested[0].get_space_typed<T>(
+              static_cast<size_t>(std::max<int64_t>(1, g.cg() * g.ksize() * g.oh * g.ow)));
+          RefConvBackward<T>(g, in[0].dptr<T>(), in[1].dptr<T>(), in[2].dptr<T>(), out[0].dptr<T>(),
+                             req[0], out[1].dptr<T>(), req[1], g.bias ? out[2].dptr<T>() : nullptr,
+                             rb, col, Threads());
+        } else {
+          TS_THROW << OpLabel(attrs) << ": dtype " << DTypeName(t) << " is not supported";
+        }
+      },
+      "_backward_Convolution");
+}
+
+bool ConvolutionBackwardShape(const NodeAttrs& attrs, std::vector<Shape>* in,
+                              std::vector<Shape>* out) {
+  const auto& p = ParamsOf<ConvolutionParam>(attrs);
+  AssignShape(attrs, out, 0, (*in)[1], "output");
+  AssignShape(attrs, out, 1, (*in)[2], "output");
+  if (!p.no_bias) AssignShape(attrs, out, 2, Shape{int64_t(p.num_filter)}, "output");
+  return AllKnown(*in) && AllKnown(*out);
+}
+
+struct ConvolutionGrad {
+  std::vector<NodeEntry> operator()(const NodePtr& n, const std::vector<NodeEntry>& ograds) const {
+    return MakeGradNode("_backward_Convolution", n, {ograds[0], n->inputs[0], n->inputs[1]});
+  }
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Reference kernels.
+
+namespace {
+
+// col[(c * kh + i) * kw + j][y * ow + x] = data[c][y*sh - ph + i*dh][x*sw - pw + j*dw].
+template <typename T>
+void Im2Col(const ConvGeom& g, const T* data, T* col) {
+  const int64_t cg = g.cg(), ohw = g.oh * g.ow;
+  for (int64_t c = 0; c < cg; ++c)
+    for (int64_t i = 0; i < g.kh; ++i)
+      for (int64_t j = 0; j < g.kw; ++j) {
+        T* row = col + ((c * g.kh + i) * g.kw + j) * ohw;
+        const T* plane = data + c * g.h * g.w;
+        for (int64_t y = 0; y < g.oh; ++y) {
+          const int64_t iy = y * g.sh - g.ph + i * g.dh;
+          for (int64_t x = 0; x < g.ow; ++x) {
+            const int64_t ix = x * g.sw - g.pw + j * g.dw;
+            row[y * g.ow + x] =
+                (iy >= 0 && iy < g.h && ix >= 0 && ix < g.w) ? plane[iy * g.w + ix] : T(0);
+          }
+        }
+      }
+}
+
+// The adjoint: adds col back into data.
+template <typename T>
+void Col2Im(const ConvGeom& g, const T* col, T* data) {
+  const int64_t cg = g.cg(), ohw = g.oh * g.ow;
+  for (int64_t c = 0; c < cg; ++c)
+    for (int64_t i = 0; i < g.kh; ++i)
+      for (int64_t j = 0; j < g.kw; ++j) {
+        const T* row = col + ((c * g.kh + i) * g.kw + j) * ohw;
+        T* plane = data + c * g.h * g.w;
+        for (int64_t y = 0; y < g.oh; ++y) {
+          const int64_t iy = y * g.sh - g.ph + i * g.dh;
+          if (iy < 0 || iy >= g.h) continue;
+          for (int64_t x = 0; x < g.ow; ++x) {
+            const int64_t ix = x * g.sw - g.pw + j * g.dw;
+            if (ix >= 0 && ix < g.w) plane[iy * g.w + ix] += row[y * g.ow + x];
+          }
+        }
+      }
+}
+
+}  // namespace
+
+template <typename T>
+void RefConvForward(const ConvGeom& g, const T* data, const T* weight, const T* bias, T* out,
+                    OpReqType req, T* col, int threads) {
+  if (req == kNullOp) return;
+  const int64_t ohw = g.oh * g.ow, cg = g.cg(), fg = g.fg(), k = cg * g.ksize();
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t gi = 0; gi < g.g; ++gi) {
+      Im2Col(g, data + (n * g.c + gi * cg) * g.h * g.w, col);
+      T* o = out + (n * g.f + gi * fg) * ohw;
+      Gemm(false, false, fg, ohw, k, T(1), weight + gi * fg * k, k, col, ohw,
+           req == kAddTo ? T(1) : T(0), o, ohw, threads);
+      if (bias)
+        for (int64_t f = 0; f < fg; ++f)
+          for (int64_t e = 0; e < ohw; ++e) o[f * ohw + e] += bias[gi * fg + f];
+    }
+}
+
+template <typename T>
+void RefConvBackward(const ConvGeom& g, const T* ograd, const T* data, const T* weight, T* gdata,
+                     OpReqType req_data, T* gweight, OpReqType req_weight, T* gbias,
+                     OpReqType req_bias, T* col, int threads) {
+  const int64_t ohw = g.oh * g.ow, cg = g.cg(), fg = g.fg(), k = cg * g.ksize();
+  if (req_data == kWriteTo || req_data == kWriteInplace)
+    std::fill(gdata, gdata + g.n * g.c * g.h * g.w, T(0));
+  if (req_weight == kWriteTo || req_weight == kWriteInplace)
+    std::fill(gweight, gweight + g.f * k, T(0));
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t gi = 0; gi < g.g; ++gi) {
+      const T* og = ograd + (n * g.f + gi * fg) * ohw;
+      if (req_data != kNullOp) {
+        Gemm(true, false, k, ohw, fg, T(1), weight + gi * fg * k, k, og, ohw, T(0), col, ohw,
+             threads);
+        Col2Im(g, col, gdata + (n * g.c + gi * cg) * g.h * g.w);
+      }
+      if (req_weight != kNullOp) {
+        Im2Col(g, data + (n * g.c + gi * cg) * g.h * g.w, col);
+        Gemm(false, true, fg, k, ohw, T(1), og, ohw, col, ohw, T(1), gweight + gi * fg * k, k,
+             threads);
+      }
+    }
+  if (gbias && req_bias != kNullOp) {
+    for (int64_t f = 0; f < g.f; ++f) {
+      T s = 0;
+      for (int64_t n = 0; n < g.n; ++n) {
+        const T* og = ograd + (n * g.f + f) * ohw;
+        for (int64_t e = 0; e < ohw; ++e) s += og[e];
+      }
+      gbias[f] = req_bias == kAddTo ? gbias[f] + s : s;
+    }
+  }
+}
+
+template void RefConvForward<float>(const ConvGeom&, const float*, const float*, const float*,
+                                    float*, OpReqType, float*, int);
+template void RefConvForward<double>(const ConvGeom&, const double*, const double*, const double*,
+                                     double*, OpReqType, double*, int);
+template void RefConvBackward<float>(const ConvGeom&, const float*, const float*, const float*,
+                                     float*, OpReqType, float*, OpReqType, float*, OpReqType,
+                                     float*, int);
+template void RefConvBackward<double>(const ConvGeom&, const double*, const double*, const double*,
+                                      double*, OpReqType, double*, OpReqType, double*, OpReqType,
+                                      double*, int);
+
+// ---------------------------------------------------------------------------
+
+TS_REGISTER_OP(Convolution)
+    .describe(R"(Computes 1-D or 2-D convolution (cross-correlation) with a bias, as MXNet.
+
+data is (batch, channel, width) or (batch, channel, height, width); weight is
+(num_filter, channel / num_group, [kernel_h,] kernel_w) and bias (num_filter,).
+The output is (batch, num_filter, [out_h,] out_w) with
+out = floor((x + 2 * pad - dilate * (kernel - 1) - 1) / stride) + 1.
+num_group splits the channels into groups convolved separately (num_group =
+channels with num_filter a multiple of it: depthwise). float32 runs on oneDNN,
+float64 on reference kernels.)")
+    .set_num_inputs(ConvNumInputs)
+    .set_num_outputs(1)
+    .set_attr_parser(ParamParser<ConvolutionParam>)
+    .add_argument("data", "NDArray", "Input data, NCW or NCHW.")
+    .add_argument("weight", "NDArray", "Weight matrix.")
+    .add_argument("bias", "NDArray", "Bias parameter (absent when no_bias).")
+    .add_arguments(ConvolutionParam::Fields())
+    .set_attr<FListInputNames>("FListInputNames", ConvInputNames)
+    .set_attr<FInferShape>("FInferShape", ConvolutionShape)
+    .set_attr<FInferType>("FInferType", ConvolutionType)
+    .set_attr<FResourceRequest>("FResourceRequest", TempSpace)
+    .set_attr<FCompute>(kFComputeCPU, ConvolutionCompute)
+    .set_attr<FGradient>("FGradient", ConvolutionGrad{});
+
+TS_REGISTER_OP(_backward_Convolution)
+    .describe(
+        "Gradient of Convolution. Inputs: ograd, data, weight; outputs: the gradients "
+        "of data, weight and (unless no_bias) bias.")
+    .set_num_inputs(3)
+    .set_num_outputs(ConvNumInputs)
+    .set_attr_parser(ParamParser<ConvolutionParam>)
+    .set_attr<TIsBackward>("TIsBackward", true)
+    .set_attr<FInferShape>("FInferShape", ConvolutionBackwardShape)
+    .set_attr<FInferType>("FInferType", ConvolutionType)
+    .set_attr<FResourceRequest>("FResourceRequest", TempSpace)
+    .set_attr<FCompute>(kFComputeCPU, ConvolutionBackwardCompute);
+
+}  // namespace tessera::op

@@ -1,0 +1,223 @@
+// LayerNorm and InstanceNorm: normalisation over one axis (LayerNorm) or
+// over the spatial positions of each sample and channel (InstanceNorm),
+// then a learned scale (gamma) and shift (beta). Kernels in norm_groups-inl.h.
+#include "ops/nn/nn_common.h"
+#include "ops/nn/norm_groups-inl.h"
+#include "ops/registry/op_attr_types.h"
+#include "ops/registry/params.h"
+
+namespace tessera::op {
+
+namespace {
+
+struct LayerNormParam : Params<LayerNormParam> {
+  int axis = -1;
+  float eps = 1e-5f;
+  bool output_mean_var = false;
+  static void Declare(ParamDecl<LayerNormParam>& d) {
+    d.field("axis", &LayerNormParam::axis)
+        .set_default(-1)
+        .set_axis()
+        .describe("The axis to normalise over (negative: from the end).");
+    d.field("eps", &LayerNormParam::eps)
+        .set_default(1e-5f)
+        .set_lower_bound(0.f)
+        .describe("Added to the variance, for numerical stability.");
+    d.field("output_mean_var", &LayerNormParam::output_mean_var)
+        .set_default(false)
+        .describe("Also output the mean and the standard deviation.");
+  }
+};
+
+struct InstanceNormParam : Params<InstanceNormParam> {
+  float eps = 1e-3f;
+  static void Declare(ParamDecl<InstanceNormParam>& d) {
+    d.field("eps", &InstanceNormParam::eps)
+        .set_default(1e-3f)
+        .set_lower_bound(0.f)
+        .describe("Added to the variance, for numerical stability.");
+  }
+};
+
+std::vector<std::string> DataGammaBeta(const NodeAttrs&) {
+  return {"data", "gamma", "beta"};
+}
+
+// LayerNorm's geometry on `s`; the axis normalised (errors name the op).
+norm::Geom LayerGeom(const NodeAttrs& attrs, const Shape& s, int* axis_out = nullptr) {
+  const int axis = NormalizeAxis(ParamsOf<LayerNormParam>(attrs).axis, s.ndim(), "LayerNorm");
+  norm::Geom g;
+  g.outer = s.ProdRange(0, axis);
+  g.n = s[axis];
+  g.inner = s.ProdRange(axis + 1, s.ndim());
+  if (axis_out) *axis_out = axis;
+  return g;
+}
+
+norm::Geom InstanceGeom(const NodeAttrs& attrs, const Shape& s) {
+  TS_CHECK(s.ndim() >= 3) << OpLabel(attrs) << ": data must be (batch, channel, spatial...), got "
+                          << s;
+  norm::Geom g;
+  g.outer = s[0] * s[1];
+  g.n = s.ProdRange(2, s.ndim());
+  g.per_group = true;
+  g.channels = s[1];
+  return g;
+}
+
+bool LayerNormShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  if (!(*in)[0].known() && (*out)[0].known()) (*in)[0] = (*out)[0];
+  const Shape& s = (*in)[0];
+  if (!s.known()) return false;
+  int axis = 0;
+  const norm::Geom g = LayerGeom(attrs, s, &axis);
+  AssignNamed(attrs, in, 1, Shape{g.n}, "gamma", "one per element of the normalised axis");
+  AssignNamed(attrs, in, 2, Shape{g.n}, "beta", "one per element of the normalised axis");
+  AssignShape(attrs, out, 0, s, "output");
+  Shape stat = s;
+  stat[axis] = 1;
+  AssignShape(attrs, out, 1, stat, "output");
+  AssignShape(attrs, out, 2, stat, "output");
+  return true;
+}
+
+bool InstanceNormShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  if (!(*in)[0].known() && (*out)[0].known()) (*in)[0] = (*out)[0];
+  const Shape& s = (*in)[0];
+  if (!s.known()) return false;
+  InstanceGeom(attrs, s);
+  AssignNamed(attrs, in, 1, Shape{s[1]}, "gamma", "one per channel");
+  AssignNamed(attrs, in, 2, Shape{s[1]}, "beta", "one per channel");
+  AssignShape(attrs, out, 0, s, "output");
+  return true;
+}
+
+bool FloatSameType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
+  CheckFloatTypes(attrs, *in, *out);
+  return SameTypeAll(attrs, in, out);
+}
+
+template <bool kLayer>
+void NormForward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob>& in,
+                 const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  const norm::Geom g =
+      kLayer ? LayerGeom(attrs, in[0].shape()) : InstanceGeom(attrs, in[0].shape());
+  const double eps =
+      kLayer ? ParamsOf<LayerNormParam>(attrs).eps : ParamsOf<InstanceNormParam>(attrs).eps;
+  SwitchFloatDType(
+      in[0].dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        T* mean = kLayer && req[1] != kNullOp ? out[1].dptr<T>() : nullptr;
+        T* stdev = kLayer && req[2] != kNullOp ? out[2].dptr<T>() : nullptr;
+        norm::Forward<T>(g, in[0].dptr<T>(), in[1].dptr<T>(), in[2].dptr<T>(), eps,
+                         out[0].dptr<T>(), req[0], mean, stdev);
+      },
+      kLayer ? "LayerNorm" : "InstanceNorm");
+}
+
+// Backward: (out_grad, data, gamma) -> (data_grad, gamma_grad, beta_grad).
+template <bool kLayer>
+void NormBackward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob>& in,
+                  const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  const norm::Geom g =
+      kLayer ? LayerGeom(attrs, in[1].shape()) : InstanceGeom(attrs, in[1].shape());
+  const double eps =
+      kLayer ? ParamsOf<LayerNormParam>(attrs).eps : ParamsOf<InstanceNormParam>(attrs).eps;
+  SwitchFloatDType(
+      in[1].dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        norm::Backward<T>(g, in[0].dptr<T>(), in[1].dptr<T>(), in[2].dptr<T>(), eps,
+                          out[0].dptr<T>(), req[0], out[1].dptr<T>(), req[1], out[2].dptr<T>(),
+                          req[2], in[2].Size());
+      },
+      kLayer ? "_backward_LayerNorm" : "_backward_InstanceNorm");
+}
+
+bool NormBackwardShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  AssignShape(attrs, in, 0, (*in)[1], "input");
+  AssignShape(attrs, out, 0, (*in)[1], "output");
+  AssignShape(attrs, out, 1, (*in)[2], "output");
+  AssignShape(attrs, out, 2, (*in)[2], "output");
+  return (*in)[1].known() && (*in)[2].known();
+}
+
+template <const char* kBackward>
+std::vector<NodeEntry> NormGrad(const NodePtr& n, const std::vector<NodeEntry>& ograds) {
+  return MakeGradNode(kBackward, n, {ograds[0], n->inputs[0], n->inputs[1]});
+}
+
+constexpr char kLayerBackward[] = "_backward_LayerNorm";
+constexpr char kInstanceBackward[] = "_backward_InstanceNorm";
+
+}  // namespace
+
+TS_REGISTER_OP(LayerNorm)
+    .describe(
+        R"(Layer normalisation: along `axis`, out = gamma * (x - mean) / sqrt(var + eps) + beta.
+
+gamma and beta have one value per element of the axis. With
+output_mean_var=True the mean and the standard deviation (the axis kept with
+size 1) are outputs 2 and 3.)")
+    .set_num_inputs(3)
+    .set_num_outputs(3)
+    .set_attr_parser(ParamParser<LayerNormParam>)
+    .add_argument("data", "NDArray", "The input.")
+    .add_argument("gamma", "NDArray", "Scale, one per element of the axis.")
+    .add_argument("beta", "NDArray", "Shift, one per element of the axis.")
+    .add_arguments(LayerNormParam::Fields())
+    .set_attr<FListInputNames>("FListInputNames", DataGammaBeta)
+    .set_attr<FListOutputNames>("FListOutputNames",
+                                [](const NodeAttrs&) {
+                                  return std::vector<std::string>{"output", "mean", "std"};
+                                })
+    .set_attr<FNumVisibleOutputs>("FNumVisibleOutputs",
+                                  [](const NodeAttrs& a) {
+                                    return ParamsOf<LayerNormParam>(a).output_mean_var ? 3u : 1u;
+                                  })
+    .set_attr<FInferShape>("FInferShape", LayerNormShape)
+    .set_attr<FInferType>("FInferType", FloatSameType)
+    .set_attr<FCompute>(kFComputeCPU, NormForward<true>)
+    .set_attr<FGradient>("FGradient", NormGrad<kLayerBackward>);
+
+TS_REGISTER_OP(_backward_LayerNorm)
+    .describe("Gradient of LayerNorm: (out_grad, data, gamma) -> (data, gamma, beta) gradients.")
+    .set_num_inputs(3)
+    .set_num_outputs(3)
+    .set_attr_parser(ParamParser<LayerNormParam>)
+    .set_attr<TIsBackward>("TIsBackward", true)
+    .set_attr<FInferShape>("FInferShape", NormBackwardShape)
+    .set_attr<FInferType>("FInferType", FloatSameType)
+    .set_attr<FCompute>(kFComputeCPU, NormBackward<true>);
+
+TS_REGISTER_OP(InstanceNorm)
+    .describe(
+        R"(Instance normalisation: for each sample and channel of data (batch, channel, spatial...),
+out = gamma * (x - mean) / sqrt(var + eps) + beta over the spatial positions.
+
+gamma and beta have one value per channel.)")
+    .set_num_inputs(3)
+    .set_num_outputs(1)
+    .set_attr_parser(ParamParser<InstanceNormParam>)
+    .add_argument("data", "NDArray", "The input, (batch, channel, spatial...).")
+    .add_argument("gamma", "NDArray", "Scale, one per channel.")
+    .add_argument("beta", "NDArray", "Shift, one per channel.")
+    .add_arguments(InstanceNormParam::Fields())
+    .set_attr<FListInputNames>("FListInputNames", DataGammaBeta)
+    .set_attr<FInferShape>("FInferShape", InstanceNormShape)
+    .set_attr<FInferType>("FInferType", FloatSameType)
+    .set_attr<FCompute>(kFComputeCPU, NormForward<false>)
+    .set_attr<FGradient>("FGradient", NormGrad<kInstanceBackward>);
+
+TS_REGISTER_OP(_backward_InstanceNorm)
+    .describe("Gradient of InstanceNorm: (out_grad, data, gamma) -> (data, gamma, beta) gradients.")
+    .set_num_inputs(3)
+    .set_num_outputs(3)
+    .set_attr_parser(ParamParser<InstanceNormParam>)
+    .set_attr<TIsBackward>("TIsBackward", true)
+    .set_attr<FInferShape>("FInferShape", NormBackwardShape)
+    .set_attr<FInferType>("FInferType", FloatSameType)
+    .set_attr<FCompute>(kFComputeCPU, NormBackward<false>);
+
+}  // namespace tessera::op

@@ -1,0 +1,169 @@
+// BlockGrad (stop_gradient): the identity with a zero gradient. MakeLoss:
+// the identity whose backward ignores the head gradient and gives grad_scale
+// (normalised by the batch size or the count of valid elements), so any
+// symbol can be used as a loss.
+#include <vector>
+
+#include "ops/nn/nn_common.h"
+
+namespace tessera::op {
+
+namespace makeloss {
+enum Normalization { kNull, kBatch, kValid };
+}  // namespace makeloss
+
+struct MakeLossParam : Params<MakeLossParam> {
+  float grad_scale = 1.f, valid_thresh = 0.f;
+  int normalization = makeloss::kNull;
+  static void Declare(ParamDecl<MakeLossParam>& d) {
+    d.field("grad_scale", &MakeLossParam::grad_scale)
+        .set_default(1.f)
+        .describe("The gradient the backward gives every element (before normalization).");
+    d.field("valid_thresh", &MakeLossParam::valid_thresh)
+        .set_default(0.f)
+        .describe(
+            "With normalization='valid', elements whose value is not above this get a zero "
+            "gradient and are not counted.");
+    d.field("normalization", &MakeLossParam::normalization)
+        .set_default(makeloss::kNull)
+        .add_enum("null", makeloss::kNull)
+        .add_enum("batch", makeloss::kBatch)
+        .add_enum("valid", makeloss::kValid)
+        .describe(
+            "'null': the gradient is grad_scale; 'batch': grad_scale / batch size (the first "
+            "axis); 'valid': grad_scale / the number of elements above valid_thresh, for those "
+            "elements, 0 for the others.");
+  }
+};
+
+namespace {
+
+template <int req>
+struct copy_kernel {
+  template <typename T>
+  TS_XINLINE static void Map(int64_t i, T* out, const T* in) {
+    AssignReq<req>(out[i], in[i]);
+  }
+};
+
+void IdentityForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                     const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  if (req[0] == kWriteInplace || req[0] == kNullOp) return;
+  if (req[0] == kWriteTo && in[0].dptr_ == out[0].dptr_) return;
+  SwitchDType(
+      out[0].dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        SwitchReq(req[0], [&](auto r) {
+          if constexpr (std::is_same_v<T, bool> && r.value == kAddTo) {
+            TS_THROW << OpLabel(attrs) << ": cannot add into a bool array";
+          } else {
+            Kernel<copy_kernel<r.value>, cpu>::Launch(ctx.run_ctx, out[0].Size(), out[0].dptr<T>(),
+                                                      in[0].dptr<T>());
+          }
+        });
+      },
+      attrs.op->name().c_str());
+}
+
+template <int req>
+struct make_loss_grad {
+  template <typename T>
+  TS_XINLINE static void Map(int64_t i, T* in_grad, const T* out, float scale, float thresh,
+                             bool valid) {
+    using A = AccType<T>;
+    const A v = valid ? (static_cast<A>(out[i]) > A(thresh) ? A(scale) : A(0)) : A(scale);
+    AssignReq<req>(in_grad[i], v);
+  }
+};
+
+// Input: the forward output. Output: the data gradient.
+void MakeLossBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                      const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  const auto& p = ParamsOf<MakeLossParam>(attrs);
+  SwitchFloatDType(
+      out[0].dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        using A = AccType<T>;
+        const T* y = in[0].dptr<T>();
+        const int64_t n = in[0].Size();
+        float scale = p.grad_scale;
+        if (p.normalization == makeloss::kBatch) {
+          scale /= static_cast<float>(in[0].shape()[0]);
+        } else if (p.normalization == makeloss::kValid) {
+          int64_t valid = 0;
+          for (int64_t i = 0; i < n; ++i) valid += static_cast<A>(y[i]) > A(p.valid_thresh);
+          scale /= static_cast<float>(valid > 0 ? valid : 1);
+        }
+        SwitchReq(req[0], [&](auto r) {
+          Kernel<make_loss_grad<r.value>, cpu>::Launch(ctx.run_ctx, n, out[0].dptr<T>(), y, scale,
+                                                       p.valid_thresh,
+                                                       p.normalization == makeloss::kValid);
+        });
+      },
+      "_backward_MakeLoss");
+}
+
+std::vector<NodeEntry> MakeLossGrad(const NodePtr& n, const std::vector<NodeEntry>&) {
+  return MakeGradNode("_backward_MakeLoss", n, {NodeEntry{n, 0, 0}});
+}
+
+bool FloatType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
+  const bool ok = SameTypeAll(attrs, in, out);
+  CheckFloatTypes(attrs, *in, *out);
+  return ok;
+}
+
+}  // namespace
+
+TS_REGISTER_OP(BlockGrad)
+    .add_alias("stop_gradient")
+    .describe(R"(Passes the input through unchanged and stops the gradient: the backward
+gives the input a zero gradient, so nothing upstream is trained through this
+path.
+
+Example: with y = BlockGrad(x) * x, dy/dx = x (not 2x).)")
+    .set_num_inputs(1)
+    .set_num_outputs(1)
+    .add_argument("data", "NDArray", "The input array.")
+    .set_attr<FListInputNames>("FListInputNames", DataInputName)
+    .set_attr<FInferShape>("FInferShape", ElemwiseShape<1, 1>)
+    .set_attr<FInferType>("FInferType", ElemwiseType<1, 1>)
+    .set_attr<FInplaceOption>("FInplaceOption", InplaceFirstInput)
+    .set_attr<FCompute>(kFComputeCPU, IdentityForward)
+    .set_attr<FGradient>("FGradient", [](const NodePtr& n, const std::vector<NodeEntry>&) {
+      return MakeZeroGradNodes(n);
+    });
+
+TS_REGISTER_OP(MakeLoss)
+    .describe(R"(Marks its input as a loss: the forward is the identity, and the backward
+ignores the gradient coming from above and gives every element grad_scale,
+divided by the batch size (normalization='batch') or by the number of
+elements above valid_thresh, which alone get it (normalization='valid').
+
+Example: MakeLoss(x, grad_scale=2, normalization='batch') for x of shape
+(4, 3) gives x the gradient 0.5 everywhere.)")
+    .set_num_inputs(1)
+    .set_num_outputs(1)
+    .set_attr_parser(ParamParser<MakeLossParam>)
+    .add_argument("data", "NDArray", "The loss values.")
+    .add_arguments(MakeLossParam::Fields())
+    .set_attr<FListInputNames>("FListInputNames", DataInputName)
+    .set_attr<FInferShape>("FInferShape", ElemwiseShape<1, 1>)
+    .set_attr<FInferType>("FInferType", FloatType)
+    .set_attr<FInplaceOption>("FInplaceOption", InplaceFirstInput)
+    .set_attr<FCompute>(kFComputeCPU, IdentityForward)
+    .set_attr<FGradient>("FGradient", MakeLossGrad);
+
+TS_REGISTER_OP(_backward_MakeLoss)
+    .describe("Gradient of MakeLoss from its output: grad_scale, normalised. Input: out.")
+    .set_num_inputs(1)
+    .set_num_outputs(1)
+    .set_attr_parser(ParamParser<MakeLossParam>)
+    .set_attr<TIsBackward>("TIsBackward", true)
+    .set_attr<FInferShape>("FInferShape", ElemwiseShape<1, 1>)
+    .set_attr<FInferType>("FInferType", ElemwiseType<1, 1>)
+    .set_attr<FCompute>(kFComputeCPU, MakeLossBackward);
+
+}  // namespace tessera::op

@@ -1,0 +1,430 @@
+// Pooling and _backward_Pooling (1-D and 2-D; max, avg, sum; global; 'valid'
+// and 'full' conventions), MXNet's parameters and semantics: windows are
+// clipped to the input, avg divides by the window size counted over the
+// padding (count_include_pad, default True) or over the input elements only,
+// and the max backward routes each output gradient to the first input of its
+// window equal to the output. Plain kernels, parallel over the (batch,
+// channel) planes; every float dtype. float32 forwards whose semantics
+// oneDNN shares (max; avg unless a 'full' window reaches past the padding)
+// run oneDNN's pooling on the plain layout, primitives cached per shape.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <tuple>
+
+#include "ops/nn/dnnl_util.h"
+
+#include "engine/scheduler/engine.h"
+#include "ops/registry/infer_utils.h"
+#include "ops/registry/kernel_launch.h"
+#include "ops/registry/op.h"
+
+namespace tessera::op {
+
+namespace {
+
+enum PoolType { kMaxPool = 0, kAvgPool = 1, kSumPool = 2, kLpPool = 3 };
+enum PoolConvention { kValid = 0, kFull = 1, kSame = 2 };
+
+struct PoolingParam : Params<PoolingParam> {
+  Shape kernel, stride, pad;
+  int pool_type = kMaxPool;
+  bool global_pool = false;
+  bool cudnn_off = false;
+  int pooling_convention = kValid;
+  std::optional<int> p_value;
+  std::optional<bool> count_include_pad;
+  std::optional<std::string> layout;
+  static void Declare(ParamDecl<PoolingParam>& d) {
+    d.field("kernel", &PoolingParam::kernel)
+        .set_default(Shape())
+        .describe("Pooling kernel size: (w,) or (h, w). Ignored when global_pool.");
+    d.field("pool_type", &PoolingParam::pool_type)
+        .set_default(kMaxPool)
+        .add_enum("max", kMaxPool)
+        .add_enum("avg", kAvgPool)
+        .add_enum("sum", kSumPool)
+        .add_enum("lp", kLpPool)
+        .describe("Pooling type to be applied ('lp' is not supported).");
+    d.field("global_pool", &PoolingParam::global_pool)
+        .set_default(false)
+        .describe("Ignore kernel size, do global pooling based on current input feature map.");
+    d.field("cudnn_off", &PoolingParam::cudnn_off)
+        .set_default(false)
+        .describe("Turn off cudnn pooling and use MXNet pooling operator.");
+    d.field("pooling_convention", &PoolingParam::pooling_convention)
+        .set_default(kValid)
+        .add_enum("valid", kValid)
+        .add_enum("full", kFull)
+        .add_enum("same", kSame)
+        .describe(
+            "Pooling convention: 'valid' out = floor((x + 2 pad - kernel) / stride) + 1, "
+            "'full' the same with ceil ('same' is not supported).");
+    d.field("stride", &PoolingParam::stride)
+        .set_default(Shape())
+        .describe("Stride for pooling: (w,) or (h, w). Defaults to 1 for each dimension.");
+    d.field("pad", &PoolingParam::pad)
+        .set_default(Shape())
+        .describe("Pad for pooling: (w,) or (h, w). Defaults to no padding.");
+    d.field("p_value", &PoolingParam::p_value)
+        .set_default(std::nullopt)
+        .describe("Value of p for Lp pooling (unused: 'lp' is not supported).");
+    d.field("count_include_pad", &PoolingParam::count_include_pad)
+        .set_default(std::nullopt)
+        .describe(
+            "For avg pooling: whether padded elements count in the divisor. None means "
+            "True, as MXNet.");
+    d.field("layout", &PoolingParam::layout)
+        .set_default(std::nullopt)
+        .describe("Data layout: None (the default for the data's rank), 'NCW' or 'NCHW'.");
+  }
+};
+
+struct PoolGeom {
+  int spatial = 2;
+  int64_t planes = 0, h = 1, w = 0, kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0;
+  int64_t oh = 1, ow = 0;
+  int type = kMaxPool;
+  bool include_pad = true;
+};
+
+void PoolTuple(const NodeAttrs& attrs, const char* name, const Shape& s, int spatial, int64_t fill,
+               int64_t min, const Shape& data, int64_t* h, int64_t* w) {
+  if (s.ndim() == 0) {
+    *h = spatial == 2 ? fill : 1;
+    *w = fill;
+    return;
+  }
+  TS_CHECK(s.ndim() == spatial) << OpLabel(attrs) << ": parameter '" << name << "' is " << s
+                                << ", expected " << spatial << " value(s) for data of shape "
+                                << data;
+  for (int i = 0; i < spatial; ++i)
+    TS_CHECK(s[i] >= min) << OpLabel(attrs) << ": parameter '" << name << "' is " << s
+                          << ", every value must be >= " << min;
+  *h = spatial == 2 ? s[0] : 1;
+  *w = s[spatial - 1];
+}
+
+PoolGeom MakePoolGeom(const NodeAttrs& attrs, const Shape& data) {
+  const auto& p = ParamsOf<PoolingParam>(attrs);
+  TS_CHECK(p.pool_type != kLpPool) << OpLabel(attrs) << ": pool_type 'lp' is not supported";
+  TS_CHECK(p.pooling_convention != kSame)
+      << OpLabel(attrs) << ": pooling_convention 'same' is not supported ('valid', 'full')";
+  PoolGeom g;
+  g.type = p.pool_type;
+  g.include_pad = p.count_include_pad.value_or(true);
+  const int spatial = p.global_pool ? data.ndim() - 2 : p.kernel.ndim();
+  TS_CHECK(spatial == 1 || spatial == 2)
+      << OpLabel(attrs) << ": only 1-D and 2-D pooling is supported, got "
+      << (p.global_pool ? "data of shape " : "kernel ") << (p.global_pool ? data : p.kernel);
+  TS_CHECK(data.ndim() == spatial + 2)
+      << OpLabel(attrs) << ": data has shape " << data << " but a " << spatial << "-D kernel "
+      << p.kernel << " needs " << spatial + 2 << "-D data";
+  if (p.layout) {
+    const char* want = spatial == 1 ? "NCW" : "NCHW";
+    TS_CHECK(*p.layout == want) << OpLabel(attrs) << ": layout '" << *p.layout
+                                << "' is not supported for " << spatial << "-D pooling, expected '"
+                                << want << "'";
+  }
+  g.spatial = spatial;
+  g.planes = data[0] * data[1];
+  g.h = spatial == 2 ? data[2] : 1;
+  g.w = data[spatial + 1];
+  if (p.global_pool) {
+    g.kh = g.h;
+    g.kw = g.w;
+    g.oh = 1;
+    g.ow = 1;
+    return g;
+  }
+  PoolTuple(attrs, "kernel", p.kernel, spatial, 1, 1, data, &g.kh, &g.kw);
+  PoolTuple(attrs, "stride", p.stride, spatial, 1, 1, data, &g.sh, &g.sw);
+  PoolTuple(attrs, "pad", p.pad, spatial, 0, 0, data, &g.ph, &g.pw);
+  if (spatial == 1) g.ph = 0;
+  auto out_dim = [&](int64_t x, int64_t k, int64_t s, int64_t pd, const char* axis) -> int64_t {
+    if (x == 0) return 0;
+    TS_CHECK(k <= x + 2 * pd) << OpLabel(attrs) << ": kernel " << p.kernel << " (" << k << " along "
+                              << axis << ") exceeds the padded input " << x + 2 * pd
+                              << " of data of shape " << data;
+    const int64_t span = x + 2 * pd - k;
+    return 1 + (p.pooling_convention == kFull ? (span + s - 1) / s : span / s);
+  };
+  g.oh = spatial == 2 ? out_dim(g.h, g.kh, g.sh, g.ph, "height") : 1;
+  g.ow = out_dim(g.w, g.kw, g.sw, g.pw, "width");
+  return g;
+}
+
+bool PoolingShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  TS_CHECK(in->size() == 1) << OpLabel(attrs) << ": expects 1 input (data), got " << in->size();
+  const Shape& data = (*in)[0];
+  if (data.ndim() == 0) return false;
+  const PoolGeom g = MakePoolGeom(attrs, data);
+  std::vector<int64_t> od{data[0], data[1]};
+  if (g.spatial == 2) od.push_back(g.oh);
+  od.push_back(g.ow);
+  AssignShape(attrs, out, 0, Shape(od), "output");
+  if (data[0] == 0 && (*out)[0][0] != 0) {
+    Shape d = data;
+    d[0] = (*out)[0][0];
+    AssignShape(attrs, in, 0, d, "input");
+  }
+  return AllKnown(*in) && AllKnown(*out);
+}
+
+bool PoolingType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
+  const bool ok = SameTypeAll(attrs, in, out);
+  for (DType t : *in)
+    TS_CHECK(t == DType::kUnknown || IsFloatingPoint(t))
+        << OpLabel(attrs) << ": dtype " << DTypeName(t)
+        << " is not supported (float16, bfloat16, float32, float64)";
+  return ok;
+}
+
+// The window of output (y, x): [h0, h1) x [w0, w1) clipped to the input, and
+// the avg divisor.
+struct Window {
+  int64_t h0, h1, w0, w1, size;
+};
+
+inline Window WindowAt(const PoolGeom& g, int64_t y, int64_t x) {
+  Window r;
+  int64_t hs = y * g.sh - g.ph, ws = x * g.sw - g.pw;
+  int64_t he = std::min(hs + g.kh, g.h + g.ph), we = std::min(ws + g.kw, g.w + g.pw);
+  r.size = (he - hs) * (we - ws);
+  hs = std::max<int64_t>(hs, 0);
+  ws = std::max<int64_t>(ws, 0);
+  he = std::min(he, g.h);
+  we = std::min(we, g.w);
+  if (!g.include_pad) r.size = (he - hs) * (we - ws);
+  r.h0 = hs;
+  r.h1 = he;
+  r.w0 = ws;
+  r.w1 = we;
+  return r;
+}
+
+template <typename T>
+void PoolForward(const PoolGeom& g, const T* in, T* out, OpReqType req, int threads) {
+  using A = AccType<T>;
+  const int64_t ihw = g.h * g.w, ohw = g.oh * g.ow;
+#pragma omp parallel for num_threads(threads) schedule(static) if (g.planes > 1)
+  for (int64_t pl = 0; pl < g.planes; ++pl) {
+    const T* src = in + pl * ihw;
+    T* dst = out + pl * ohw;
+    for (int64_t y = 0; y < g.oh; ++y)
+      for (int64_t x = 0; x < g.ow; ++x) {
+        const Window wd = WindowAt(g, y, x);
+        A v;
+        if (g.type == kMaxPool) {
+          v = std::numeric_limits<A>::lowest();
+          for (int64_t i = wd.h0; i < wd.h1; ++i)
+            for (int64_t j = wd.w0; j < wd.w1; ++j) {
+              const A e = static_cast<A>(src[i * g.w + j]);
+              if (e > v) v = e;
+            }
+        } else {
+          v = 0;
+          for (int64_t i = wd.h0; i < wd.h1; ++i)
+            for (int64_t j = wd.w0; j < wd.w1; ++j) v += static_cast<A>(src[i * g.w + j]);
+          if (g.type == kAvgPool) v = wd.size > 0 ? v / static_cast<A>(wd.size) : A(0);
+        }
+        T& o = dst[y * g.ow + x];
+        o = req == kAddTo ? static_cast<T>(static_cast<A>(o) + v) : static_cast<T>(v);
+      }
+  }
+}
+
+template <typename T>
+void PoolBackward(const PoolGeom& g, const T* ograd, const T* in, const T* out, T* gin,
+                  OpReqType req, int threads) {
+  using A = AccType<T>;
+  const int64_t ihw = g.h * g.w, ohw = g.oh * g.ow;
+#pragma omp parallel for num_threads(threads) schedule(static) if (g.planes > 1)
+  for (int64_t pl = 0; pl < g.planes; ++pl) {
+    const T* src = in + pl * ihw;
+    const T* og = ograd + pl * ohw;
+    const T* o = out + pl * ohw;
+    T* gi = gin + pl * ihw;
+    // Accumulate in place: for write, start from zero.
+    if (req != kAddTo) std::fill(gi, gi + ihw, T(0));
+    for (int64_t y = 0; y < g.oh; ++y)
+      for (int64_t x = 0; x < g.ow; ++x) {
+        const Window wd = WindowAt(g, y, x);
+        const A gv = static_cast<A>(og[y * g.ow + x]);
+        if (g.type == kMaxPool) {
+          const T m = o[y * g.ow + x];
+          int64_t at = -1;
+          for (int64_t i = wd.h0; i < wd.h1 && at < 0; ++i)
+            for (int64_t j = wd.w0; j < wd.w1; ++j)
+              if (src[i * g.w + j] == m) {
+                at = i * g.w + j;
+                break;
+              }
+          if (at >= 0) gi[at] = static_cast<T>(static_cast<A>(gi[at]) + gv);
+        } else {
+          const A share =
+              g.type == kAvgPool ? (wd.size > 0 ? gv / static_cast<A>(wd.size) : A(0)) : gv;
+          for (int64_t i = wd.h0; i < wd.h1; ++i)
+            for (int64_t j = wd.w0; j < wd.w1; ++j)
+              gi[i * g.w + j] = static_cast<T>(static_cast<A>(gi[i * g.w + j]) + share);
+        }
+      }
+  }
+}
+
+// oneDNN pooling forward (float32, plain layout). Returns false where
+// oneDNN's semantics differ from MXNet's (sum; avg counting the padding when a
+// 'full' window reaches past it; padding as large as the kernel; add).
+using PoolKey = std::tuple<int, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                           int64_t, int64_t, int64_t, int64_t, int64_t, int>;
+
+struct PoolPrim {
+  std::unique_ptr<dnnl::pooling_forward> prim;
+  dnnl::memory::desc src, dst;
+};
+
+bool DnnlPoolForward(const PoolGeom& g, int64_t n, int64_t c, const float* in, float* out,
+                     OpReqType req, int threads) {
+  if (req != kWriteTo && req != kWriteInplace) return false;
+  if (g.type == kSumPool || g.ph >= g.kh || g.pw >= g.kw) return false;
+  const int64_t prh = (g.oh - 1) * g.sh + g.kh - g.h - g.ph;
+  const int64_t prw = (g.ow - 1) * g.sw + g.kw - g.w - g.pw;
+  if (prh < 0 || prw < 0) return false;
+  dnnl::algorithm alg = dnnl::algorithm::pooling_max;
+  if (g.type == kAvgPool) {
+    if (g.include_pad && (prh > g.ph || prw > g.pw)) return false;
+    alg = g.include_pad ? dnnl::algorithm::pooling_avg_include_padding
+                        : dnnl::algorithm::pooling_avg_exclude_padding;
+  }
+  static std::mutex mu;
+  static std::map<PoolKey, std::shared_ptr<PoolPrim>> cache;
+  const PoolKey key{g.spatial, n,    c,    g.h,  g.w, g.kh, g.kw,
+                    g.sh,      g.sw, g.ph, g.pw, prh, prw,  int(alg)};
+  std::shared_ptr<PoolPrim> p;
+  try {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      auto it = cache.find(key);
+      if (it != cache.end()) {
+        p = it->second;
+      } else {
+        using dnnl::memory;
+        using Dims = memory::dims;
+        const bool d2 = g.spatial == 2;
+        const auto tag = d2 ? memory::format_tag::nchw : memory::format_tag::ncw;
+        p = std::make_shared<PoolPrim>();
+        p->src =
+            memory::desc(d2 ? Dims{n, c, g.h, g.w} : Dims{n, c, g.w}, memory::data_type::f32, tag);
+        p->dst = memory::desc(d2 ? Dims{n, c, g.oh, g.ow} : Dims{n, c, g.ow},
+                              memory::data_type::f32, tag);
+        auto sp = [&](int64_t a, int64_t b) { return d2 ? Dims{a, b} : Dims{b}; };
+        dnnl::pooling_forward::desc d(dnnl::prop_kind::forward_inference, alg, p->src, p->dst,
+                                      sp(g.sh, g.sw), sp(g.kh, g.kw), sp(g.ph, g.pw), sp(prh, prw));
+        p->prim = std::make_unique<dnnl::pooling_forward>(
+            dnnl::pooling_forward::primitive_desc(d, nn_dnnl::CpuEngine()));
+        if (cache.size() >= 64) cache.clear();
+        cache.emplace(key, p);
+      }
+    }
+    nn_dnnl::ScopedOmpThreads scoped(threads);
+    dnnl::stream s(nn_dnnl::CpuEngine());
+    dnnl::memory src(p->src, nn_dnnl::CpuEngine(), const_cast<float*>(in));
+    dnnl::memory dst(p->dst, nn_dnnl::CpuEngine(), out);
+    p->prim->execute(s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+    s.wait();
+  } catch (const dnnl::error&) {
+    return false;  // the plain kernel does it
+  }
+  return true;
+}
+
+void PoolingCompute(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob>& in,
+                    const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  if (req[0] == kNullOp) return;
+  const PoolGeom g = MakePoolGeom(attrs, in[0].shape());
+  const int threads = Engine::Get()->OpThreads();
+  if (in[0].dtype() == DType::kFloat32 && g.planes > 0 && g.oh * g.ow > 0 &&
+      DnnlPoolForward(g, in[0].shape()[0], in[0].shape()[1], in[0].dptr<float>(),
+                      out[0].dptr<float>(), req[0], threads))
+    return;
+  SwitchFloatDType(
+      in[0].dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        PoolForward<T>(g, in[0].dptr<T>(), out[0].dptr<T>(), req[0], threads);
+      },
+      "Pooling");
+}
+
+// _backward_Pooling: inputs (ograd, data, out); output gdata.
+void PoolingBackwardCompute(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob>& in,
+                            const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  if (req[0] == kNullOp) return;
+  const PoolGeom g = MakePoolGeom(attrs, in[1].shape());
+  const int threads = Engine::Get()->OpThreads();
+  SwitchFloatDType(
+      in[0].dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        PoolBackward<T>(g, in[0].dptr<T>(), in[1].dptr<T>(), in[2].dptr<T>(), out[0].dptr<T>(),
+                        req[0], threads);
+      },
+      "_backward_Pooling");
+}
+
+bool PoolingBackwardShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  AssignShape(attrs, in, 2, (*in)[0], "input");
+  AssignShape(attrs, in, 0, (*in)[2], "input");
+  AssignShape(attrs, out, 0, (*in)[1], "output");
+  AssignShape(attrs, in, 1, (*out)[0], "input");
+  return AllKnown(*in) && AllKnown(*out);
+}
+
+struct PoolingGrad {
+  std::vector<NodeEntry> operator()(const NodePtr& n, const std::vector<NodeEntry>& ograds) const {
+    return MakeGradNode("_backward_Pooling", n, {ograds[0], n->inputs[0], NodeEntry{n, 0, 0}});
+  }
+};
+
+}  // namespace
+
+TS_REGISTER_OP(Pooling)
+    .describe(R"(Performs pooling on the input, as MXNet.
+
+data is (batch, channel, width) or (batch, channel, height, width). pool_type
+'max', 'avg' or 'sum' over windows of size kernel moved by stride over the
+input padded by pad on both sides. Output size per spatial axis:
+'valid' (default): floor((x + 2 * pad - kernel) / stride) + 1;
+'full': ceil((x + 2 * pad - kernel) / stride) + 1.
+global_pool pools each whole feature map to 1 (kernel, stride and pad ignored).
+Windows are clipped to the input; padded elements never win a max; avg divides
+by the window size including padding unless count_include_pad = False.)")
+    .set_num_inputs(1)
+    .set_num_outputs(1)
+    .set_attr_parser(ParamParser<PoolingParam>)
+    .add_argument("data", "NDArray", "Input data to the pooling operator.")
+    .add_arguments(PoolingParam::Fields())
+    .set_attr<FListInputNames>("FListInputNames",
+                               [](const NodeAttrs&) { return std::vector<std::string>{"data"}; })
+    .set_attr<FInferShape>("FInferShape", PoolingShape)
+    .set_attr<FInferType>("FInferType", PoolingType)
+    .set_attr<FCompute>(kFComputeCPU, PoolingCompute)
+    .set_attr<FGradient>("FGradient", PoolingGrad{});
+
+TS_REGISTER_OP(_backward_Pooling)
+    .describe(
+        "Gradient of Pooling. Inputs: ograd, data, out (the forward output, which "
+        "locates each max); output: the gradient of data.")
+    .set_num_inputs(3)
+    .set_num_outputs(1)
+    .set_attr_parser(ParamParser<PoolingParam>)
+    .set_attr<TIsBackward>("TIsBackward", true)
+    .set_attr<FInferShape>("FInferShape", PoolingBackwardShape)
+    .set_attr<FInferType>("FInferType", ElemwiseType<3, 1>)
+    .set_attr<FCompute>(kFComputeCPU, PoolingBackwardCompute);
+
+}  // namespace tessera::op

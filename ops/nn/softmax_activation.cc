@@ -1,0 +1,126 @@
+// SoftmaxActivation: softmax per instance or across channels (MXNet's
+// src/operator/nn/softmax_activation-inl.h), and its backward.
+#include "ops/registry/infer_utils.h"
+#include "ops/registry/kernel_launch.h"
+#include "ops/registry/node.h"
+#include "ops/registry/op.h"
+#include "ops/tensor/softmax_op-inl.h"
+
+namespace tessera::op {
+
+namespace {
+
+enum SoftmaxActivationMode { kInstance = 0, kChannel = 1 };
+
+struct SoftmaxActivationParam : Params<SoftmaxActivationParam> {
+  int mode = kInstance;
+  static void Declare(ParamDecl<SoftmaxActivationParam>& d) {
+    d.field("mode", &SoftmaxActivationParam::mode)
+        .set_default(kInstance)
+        .add_enum("instance", kInstance)
+        .add_enum("channel", kChannel)
+        .describe(
+            "Specifies how to compute the softmax. If set to ``instance``, it computes softmax "
+            "for each instance. If set to ``channel``, It computes cross channel softmax for "
+            "each position of each instance.");
+  }
+};
+
+// instance: the data as MXNet's FlatTo2D (rest, last), softmax along the
+// last axis; channel: (n, c, rest) along axis 1.
+SoftmaxGeom ActivationGeom(const Shape& s, const SoftmaxActivationParam& p) {
+  const int64_t size = s.Size();
+  if (size == 0) return {0, 1, 1};
+  if (p.mode == kChannel) return {s[0], s[1], size / s[0] / s[1]};
+  return {size / s[s.ndim() - 1], s[s.ndim() - 1], 1};
+}
+
+bool SoftmaxActivationShape(const NodeAttrs& attrs, std::vector<Shape>* in,
+                            std::vector<Shape>* out) {
+  const bool ok = ElemwiseShape<1, 1>(attrs, in, out);
+  const Shape& s = (*in)[0];
+  if (s.ndim() > 0 && ParamsOf<SoftmaxActivationParam>(attrs).mode == kChannel) {
+    TS_CHECK(s.ndim() >= 3) << OpLabel(attrs)
+                            << ": mode='channel' needs data with at least 3 dimensions, got " << s;
+  }
+  return ok;
+}
+
+bool SoftmaxActivationType(const NodeAttrs& attrs, std::vector<DType>* in,
+                           std::vector<DType>* out) {
+  const bool ok = SameTypeAll(attrs, in, out);
+  for (DType t : *in)
+    TS_CHECK(t == DType::kUnknown || IsFloatingPoint(t))
+        << OpLabel(attrs) << ": input has dtype " << DTypeName(t)
+        << ", supported: float16, bfloat16, float32, float64";
+  return ok;
+}
+
+void SoftmaxActivationForward(const NodeAttrs& attrs, const OpContext& ctx,
+                              const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
+                              const std::vector<TBlob>& out) {
+  if (req[0] == kNullOp || in[0].shape().Size() == 0) return;
+  const SoftmaxGeom g = ActivationGeom(in[0].shape(), ParamsOf<SoftmaxActivationParam>(attrs));
+  SwitchFloatDType(in[0].dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    RunSoftmax<false>(cpu{}, ctx, g, in[0].dptr<T>(), out[0].dptr<T>(), 1.0, req[0]);
+  });
+}
+
+// Inputs: ograd, out.
+void SoftmaxActivationBackward(const NodeAttrs& attrs, const OpContext& ctx,
+                               const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
+                               const std::vector<TBlob>& out) {
+  if (req[0] == kNullOp || in[1].shape().Size() == 0) return;
+  const SoftmaxGeom g = ActivationGeom(in[1].shape(), ParamsOf<SoftmaxActivationParam>(attrs));
+  SwitchFloatDType(in[0].dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    RunSoftmaxGrad<false>(cpu{}, ctx, g, in[0].dptr<T>(), in[1].dptr<T>(), out[0].dptr<T>(), 1.0,
+                          req[0]);
+  });
+}
+
+}  // namespace
+
+TS_REGISTER_OP(SoftmaxActivation)
+    .describe(R"(Applies softmax activation to input. This is intended for internal layers.
+
+mode='instance' (default) computes the softmax of each instance, along the
+last axis (MXNet flattens the data to (rest, last)); mode='channel' computes
+the softmax across channels (axis 1) at each position of each instance
+(data with at least 3 dimensions).
+
+Example: SoftmaxActivation([[1, 2, 3]]) = [[0.0900, 0.2447, 0.6652]].)")
+    .set_num_inputs(1)
+    .set_num_outputs(1)
+    .set_attr_parser(ParamParser<SoftmaxActivationParam>)
+    .add_argument("data", "NDArray", "The input array.")
+    .add_arguments(SoftmaxActivationParam::Fields())
+    .set_attr<FListInputNames>("FListInputNames",
+                               [](const NodeAttrs&) { return std::vector<std::string>{"data"}; })
+    .set_attr<FInferShape>("FInferShape", SoftmaxActivationShape)
+    .set_attr<FInferType>("FInferType", SoftmaxActivationType)
+    .set_attr<FInplaceOption>("FInplaceOption",
+                              [](const NodeAttrs&) {
+                                return std::vector<std::pair<int, int>>{{0, 0}};
+                              })
+    .set_attr<FCompute>(kFComputeCPU, SoftmaxActivationForward)
+    .set_attr<FGradient>("FGradient", ElemwiseGradUseOut{"_backward_SoftmaxActivation"});
+
+TS_REGISTER_OP(_backward_SoftmaxActivation)
+    .describe(
+        "Gradient of SoftmaxActivation from its output y: y * (g - sum(g * y)) along the "
+        "softmax axis. Inputs: ograd, out.")
+    .set_num_inputs(2)
+    .set_num_outputs(1)
+    .set_attr_parser(ParamParser<SoftmaxActivationParam>)
+    .set_attr<TIsBackward>("TIsBackward", true)
+    .set_attr<FInferShape>("FInferShape", ElemwiseShape<2, 1>)
+    .set_attr<FInferType>("FInferType", ElemwiseType<2, 1>)
+    .set_attr<FInplaceOption>("FInplaceOption",
+                              [](const NodeAttrs&) {
+                                return std::vector<std::pair<int, int>>{{0, 0}};
+                              })
+    .set_attr<FCompute>(kFComputeCPU, SoftmaxActivationBackward);
+
+}  // namespace tessera::op

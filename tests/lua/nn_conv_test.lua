@@ -1,0 +1,93 @@
+-- Convolution, Pooling and BatchNorm from Lua: argument and auxiliary names,
+-- shape inference of a small network, values, moving statistics through
+-- mx.nd and the executor, the 1-based BatchNorm axis, errors.
+
+local function close(a, b, tol) mx.test_utils.assert_almost_equal(a, b, {rtol = tol or 1e-5, atol = tol or 1e-5}) end
+
+local function lenet()
+  local data = mx.sym.Variable('data')
+  local c1 = mx.sym.Convolution{data = data, kernel = {5, 5}, num_filter = 20, name = 'conv1'}
+  local b1 = mx.sym.BatchNorm{data = c1, name = 'bn1'}
+  local p1 = mx.sym.Pooling{data = b1, pool_type = 'max', kernel = {2, 2}, stride = {2, 2},
+    name = 'pool1'}
+  local c2 = mx.sym.Convolution{data = p1, kernel = {3, 3}, num_filter = 8, num_group = 4,
+    no_bias = true, name = 'conv2'}
+  return mx.sym.Pooling{data = c2, pool_type = 'avg', kernel = {3, 3}, stride = {2, 2},
+    pooling_convention = 'full', name = 'pool2'}
+end
+
+test('argument and auxiliary names, shape inference', function()
+  local net = lenet()
+  assert_eq(net:list_arguments(), {'data', 'conv1_weight', 'conv1_bias', 'bn1_gamma', 'bn1_beta',
+    'conv2_weight'})
+  assert_eq(net:list_auxiliary_states(), {'bn1_moving_mean', 'bn1_moving_var'})
+  local args, outs, aux = net:infer_shape{data = {7, 1, 28, 28}}
+  assert_eq(args, {{7, 1, 28, 28}, {20, 1, 5, 5}, {20}, {20}, {20}, {8, 5, 3, 3}})
+  -- 24 -> pool 12 -> conv 10 -> full pool ceil((10 - 3) / 2) + 1 = 5
+  assert_eq(outs, {{7, 8, 5, 5}})
+  assert_eq(aux, {{20}, {20}})
+end)
+
+test('float32 forward and backward through the executor', function()
+  local net = lenet()
+  local exe = net:simple_bind{ctx = mx.cpu(), data = {2, 1, 28, 28}}
+  for name, a in pairs(exe.arg_dict) do
+    mx.nd.random.uniform(-0.5, 0.5, a.shape):copyto(a)
+  end
+  mx.nd.ones({20}):copyto(exe.aux_dict.bn1_moving_var)
+  exe:forward{is_train = true}
+  assert_eq(exe.outputs[1].shape, {2, 8, 5, 5})
+  exe:backward({mx.nd.ones({2, 8, 5, 5})})
+  local g = exe.grad_dict.conv1_weight:totable()
+  assert(type(g[1][1][1][1]) == 'number')
+  -- Training moved the moving statistics towards the batch's.
+  local mv = exe.aux_dict.bn1_moving_var:totable()
+  local moved = false
+  for _, v in ipairs(mv) do moved = moved or math.abs(v - 1) > 1e-6 end
+  assert(moved, 'moving_var unchanged after a training forward')
+end)
+
+test('BatchNorm: mx.nd with auxiliary inputs, 1-based axis, output_mean_var', function()
+  local x = mx.nd.array({{1, 2}, {3, 4}, {5, 6}})
+  local gamma, beta = mx.nd.array({2, 3}), mx.nd.array({0.5, -1})
+  local mm, mv = mx.nd.zeros({2}), mx.nd.ones({2})
+  local y, mean, invstd = mx.autograd.train_mode(function()
+    return mx.nd.BatchNorm({x, gamma, beta, mm, mv},
+      {axis = 2, fix_gamma = false, output_mean_var = true, eps = 0, momentum = 0.5})
+  end)
+  local s = 1 / math.sqrt(8 / 3)
+  close(mean, {3, 4})
+  close(invstd, {s, s})
+  close(y, {{-4 * s + 0.5, -6 * s - 1}, {0.5, -1}, {4 * s + 0.5, 6 * s - 1}})
+  close(mm, {1.5, 2})
+  close(mv, {0.5 + 4 / 3, 0.5 + 4 / 3})
+  -- Outside training the moving statistics normalise and stay.
+  local z = mx.nd.BatchNorm({x, gamma, beta, mm, mv}, {axis = 2})
+  assert_eq(#{mx.nd.BatchNorm({x, gamma, beta, mm, mv}, {axis = 2})}, 1)
+  close(mm, {1.5, 2})
+  close(z, {{(1 - 1.5) / math.sqrt(0.5 + 4 / 3 + 1e-3) + 0.5, (2 - 2) - 1},
+    {(3 - 1.5) / math.sqrt(0.5 + 4 / 3 + 1e-3) + 0.5, (4 - 2) / math.sqrt(0.5 + 4 / 3 + 1e-3) - 1},
+    {(5 - 1.5) / math.sqrt(0.5 + 4 / 3 + 1e-3) + 0.5, (6 - 2) / math.sqrt(0.5 + 4 / 3 + 1e-3) - 1}},
+    1e-4)
+end)
+
+test('Pooling conventions and global pooling', function()
+  local x = mx.nd.arange(1, 17):reshape({1, 1, 4, 4})
+  close(mx.nd.Pooling(x, {kernel = {3, 3}, stride = {2, 2}, pooling_convention = 'full'}),
+    {{{{11, 12}, {15, 16}}}})
+  assert_eq(mx.nd.Pooling(x, {kernel = {3, 3}, stride = {2, 2}}).shape, {1, 1, 1, 1})
+  close(mx.nd.Pooling(x, {global_pool = true, pool_type = 'sum'}), {{{{136}}}})
+end)
+
+test('bad parameters raise errors naming the op and the shapes', function()
+  local x = mx.nd.ones({1, 3, 4, 4})
+  assert_error(function() mx.nd.Convolution({x, mx.nd.ones({2, 3, 5, 5})},
+    {kernel = {5, 5}, num_filter = 2, no_bias = true}) end, 'Convolution.*kernel.*%(1,3,4,4%)')
+  assert_error(function() mx.nd.Convolution({x, mx.nd.ones({2, 3, 3, 3})},
+    {kernel = {3, 3}, num_filter = 2, num_group = 2, no_bias = true}) end, 'num_group')
+  assert_error(function() mx.nd.Pooling(x, {kernel = {5, 5}}) end, 'Pooling.*%(1,3,4,4%)')
+  assert_error(function() mx.nd.Pooling(x, {kernel = {2, 2}, pooling_convention = 'round'}) end,
+    'pooling_convention')
+  assert_error(function() mx.nd.BatchNorm({x, mx.nd.ones({3}), mx.nd.ones({3}), mx.nd.ones({3}),
+    mx.nd.ones({4})}) end, 'BatchNorm.*moving_var')
+end)
