@@ -136,3 +136,15 @@ test('the MNIST MLP script trains on a small synthetic MNIST', function()
   assert(args.fc1_weight, 'fc1_weight in the checkpoint')
   os.execute('rm -rf ' .. dir)
 end)
+
+test('a network without a loss layer binds with label shapes given (they are ignored)', function()
+  if not mx.nd.FullyConnected then return end
+  local net = mx.sym.FullyConnected{data = mx.sym.Variable('data'), num_hidden = 2, name = 'fc'}
+  local mod = mx.mod.Module(net)
+  assert_eq(mod.label_names, {})
+  mod:bind{data_shapes = {{name = 'data', shape = {4, 3}}},
+    label_shapes = {{name = 'softmax_label', shape = {4}}}, for_training = false}
+  mod:init_params{initializer = mx.init.One()}
+  mod:forward({data = {mx.nd.ones({4, 3})}}, false)
+  mx.test_utils.assert_almost_equal(mod:get_outputs()[1], {{3, 3}, {3, 3}, {3, 3}, {3, 3}})
+end)

@@ -61,7 +61,10 @@ return function(mx)
     opts = opts or {}
     if self.binded and not opts.force_rebind then return end
     local shapes = shapes_of(opts.data_shapes)
-    for k, v in pairs(shapes_of(opts.label_shapes)) do shapes[k] = v end
+    -- Labels the symbol does not use (a network without a loss layer) are
+    -- ignored, as the Module dropped them from label_names.
+    local labels = shapes_of(opts.label_shapes)
+    for _, n in ipairs(self.label_names) do shapes[n] = labels[n] end
     for _, n in ipairs(self.data_names) do
       if not shapes[n] then error("bind: data_shapes has no shape for '" .. n .. "'", 2) end
     end
