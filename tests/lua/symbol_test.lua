@@ -144,3 +144,13 @@ test('JSON: round trip is byte-identical and keeps the graph', function()
   assert_error(function() mx.sym.fromjson('{"nodes": [') end, 'fromjson')
   assert_error(function() mx.sym.load('/nonexistent/x.json') end, 'nonexistent')
 end)
+
+test('infer_shape: the batch size flows backward through FullyConnected and Convolution', function()
+  if not mx.sym.FullyConnected or not mx.sym.Convolution then return end
+  local fc = mx.sym.FullyConnected{data = V('data'), num_hidden = 3, name = 'fc'}
+  local args = (fc + V('b')):infer_shape{data = {0, 5}, b = {7, 3}}
+  assert_eq(args, {{7, 5}, {3, 5}, {3}, {7, 3}})
+  local conv = mx.sym.Convolution{data = V('x'), kernel = {3, 3}, num_filter = 4, name = 'conv'}
+  args = (conv + V('y')):infer_shape{x = {0, 2, 8, 8}, y = {6, 4, 6, 6}}
+  assert_eq(args, {{6, 2, 8, 8}, {4, 2, 3, 3}, {4}, {6, 4, 6, 6}})
+end)
