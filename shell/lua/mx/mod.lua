@@ -286,7 +286,10 @@ return function(mx)
       end
       line = line .. (', %.1fs (%.0f samples/s)'):format(clock() - t0, samples / (clock() - t0))
       if live then io.write('\r' .. line .. (' '):rep(20) .. '\n')
-      elseif not quiet then print(line) end
+      elseif not quiet then
+        print(line)
+        io.stdout:flush()  -- a log read while training runs shows each epoch
+      end
       history[#history + 1] = record
       if opts.epoch_end_callback then
         local cbs = opts.epoch_end_callback
