@@ -216,6 +216,7 @@ cases.BatchNorm = {{{{4, 3, 2}}, {{3}, 0.5, 1.5}, {{3}}}, {fix_gamma = false},
 cases.LayerNorm = {{{{2, 3, 4}}, {{3}, 0.5, 1.5}, {{3}}}, {axis = 2}}
 cases.InstanceNorm = {{{{2, 3, 2, 2}}, {{3}, 0.5, 1.5}, {{3}}}}
 cases.Pad = {{{{1, 2, 3, 2}}}, {pad_width = {0, 0, 0, 0, 2, 1, 1, 1}, mode = 'reflect'}}
+cases.LRN = {{{{2, 5, 2, 2}}}, {nsize = 3, alpha = 0.1, beta = 0.75, knorm = 2}}
 cases.UpSampling = {{{{1, 2, 2, 3}}}, {scale = 2, sample_type = 'nearest'}}
 
 -- Comparison and logical ops: zero gradients, inputs away from ties.

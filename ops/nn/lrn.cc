@@ -1,0 +1,153 @@
+// LRN: local response normalisation across channels (AlexNet's),
+//   s_c = knorm + alpha / nsize * sum of x_c'^2 over the nsize channels
+//         centred on c,
+//   out_c = x_c * s_c^-beta.
+// The backward, with a_c = g_c * x_c * s_c^(-beta-1):
+//   dx_c = g_c * s_c^-beta - 2 * alpha * beta / nsize * x_c * sum of a_c'
+//          over the window centred on c (the window is symmetric).
+#include <cmath>
+
+#include "ops/nn/nn_common.h"
+#include "ops/registry/op_attr_types.h"
+#include "ops/registry/params.h"
+
+namespace tessera::op {
+
+namespace {
+
+struct LRNParam : Params<LRNParam> {
+  float alpha = 1e-4f, beta = 0.75f, knorm = 2.f;
+  int nsize = 0;
+  static void Declare(ParamDecl<LRNParam>& d) {
+    d.field("alpha", &LRNParam::alpha).set_default(1e-4f).describe("The scale of the sum.");
+    d.field("beta", &LRNParam::beta).set_default(0.75f).describe("The exponent.");
+    d.field("knorm", &LRNParam::knorm).set_default(2.f).describe("The offset k.");
+    d.field("nsize", &LRNParam::nsize)
+        .set_lower_bound(1)
+        .describe("Channels in the window (odd: centred on each channel).");
+  }
+};
+
+bool LRNShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  if (!(*in)[0].known() && (*out)[0].known()) (*in)[0] = (*out)[0];
+  const Shape& s = (*in)[0];
+  if (!s.known()) return false;
+  TS_CHECK(s.ndim() >= 3) << OpLabel(attrs) << ": data must be (batch, channel, ...), got " << s;
+  AssignShape(attrs, out, 0, s, "output");
+  return true;
+}
+
+bool LRNType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
+  CheckFloatTypes(attrs, *in, *out);
+  return SameTypeAll(attrs, in, out);
+}
+
+// Calls fn(n, c, p, scale) for every element: sample n, channel c, spatial
+// position p, scale = s at that element; `inner` positions per channel.
+template <typename T, typename F>
+void ForEachScale(const LRNParam& p, const Shape& s, const T* x, F fn) {
+  using A = AccType<T>;
+  const int64_t batch = s[0], channels = s[1], inner = s.ProdRange(2, s.ndim());
+  const int64_t half = p.nsize / 2;
+  const A coef = static_cast<A>(p.alpha) / static_cast<A>(p.nsize);
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t q = 0; q < inner; ++q) {
+        A sum = 0;
+        for (int64_t d = std::max<int64_t>(0, c - half); d <= std::min(channels - 1, c + half);
+             ++d) {
+          const A v = static_cast<A>(x[(n * channels + d) * inner + q]);
+          sum += v * v;
+        }
+        fn(n, c, q, static_cast<A>(p.knorm) + coef * sum);
+      }
+}
+
+void LRNForward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob>& in,
+                const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  if (req[0] == kNullOp) return;
+  const auto& p = ParamsOf<LRNParam>(attrs);
+  const Shape& s = in[0].shape();
+  SwitchFloatDType(
+      in[0].dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        using A = AccType<T>;
+        const T* x = in[0].dptr<T>();
+        T* y = out[0].dptr<T>();
+        const int64_t channels = s[1], inner = s.ProdRange(2, s.ndim());
+        ForEachScale(p, s, x, [&](int64_t n, int64_t c, int64_t q, A scale) {
+          const int64_t at = (n * channels + c) * inner + q;
+          const A v = static_cast<A>(x[at]) * std::pow(scale, -static_cast<A>(p.beta));
+          y[at] = static_cast<T>(req[0] == kAddTo ? static_cast<A>(y[at]) + v : v);
+        });
+      },
+      "LRN");
+}
+
+// (out_grad, data) -> data_grad.
+void LRNBackward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob>& in,
+                 const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  if (req[0] == kNullOp) return;
+  const auto& p = ParamsOf<LRNParam>(attrs);
+  const Shape& s = in[1].shape();
+  SwitchFloatDType(
+      in[1].dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        using A = AccType<T>;
+        const T* g = in[0].dptr<T>();
+        const T* x = in[1].dptr<T>();
+        T* dx = out[0].dptr<T>();
+        const int64_t channels = s[1], inner = s.ProdRange(2, s.ndim()), size = s.Size();
+        const A beta = static_cast<A>(p.beta);
+        std::vector<A> direct(static_cast<size_t>(size)), a(static_cast<size_t>(size));
+        ForEachScale(p, s, x, [&](int64_t n, int64_t c, int64_t q, A scale) {
+          const int64_t at = (n * channels + c) * inner + q;
+          direct[at] = static_cast<A>(g[at]) * std::pow(scale, -beta);
+          a[at] = static_cast<A>(g[at]) * static_cast<A>(x[at]) * std::pow(scale, -beta - 1);
+        });
+        const int64_t half = p.nsize / 2;
+        const A coef = 2 * static_cast<A>(p.alpha) * beta / static_cast<A>(p.nsize);
+        for (int64_t n = 0; n < s[0]; ++n)
+          for (int64_t c = 0; c < channels; ++c)
+            for (int64_t q = 0; q < inner; ++q) {
+              A sum = 0;
+              for (int64_t d = std::max<int64_t>(0, c - half);
+                   d <= std::min(channels - 1, c + half); ++d)
+                sum += a[(n * channels + d) * inner + q];
+              const int64_t at = (n * channels + c) * inner + q;
+              const A v = direct[at] - coef * static_cast<A>(x[at]) * sum;
+              dx[at] = static_cast<T>(req[0] == kAddTo ? static_cast<A>(dx[at]) + v : v);
+            }
+      },
+      "_backward_LRN");
+}
+
+}  // namespace
+
+TS_REGISTER_OP(LRN)
+    .describe(R"(Local response normalisation across channels of (batch, channel, ...):
+out = x / (knorm + alpha / nsize * sum of x^2 over nsize neighbouring channels)^beta.)")
+    .set_num_inputs(1)
+    .set_attr_parser(ParamParser<LRNParam>)
+    .add_argument("data", "NDArray", "The input, (batch, channel, ...).")
+    .add_arguments(LRNParam::Fields())
+    .set_attr<FListInputNames>("FListInputNames", DataInputName)
+    .set_attr<FInferShape>("FInferShape", LRNShape)
+    .set_attr<FInferType>("FInferType", LRNType)
+    .set_attr<FCompute>(kFComputeCPU, LRNForward)
+    .set_attr<FGradient>("FGradient", [](const NodePtr& n, const std::vector<NodeEntry>& g) {
+      return MakeGradNode("_backward_LRN", n, {g[0], n->inputs[0]});
+    });
+
+TS_REGISTER_OP(_backward_LRN)
+    .describe("Gradient of LRN: (out_grad, data) -> data gradient.")
+    .set_num_inputs(2)
+    .set_attr_parser(ParamParser<LRNParam>)
+    .set_attr<TIsBackward>("TIsBackward", true)
+    .set_attr<FInferShape>("FInferShape", ElemwiseShape<2, 1>)
+    .set_attr<FInferType>("FInferType", LRNType)
+    .set_attr<FCompute>(kFComputeCPU, LRNBackward);
+
+}  // namespace tessera::op
