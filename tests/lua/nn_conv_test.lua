@@ -91,3 +91,48 @@ test('bad parameters raise errors naming the op and the shapes', function()
   assert_error(function() mx.nd.BatchNorm({x, mx.nd.ones({3}), mx.nd.ones({3}), mx.nd.ones({3}),
     mx.nd.ones({4})}) end, 'BatchNorm.*moving_var')
 end)
+
+test('Deconvolution: output sizes, target_shape, float32 (oneDNN) against float64', function()
+  local V = mx.sym.Variable
+  local tu = mx.test_utils
+  local function rnd(shape) return mx.nd.random.uniform(-1, 1, shape, {dtype = 'float64'}) end
+  local s = mx.sym.Deconvolution{data = V('data'), kernel = {3, 3}, stride = {2, 2}, pad = {1, 1},
+    adj = {1, 1}, num_filter = 4, name = 'dc'}
+  local args, outs = s:infer_shape{data = {2, 3, 5, 5}}
+  assert_eq(args[2], {3, 4, 3, 3})
+  assert_eq(outs[1], {2, 4, 10, 10})
+  assert_eq(s:list_arguments(), {'data', 'dc_weight'})
+  local t = mx.sym.Deconvolution{data = V('data'), kernel = {4, 4}, stride = {2, 2},
+    target_shape = {10, 10}, num_filter = 2}
+  local _, o2 = t:infer_shape{data = {1, 3, 5, 5}}
+  assert_eq(o2[1], {1, 2, 10, 10})
+  local x, w, b = rnd({2, 4, 5, 5}), rnd({4, 3, 3, 3}), rnd({3})
+  local p = {kernel = {3, 3}, stride = {2, 2}, pad = {1, 1}, num_filter = 3, no_bias = false}
+  local y64 = mx.nd.Deconvolution(x, w, b, p)
+  local y32 = mx.nd.Deconvolution(x:astype('float32'), w:astype('float32'), b:astype('float32'), p)
+  tu.assert_almost_equal(y32, y64:astype('float32'))
+  local sb = mx.sym.Deconvolution{data = V('data'), weight = V('w'), bias = V('b'), kernel = {3, 2},
+    stride = {2, 1}, pad = {1, 0}, num_filter = 4, num_group = 2, no_bias = false}
+  local shapes = {data = {2, 2, 3, 3}, w = {2, 2, 3, 2}, b = {4}}
+  local exe64 = sb:simple_bind{data = shapes.data, w = shapes.w, b = shapes.b,
+    type_dict = {data = 'float64', w = 'float64', b = 'float64'}}
+  local exe32 = sb:simple_bind{data = shapes.data, w = shapes.w, b = shapes.b}
+  local xx, ww, bb = rnd(shapes.data), rnd(shapes.w), rnd(shapes.b)
+  exe64:forward{is_train = true, data = xx, w = ww, b = bb}
+  exe32:forward{is_train = true, data = xx:astype('float32'), w = ww:astype('float32'),
+    b = bb:astype('float32')}
+  local og = rnd(exe64.outputs[1].shape)
+  exe64:backward(og)
+  exe32:backward(og:astype('float32'))
+  for _, n in ipairs({'data', 'w', 'b'}) do
+    tu.assert_almost_equal(exe32.grad_dict[n], exe64.grad_dict[n]:astype('float32'))
+  end
+  assert_error(function()
+    mx.nd.Deconvolution(mx.nd.ones({1, 3, 4, 4}), mx.nd.ones({3, 2, 3, 3}), {kernel = {3, 3},
+      num_filter = 3})
+  end, 'weight has shape')
+  assert_error(function()
+    mx.nd.Deconvolution(mx.nd.ones({1, 3, 4, 4}), mx.nd.ones({3, 3, 3, 3}), {kernel = {3, 3},
+      stride = {2, 2}, adj = {2, 2}, num_filter = 3})
+  end, 'adj')
+end)

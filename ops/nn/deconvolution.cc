@@ -1,0 +1,305 @@
+// Deconvolution (transposed convolution): the gradient of a convolution with
+// respect to its data, used as a layer. It reuses Convolution's kernels with
+// the roles swapped: seen as a convolution, the deconvolution's output is the
+// convolution's data (channels num_filter) and its input the convolution's
+// output (channels C), with the same weight layout (C, num_filter / group,
+// kh, kw). So
+//   forward         = convolution backward-data (ograd = data),
+//   backward data   = convolution forward (data = ograd),
+//   backward weight = convolution backward-weight (ograd = data, data = ograd),
+// and the bias is added per output channel.
+#include <optional>
+
+#include "ops/nn/convolution-inl.h"
+#include "ops/nn/nn_common.h"
+#include "ops/registry/op_attr_types.h"
+
+namespace tessera::op {
+
+namespace {
+
+struct DeconvolutionParam : Params<DeconvolutionParam> {
+  Shape kernel, stride, dilate, pad, adj, target_shape;
+  int num_filter = 0;
+  int num_group = 1;
+  int64_t workspace = 512;
+  bool no_bias = true;
+  std::optional<std::string> cudnn_tune;
+  bool cudnn_off = false;
+  std::optional<std::string> layout;
+  static void Declare(ParamDecl<DeconvolutionParam>& d) {
+    d.field("kernel", &DeconvolutionParam::kernel).describe("Kernel size: (w,) or (h, w).");
+    d.field("stride", &DeconvolutionParam::stride)
+        .set_default(Shape())
+        .describe("Stride: (w,) or (h, w). Defaults to 1.");
+    d.field("dilate", &DeconvolutionParam::dilate)
+        .set_default(Shape())
+        .describe("Dilation: (w,) or (h, w). Defaults to 1.");
+    d.field("pad", &DeconvolutionParam::pad)
+        .set_default(Shape())
+        .describe("Padding removed from both sides of the output. Defaults to 0.");
+    d.field("adj", &DeconvolutionParam::adj)
+        .set_default(Shape())
+        .describe("Extra rows/columns at the end of the output (less than the stride).");
+    d.field("target_shape", &DeconvolutionParam::target_shape)
+        .set_default(Shape())
+        .describe("Output (h, w); when given, pad and adj are computed from it.");
+    d.field("num_filter", &DeconvolutionParam::num_filter)
+        .set_range(1, 100000)
+        .describe("Output channels.");
+    d.field("num_group", &DeconvolutionParam::num_group)
+        .set_default(1)
+        .set_lower_bound(1)
+        .describe("Number of groups.");
+    d.field("workspace", &DeconvolutionParam::workspace)
+        .set_default(int64_t{512})
+        .describe("Accepted for MXNet compatibility.");
+    d.field("no_bias", &DeconvolutionParam::no_bias)
+        .set_default(true)
+        .describe("Whether to disable the bias (MXNet's default: disabled).");
+    d.field("cudnn_tune", &DeconvolutionParam::cudnn_tune)
+        .set_default(std::nullopt)
+        .describe("Accepted, unused on CPU.");
+    d.field("cudnn_off", &DeconvolutionParam::cudnn_off)
+        .set_default(false)
+        .describe("Accepted, unused on CPU.");
+    d.field("layout", &DeconvolutionParam::layout)
+        .set_default(std::nullopt)
+        .describe("None, 'NCW' or 'NCHW'.");
+  }
+};
+
+// Per spatial dimension: a parameter tuple's value, or `fallback`.
+int64_t At(const Shape& s, int i, int64_t fallback) {
+  return s.ndim() > i ? s[i] : fallback;
+}
+
+// The convolution geometry of the deconvolution of `data` (N, C, [H,] W).
+ConvGeom DeconvGeom(const NodeAttrs& attrs, const Shape& data) {
+  const auto& p = ParamsOf<DeconvolutionParam>(attrs);
+  const int k = p.kernel.ndim();
+  TS_CHECK(k == 1 || k == 2) << OpLabel(attrs) << ": kernel must have 1 or 2 dimensions, got "
+                             << p.kernel;
+  TS_CHECK(data.ndim() == k + 2) << OpLabel(attrs) << ": a " << k
+                                 << "-D kernel needs data (batch, channel, "
+                                 << (k == 2 ? "height, width" : "width") << "), got " << data;
+  for (const Shape* t : {&p.stride, &p.dilate, &p.pad, &p.adj, &p.target_shape})
+    TS_CHECK(t->ndim() == 0 || t->ndim() == k)
+        << OpLabel(attrs) << ": kernel " << p.kernel << " and " << *t << " differ in rank";
+  ConvGeom g;
+  g.spatial = k;
+  g.n = data[0];
+  g.f = data[1];  // the convolution's output channels: our input's
+  g.c = p.num_filter;
+  g.g = p.num_group;
+  TS_CHECK(g.f % g.g == 0 && g.c % g.g == 0)
+      << OpLabel(attrs) << ": input channels " << g.f << " and num_filter " << g.c
+      << " must both be divisible by num_group " << g.g;
+  const int o = k == 2 ? 0 : -1;  // tuple index of the height (none in 1-D)
+  const int64_t in_h = k == 2 ? data[2] : 1, in_w = data[k + 1];
+  g.kh = k == 2 ? p.kernel[0] : 1;
+  g.kw = p.kernel[k - 1];
+  g.sh = o < 0 ? 1 : At(p.stride, 0, 1);
+  g.sw = At(p.stride, k - 1, 1);
+  g.dh = o < 0 ? 1 : At(p.dilate, 0, 1);
+  g.dw = At(p.dilate, k - 1, 1);
+  g.oh = in_h;
+  g.ow = in_w;
+  auto size = [&](int64_t in, int64_t kern, int64_t s, int64_t d, int idx, int64_t* pad) {
+    const int64_t full = (in - 1) * s + d * (kern - 1) + 1;
+    if (p.target_shape.ndim() > 0 && idx >= 0) {
+      const int64_t target = p.target_shape[idx];
+      TS_CHECK(target > 0 && target <= full)
+          << OpLabel(attrs) << ": target_shape " << p.target_shape << " is larger than " << full
+          << ", the largest output for input " << data;
+      const int64_t total = full - target;
+      *pad = (total + 1) / 2;
+      return target;
+    }
+    *pad = idx >= 0 ? At(p.pad, idx, 0) : 0;
+    const int64_t a = idx >= 0 ? At(p.adj, idx, 0) : 0;
+    TS_CHECK(a < s) << OpLabel(attrs) << ": adj " << p.adj << " must be less than the stride";
+    const int64_t out = full - 2 * *pad + a;
+    TS_CHECK(out > 0) << OpLabel(attrs) << ": padding " << p.pad << " leaves no output for input "
+                      << data;
+    return out;
+  };
+  g.h = k == 2 ? size(in_h, g.kh, g.sh, g.dh, 0, &g.ph) : 1;
+  if (k != 2) g.ph = 0;
+  g.w = size(in_w, g.kw, g.sw, g.dw, k - 1, &g.pw);
+  g.bias = false;  // added here, per output channel
+  return g;
+}
+
+Shape OutputShape(const ConvGeom& g) {
+  return g.spatial == 2 ? Shape{g.n, g.c, g.h, g.w} : Shape{g.n, g.c, g.w};
+}
+
+std::vector<std::string> InputNames(const NodeAttrs& attrs) {
+  if (ParamsOf<DeconvolutionParam>(attrs).no_bias) return {"data", "weight"};
+  return {"data", "weight", "bias"};
+}
+
+bool DeconvShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  const auto& p = ParamsOf<DeconvolutionParam>(attrs);
+  Shape data = (*in)[0];
+  if (data.ndim() > 0 && data[0] == 0 && (*out)[0].ndim() > 0 && (*out)[0][0] > 0) {
+    data[0] = (*out)[0][0];  // the batch size, from the output
+    AssignNamed(attrs, in, 0, data, "data", "batch size of the output");
+  }
+  if (data.ndim() == 0 || data[1] == 0) return false;
+  const int k = p.kernel.ndim();
+  Shape w = Shape::Filled(k + 2);
+  w[0] = data[1];
+  w[1] = p.num_filter / p.num_group;
+  for (int i = 0; i < k; ++i) w[i + 2] = p.kernel[i];
+  AssignNamed(attrs, in, 1, w, "weight", "(input channels, num_filter / num_group, kernel)");
+  if (!p.no_bias) AssignNamed(attrs, in, 2, Shape{p.num_filter}, "bias", "(num_filter,)");
+  if (!data.known()) return false;
+  AssignShape(attrs, out, 0, OutputShape(DeconvGeom(attrs, data)), "output");
+  return true;
+}
+
+bool DeconvType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
+  CheckFloatTypes(attrs, *in, *out);
+  return SameTypeAll(attrs, in, out);
+}
+
+template <typename F>
+void ForFloatAndDouble(const NodeAttrs& attrs, DType t, const char* what, F fn) {
+  SwitchFloatDType(
+      t,
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
+          fn(T{});
+        else
+          TS_THROW << OpLabel(attrs) << ": dtype " << DTypeName(t)
+                   << " is not supported (float32, float64)";
+      },
+      what);
+}
+
+template <typename T>
+T* ColSpace(const OpContext& ctx, const ConvGeom& g) {
+  return ctx.requested[0].get_space_typed<T>(
+      static_cast<size_t>(std::max<int64_t>(1, g.cg() * g.ksize() * g.oh * g.ow)));
+}
+
+void DeconvForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                   const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  if (req[0] == kNullOp) return;
+  const ConvGeom g = DeconvGeom(attrs, in[0].shape());
+  const bool bias = !ParamsOf<DeconvolutionParam>(attrs).no_bias;
+  ForFloatAndDouble(attrs, in[0].dtype(), "Deconvolution", [&](auto zero) {
+    using T = decltype(zero);
+    const T* x = in[0].dptr<T>();
+    const T* w = in[1].dptr<T>();
+    T* y = out[0].dptr<T>();
+    if constexpr (std::is_same_v<T, float>)
+      DnnlConvBackward(g, ctx, x, nullptr, w, y, req[0], nullptr, kNullOp, nullptr, kNullOp);
+    else
+      RefConvBackward<T>(g, x, nullptr, w, y, req[0], nullptr, kNullOp, nullptr, kNullOp,
+                         ColSpace<T>(ctx, g), Engine::Get()->OpThreads());
+    if (!bias) return;
+    const T* b = in[2].dptr<T>();
+    const int64_t plane = g.h * g.w;
+    for (int64_t n = 0; n < g.n; ++n)
+      for (int64_t c = 0; c < g.c; ++c) {
+        T* row = y + (n * g.c + c) * plane;
+        for (int64_t e = 0; e < plane; ++e) row[e] += b[c];
+      }
+  });
+}
+
+// (out_grad, data, weight) -> (data, weight[, bias]) gradients.
+void DeconvBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                    const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  const ConvGeom g = DeconvGeom(attrs, in[1].shape());
+  const bool bias = !ParamsOf<DeconvolutionParam>(attrs).no_bias;
+  ForFloatAndDouble(attrs, in[1].dtype(), "_backward_Deconvolution", [&](auto zero) {
+    using T = decltype(zero);
+    const T* dy = in[0].dptr<T>();
+    const T* x = in[1].dptr<T>();
+    const T* w = in[2].dptr<T>();
+    if constexpr (std::is_same_v<T, float>) {
+      if (req[0] != kNullOp) DnnlConvForward(g, ctx, dy, w, nullptr, out[0].dptr<T>(), req[0]);
+      if (req[1] != kNullOp)
+        DnnlConvBackward(g, ctx, x, dy, w, nullptr, kNullOp, out[1].dptr<T>(), req[1], nullptr,
+                         kNullOp);
+    } else {
+      T* col = ColSpace<T>(ctx, g);
+      const int threads = Engine::Get()->OpThreads();
+      if (req[0] != kNullOp)
+        RefConvForward<T>(g, dy, w, nullptr, out[0].dptr<T>(), req[0], col, threads);
+      if (req[1] != kNullOp)
+        RefConvBackward<T>(g, x, dy, w, nullptr, kNullOp, out[1].dptr<T>(), req[1], nullptr,
+                           kNullOp, col, threads);
+    }
+    if (!bias || req[2] == kNullOp) return;
+    T* db = out[2].dptr<T>();
+    const int64_t plane = g.h * g.w;
+    for (int64_t c = 0; c < g.c; ++c) {
+      AccType<T> s = 0;
+      for (int64_t n = 0; n < g.n; ++n) {
+        const T* row = dy + (n * g.c + c) * plane;
+        for (int64_t e = 0; e < plane; ++e) s += row[e];
+      }
+      db[c] = static_cast<T>(req[2] == kAddTo ? db[c] + s : s);
+    }
+  });
+}
+
+bool DeconvBackwardShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  const auto& p = ParamsOf<DeconvolutionParam>(attrs);
+  AssignShape(attrs, out, 0, (*in)[1], "output");
+  AssignShape(attrs, out, 1, (*in)[2], "output");
+  if (!p.no_bias) AssignShape(attrs, out, 2, Shape{int64_t(p.num_filter)}, "output");
+  return AllKnown(*in) && AllKnown(*out);
+}
+
+uint32_t NumInputs(const NodeAttrs& attrs) {
+  return ParamsOf<DeconvolutionParam>(attrs).no_bias ? 2 : 3;
+}
+
+std::vector<ResourceRequest> TempSpace(const NodeAttrs&) {
+  return {ResourceRequest::kTempSpace};
+}
+
+}  // namespace
+
+TS_REGISTER_OP(Deconvolution)
+    .describe(R"(Transposed convolution (the gradient of Convolution with respect to its data).
+
+For input (N, C, H, W) and kernel (kh, kw) the output is (N, num_filter,
+(H - 1) * stride - 2 * pad + dilate * (kh - 1) + 1 + adj, ...); weight is
+(C, num_filter / num_group, kh, kw). With target_shape, pad and adj are
+chosen to give that output size. The bias is off by default, as in MXNet.)")
+    .set_num_inputs(NumInputs)
+    .set_num_outputs(1)
+    .set_attr_parser(ParamParser<DeconvolutionParam>)
+    .add_argument("data", "NDArray", "Input, (batch, channel, [height,] width).")
+    .add_argument("weight", "NDArray", "Weight, (channel, num_filter / num_group, kernel...).")
+    .add_argument("bias", "NDArray", "Bias, (num_filter,), unless no_bias.")
+    .add_arguments(DeconvolutionParam::Fields())
+    .set_attr<FListInputNames>("FListInputNames", InputNames)
+    .set_attr<FInferShape>("FInferShape", DeconvShape)
+    .set_attr<FInferType>("FInferType", DeconvType)
+    .set_attr<FResourceRequest>("FResourceRequest", TempSpace)
+    .set_attr<FCompute>(kFComputeCPU, DeconvForward)
+    .set_attr<FGradient>("FGradient", [](const NodePtr& n, const std::vector<NodeEntry>& g) {
+      return MakeGradNode("_backward_Deconvolution", n, {g[0], n->inputs[0], n->inputs[1]});
+    });
+
+TS_REGISTER_OP(_backward_Deconvolution)
+    .describe("Gradient of Deconvolution: (out_grad, data, weight) -> data, weight[, bias].")
+    .set_num_inputs(3)
+    .set_num_outputs([](const NodeAttrs& a) { return NumInputs(a); })
+    .set_attr_parser(ParamParser<DeconvolutionParam>)
+    .set_attr<TIsBackward>("TIsBackward", true)
+    .set_attr<FInferShape>("FInferShape", DeconvBackwardShape)
+    .set_attr<FInferType>("FInferType", DeconvType)
+    .set_attr<FResourceRequest>("FResourceRequest", TempSpace)
+    .set_attr<FCompute>(kFComputeCPU, DeconvBackward);
+
+}  // namespace tessera::op
