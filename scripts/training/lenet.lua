@@ -1,12 +1,12 @@
 -- LeNet on MNIST: Convolution 20 5x5, tanh, max-pool; Convolution 50 5x5,
 -- tanh, max-pool; FullyConnected 500, tanh; FullyConnected 10; SoftmaxOutput.
 --   tessera scripts/training/lenet.lua --data DIR [--epochs 10]
---     [--batch-size 64] [--lr 0.1] [--momentum 0.9] [--seed 1]
+--     [--batch-size 64] [--lr 0.05] [--momentum 0.9] [--seed 1]
 --     [--checkpoint PREFIX] [--num-examples N]
 local here = (arg and arg[0] or ''):match('^(.*)/') or '.'
 local common = dofile(here .. '/mnist_common.lua')
 
-local o = common.parse(arg or {}, {data = 'data/mnist', epochs = 10, batch_size = 64, lr = 0.1,
+local o = common.parse(arg or {}, {data = 'data/mnist', epochs = 10, batch_size = 64, lr = 0.05,
   momentum = 0.9, seed = 1, checkpoint = 'lenet', num_examples = 0},
   'usage: lenet.lua --data DIR [--epochs N] [--batch-size N] [--lr X] [--seed N]')
 mx.random.seed(o.seed)
