@@ -9,6 +9,16 @@
 
 namespace tessera::shell {
 
+// The Lua thread running the innermost binding call on this OS thread (a
+// coroutine when called from one), for C++ that calls back into Lua below a
+// binding (custom op properties). Null outside bindings.
+inline thread_local lua_State* tls_calling_state = nullptr;
+struct CallingStateScope {
+  explicit CallingStateScope(lua_State* L) : saved(tls_calling_state) { tls_calling_state = L; }
+  ~CallingStateScope() { tls_calling_state = saved; }
+  lua_State* saved;
+};
+
 // Wraps a binding so that a C++ exception (tessera::Error or any other
 // std::exception) becomes a Lua error with the exception's message, raised
 // after every C++ frame of `F` has unwound. Lua errors raised inside `F`
@@ -18,6 +28,7 @@ template <int (*F)(lua_State*)>
 int Guarded(lua_State* L) {
   std::string msg;
   try {
+    CallingStateScope calling(L);
     return F(L);
   } catch (const std::exception& e) {
     msg = e.what();

@@ -2,6 +2,7 @@
 // device, the op state (stateful ops), the resources, the data pointers of
 // its views and the engine variables it reads and writes.
 #include "engine/graph/graph_executor.h"
+#include "ops/registry/op_attr_ndarray.h"
 
 namespace tessera::graph {
 
@@ -11,6 +12,11 @@ void GraphExecutor::InitOps() {
   static const auto& fcompute_gpu = Op::GetAttr<op::FCompute>(op::kFComputeGPU);
   static const auto& fstate_cpu = Op::GetAttr<op::FStatefulCompute>(op::kFStatefulComputeCPU);
   static const auto& fstate_gpu = Op::GetAttr<op::FStatefulCompute>(op::kFStatefulComputeGPU);
+  static const auto& fstate_ex_cpu =
+      Op::GetAttr<op::FStatefulComputeEx>(op::kFStatefulComputeExCPU);
+  static const auto& fstate_ex_gpu =
+      Op::GetAttr<op::FStatefulComputeEx>(op::kFStatefulComputeExGPU);
+  static const auto& fexec_type = Op::GetAttr<op::FExecType>("FExecType");
   static const auto& fcreate = Op::GetAttr<op::FCreateOpState>("FCreateOpState");
   static const auto& fresource = Op::GetAttr<op::FResourceRequest>("FResourceRequest");
   static const auto& fmutate = Op::GetAttr<op::FMutateInputs>("FMutateInputs");
@@ -31,7 +37,14 @@ void GraphExecutor::InitOps() {
     exec->name = op->name().c_str();  // the registry outlives every push
     exec->fcompute = (on_gpu ? fcompute_gpu : fcompute_cpu).find(op);
     exec->fstate = (on_gpu ? fstate_gpu : fstate_cpu).find(op);
-    if (!exec->fcompute && !exec->fstate) {
+    exec->fstate_ex = (on_gpu ? fstate_ex_gpu : fstate_ex_cpu).find(op);
+    if (exec->fstate_ex) {
+      exec->fcompute = nullptr;
+      exec->fstate = nullptr;
+      const op::FExecType* et = fexec_type.find(op);
+      exec->is_async = et && (*et)(node->attrs) == op::ExecType::kAsync;
+    }
+    if (!exec->fcompute && !exec->fstate && !exec->fstate_ex) {
       if (on_gpu && !BuiltWithCUDA())
         TS_THROW << "bind: node '" << node->attrs.name << "' (" << op->name() << ") on "
                  << ctx_.ToString() << ": this build has no CUDA";
@@ -45,7 +58,7 @@ void GraphExecutor::InitOps() {
       in_shapes.push_back(shapes_[g.entry_id(in)]);
       in_types.push_back(types_[g.entry_id(in)]);
     }
-    if (exec->fstate) {
+    if (exec->fstate || exec->fstate_ex) {
       // Created once here, as MXNet does; a backward op without a creator of
       // its own shares its forward node's state (control_deps[0]).
       if (const op::FCreateOpState* fc = fcreate.find(op)) {
@@ -71,6 +84,7 @@ void GraphExecutor::InitOps() {
     for (const auto& in : info.inputs) {
       const NDArray& a = entry_arrays_[g.entry_id(in)];
       exec->in.push_back(a.data());
+      if (exec->fstate_ex) exec->in_arrays.push_back(a);
       exec->const_vars.push_back(a.var());
     }
     for (uint32_t o = 0; o < node->num_outputs(); ++o) {
@@ -79,6 +93,7 @@ void GraphExecutor::InitOps() {
       TS_CHECK(!a.is_none()) << "bind: internal: output " << o << " of node '" << node->attrs.name
                              << "' has no array";
       exec->out.push_back(a.data());
+      if (exec->fstate_ex) exec->out_arrays.push_back(a);
       exec->req.push_back(entry_req_[e]);
       exec->mutate_vars.push_back(a.var());
     }

@@ -14,7 +14,9 @@ namespace {
 using OpExec = GraphExecutor::OpExec;
 
 void RunOp(const OpExec& exec, const op::OpContext& octx) {
-  if (exec.fstate) {
+  if (exec.fstate_ex) {
+    (*exec.fstate_ex)(exec.state, octx, exec.in_arrays, exec.req, exec.out_arrays);
+  } else if (exec.fstate) {
     (*exec.fstate)(exec.state, octx, exec.in, exec.req, exec.out);
   } else {
     (*exec.fcompute)(exec.node->attrs, octx, exec.in, exec.req, exec.out);
@@ -34,9 +36,20 @@ std::vector<op::Resource> PushResources(const OpExec& exec, Context ctx) {
 }  // namespace
 
 void GraphExecutor::Push(const std::shared_ptr<const OpExec>& exec, bool is_train) const {
+  if (exec->is_async) {
+    engine::Engine::Get()->PushAsync(
+        [exec, is_train, resources = PushResources(*exec, ctx_)](RunContext rctx,
+                                                                 engine::CallbackOnComplete done) {
+          RunOp(*exec, op::OpContext{is_train, rctx, resources, [done](std::exception_ptr e) {
+                                       e ? done(std::move(e)) : done();
+                                     }});
+        },
+        ctx_, exec->const_vars, exec->mutate_vars, engine::FnProperty::kNormal, 0, exec->name);
+    return;
+  }
   engine::Engine::Get()->PushSync(
       [exec, is_train, resources = PushResources(*exec, ctx_)](RunContext rctx) {
-        RunOp(*exec, op::OpContext{is_train, rctx, resources});
+        RunOp(*exec, op::OpContext{is_train, rctx, resources, nullptr});
       },
       ctx_, exec->const_vars, exec->mutate_vars, engine::FnProperty::kNormal, 0, exec->name);
 }
@@ -49,7 +62,7 @@ void GraphExecutor::Push(const Segment& seg, bool is_train) const {
       [ops = seg.ops, is_train, resources = std::move(resources)](RunContext rctx) {
         for (size_t i = 0; i < ops.size(); ++i) {
           try {
-            RunOp(*ops[i], op::OpContext{is_train, rctx, resources[i]});
+            RunOp(*ops[i], op::OpContext{is_train, rctx, resources[i], nullptr});
           } catch (const Error& e) {
             // The push is named after the bulk: say which node failed.
             throw Error("node '" + ops[i]->node->attrs.name + "' (" + ops[i]->name +
@@ -64,10 +77,15 @@ std::vector<GraphExecutor::Segment> GraphExecutor::MakeSegments(
     const std::vector<uint32_t>& nodes) const {
   std::vector<Segment> segs;
   const size_t size = size_t(std::max(1, bulk_size_));
-  for (size_t begin = 0; begin < nodes.size(); begin += size) {
+  for (size_t begin = 0, end; begin < nodes.size(); begin = end) {
     Segment seg;
     std::string name = "bulk(";
-    for (size_t i = begin; i < std::min(nodes.size(), begin + size); ++i) {
+    // Ops computing on NDArrays go alone: their code pushes further work.
+    auto alone = [&](size_t i) { return ops_[nodes[i]]->fstate_ex != nullptr; };
+    end = begin + 1;
+    if (!alone(begin))
+      while (end < std::min(nodes.size(), begin + size) && !alone(end)) ++end;
+    for (size_t i = begin; i < end; ++i) {
       const auto& exec = ops_[nodes[i]];
       seg.ops.push_back(exec);
       // A variable both read and written is taken as written by the engine.

@@ -16,6 +16,7 @@
 #include "engine/graph/executor.h"
 #include "engine/graph/indexed_graph.h"
 #include "engine/graph/plan_memory.h"
+#include "ops/registry/op_attr_ndarray.h"
 #include "ops/registry/op_attr_types.h"
 
 namespace tessera::graph {
@@ -66,6 +67,11 @@ class GraphExecutor final : public Executor {
     op::NodePtr node;
     const op::FCompute* fcompute = nullptr;
     const op::FStatefulCompute* fstate = nullptr;
+    // Ops computing on NDArrays (custom ops): the arrays, and whether the
+    // compute ends the op itself (ExecType::kAsync). Never bulked.
+    const op::FStatefulComputeEx* fstate_ex = nullptr;
+    std::vector<NDArray> in_arrays, out_arrays;
+    bool is_async = false;
     op::OpStatePtr state;
     std::vector<op::Resource> resources;  // temp space requested at bind
     std::vector<size_t> random_slots;     // resources drawn again at each push

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ops/registry/infer_utils.h"
+#include "ops/registry/op_attr_ndarray.h"
 #include "ops/registry/op_attr_types.h"
 
 namespace tessera {
@@ -139,19 +140,26 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, const std::vector
   static const auto& fcompute_gpu = Op::GetAttr<op::FCompute>(op::kFComputeGPU);
   static const auto& fstate_cpu = Op::GetAttr<op::FStatefulCompute>(op::kFStatefulComputeCPU);
   static const auto& fstate_gpu = Op::GetAttr<op::FStatefulCompute>(op::kFStatefulComputeGPU);
+  static const auto& fstate_ex_cpu =
+      Op::GetAttr<op::FStatefulComputeEx>(op::kFStatefulComputeExCPU);
+  static const auto& fstate_ex_gpu =
+      Op::GetAttr<op::FStatefulComputeEx>(op::kFStatefulComputeExGPU);
   static const auto& fcreate = Op::GetAttr<op::FCreateOpState>("FCreateOpState");
   static const auto& fresource = Op::GetAttr<op::FResourceRequest>("FResourceRequest");
   static const auto& fmutate = Op::GetAttr<op::FMutateInputs>("FMutateInputs");
+  static const auto& fexec_type = Op::GetAttr<op::FExecType>("FExecType");
   const bool on_gpu = ctx.is_gpu();
   const op::FCompute* fcompute = (on_gpu ? fcompute_gpu : fcompute_cpu).find(op);
   const op::FStatefulCompute* fstate = (on_gpu ? fstate_gpu : fstate_cpu).find(op);
-  if (!fcompute && !fstate) {
+  const op::FStatefulComputeEx* fstate_ex = (on_gpu ? fstate_ex_gpu : fstate_ex_cpu).find(op);
+  if (fstate_ex) fcompute = nullptr, fstate = nullptr;
+  if (!fcompute && !fstate && !fstate_ex) {
     if (on_gpu && !BuiltWithCUDA())
       TS_THROW << op->name() << " on " << ctx.ToString() << ": this build has no CUDA";
     TS_THROW << op->name() << " has no " << (on_gpu ? "GPU" : "CPU") << " implementation";
   }
   op::OpStatePtr state;
-  if (fstate) state = fcreate[op](attrs, ctx, in_shapes, in_types);
+  if (fstate || fstate_ex) state = fcreate[op](attrs, ctx, in_shapes, in_types);
 
   // Requests: write, or what the caller asked; an output sharing memory with
   // an input is written in place only where the op allows it.
@@ -201,11 +209,32 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, const std::vector
 
   const RecordState& record = ThreadRecordState();
   const bool is_train = opt.is_train || record.training;
-  if (fstate) {
+  const op::FExecType* exec_type = fexec_type.find(op);
+  if (fstate_ex) {
+    // Holds the arrays, not just their blobs: the compute makes aliases.
+    auto run = [f = *fstate_ex, state, is_train, inputs, outs, req,
+                resources = std::move(resources)](RunContext rctx,
+                                                  std::function<void(std::exception_ptr)> done) {
+      op::OpContext octx{is_train, rctx, resources, std::move(done)};
+      f(state, octx, inputs, req, outs);
+    };
+    if (exec_type && (*exec_type)(attrs) == op::ExecType::kAsync) {
+      Engine::Get()->PushAsync(
+          [run](RunContext rctx, engine::CallbackOnComplete done) {
+            run(rctx, [done](std::exception_ptr e) { e ? done(std::move(e)) : done(); });
+          },
+          ctx, const_vars, mutate_vars, engine::FnProperty::kNormal, opt.priority,
+          op->name().c_str());
+    } else {
+      Engine::Get()->PushSync([run](RunContext rctx) { run(rctx, nullptr); }, ctx, const_vars,
+                              mutate_vars, engine::FnProperty::kNormal, opt.priority,
+                              op->name().c_str());
+    }
+  } else if (fstate) {
     Engine::Get()->PushSync(
         [f = *fstate, state, is_train, in_blobs = std::move(in_blobs),
          out_blobs = std::move(out_blobs), req, resources = std::move(resources)](RunContext rctx) {
-          op::OpContext octx{is_train, rctx, resources};
+          op::OpContext octx{is_train, rctx, resources, nullptr};
           f(state, octx, in_blobs, req, out_blobs);
         },
         ctx, const_vars, mutate_vars, engine::FnProperty::kNormal, opt.priority,
@@ -214,7 +243,7 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, const std::vector
     Engine::Get()->PushSync(
         [f = fcompute, attrs_ptr, is_train, in_blobs = std::move(in_blobs),
          out_blobs = std::move(out_blobs), req, resources = std::move(resources)](RunContext rctx) {
-          op::OpContext octx{is_train, rctx, resources};
+          op::OpContext octx{is_train, rctx, resources, nullptr};
           (*f)(*attrs_ptr, octx, in_blobs, req, out_blobs);
         },
         ctx, const_vars, mutate_vars, engine::FnProperty::kNormal, opt.priority,

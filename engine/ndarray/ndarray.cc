@@ -22,9 +22,10 @@ NDArray::Chunk::Chunk(size_t bytes_, Context ctx_, bool delay_alloc)
 }
 
 NDArray::Chunk::~Chunk() {
-  // Never allocated (delay_alloc, or a context that cannot allocate): nothing
-  // to free, and the deletion must not need the device's lanes.
-  if (!handle.dptr) {
+  // Never allocated (delay_alloc, or a context that cannot allocate), or an
+  // alias of another chunk's memory: nothing to free, and the deletion must
+  // not need the device's lanes.
+  if (!handle.dptr || owner) {
     Engine::Get()->DeleteVariable(nullptr, Context::CPU(), var);
     return;
   }
@@ -43,6 +44,18 @@ NDArray::NDArray(const Shape& shape, Context ctx, DType dtype, bool delay_alloc)
   TS_CHECK(shape.known()) << "NDArray: shape " << shape << " has an unknown (0) dimension";
   ptr_ = std::make_shared<Chunk>(static_cast<size_t>(shape.Size()) * DTypeSize(dtype), ctx,
                                  delay_alloc);
+}
+
+NDArray NDArray::Alias() const {
+  TS_CHECK(ptr_) << "alias: the array is empty (none)";
+  ptr_->CheckAndAlloc();
+  auto c = std::make_shared<Chunk>(0, ptr_->ctx, true);
+  c->handle = ptr_->handle;
+  c->bytes = ptr_->bytes;
+  c->owner = ptr_->owner ? ptr_->owner : ptr_;
+  NDArray a = Detach();
+  a.ptr_ = std::move(c);
+  return a;
 }
 
 TBlob NDArray::data() const {

@@ -42,6 +42,8 @@ class NDArray {
 
     storage::Handle handle;
     VarHandle var;
+    // Alias chunks: the chunk whose memory this one borrows (kept alive).
+    std::shared_ptr<Chunk> owner;
     Context ctx;
     size_t bytes;
   };
@@ -76,6 +78,11 @@ class NDArray {
   // dtype (the executor's planned blocks hold values of any type); an error
   // when it does not fit in the chunk.
   NDArray AsView(const Shape& shape, DType dtype) const;
+  // The same memory under an engine variable of its own. Code running inside
+  // an op that holds this array's variable pushes work on an alias (pushing
+  // on the array itself would queue behind the op) and settles the alias's
+  // variable before the op ends. The memory lives while the alias does.
+  NDArray Alias() const;
 
   // Synchronisation: wait until every write (read: and every read) pushed
   // before has finished; rethrows the error of a failed op that wrote it.

@@ -145,6 +145,12 @@ class Engine {
   virtual void WaitForVar(VarHandle var, WaitMode mode = WaitMode::kRead) = 0;
   // Waits for every pushed op; rethrows the first error not yet reported.
   virtual void WaitForAll() = 0;
+  // Without blocking: calls `fn` once every op pushed before on `vars` has
+  // finished, on the thread that finishes the last of them (or at once), with
+  // the error of a failed op that poisoned one of them (claimed: it is not
+  // reported again) or null. `fn` must return quickly and must not throw.
+  // Ops that run code outside the engine (Lua custom ops) end with it.
+  virtual void NotifyWhenSettled(VarList vars, std::function<void(std::exception_ptr)> fn) = 0;
 
   // At most `n` ops in flight for pushes from outside the engine's own
   // threads (0: unbounded, the default; TESSERA_ENGINE_MAX_INFLIGHT).

@@ -335,6 +335,35 @@ void EngineBase::WaitForVar(VarHandle var, WaitMode mode) {
   if (st.error && st.error->Claim()) st.error->Rethrow();
 }
 
+void EngineBase::NotifyWhenSettled(VarList vars, std::function<void(std::exception_ptr)> fn) {
+  // A waiter like WaitForVar's, holding every variable as written (so it
+  // follows reads too), that hands the poison over instead of blocking.
+  Opr* op = NewTempOpr({}, vars, FnProperty::kAsync, "NotifyWhenSettled");
+  op->always_run = true;
+  op->is_async = true;
+  op->async_fn = [fn = std::move(fn), op](RunContext, CallbackOnComplete done) {
+    std::exception_ptr error;
+    for (VarHandle v : op->mutate_vars) {
+      ErrorRef e = v->error;
+      if (!error && e && e->Claim()) {
+        try {
+          e->Rethrow();
+        } catch (...) {
+          error = std::current_exception();
+        }
+      }
+    }
+    fn(error);
+    done();
+  };
+  try {
+    Submit(op, Context::CPU(), 0);
+  } catch (...) {
+    FreeOpr(op);
+    throw;
+  }
+}
+
 void EngineBase::WaitForAll() {
   if (const Opr* op = tls_current_op)
     TS_THROW << "WaitForAll inside engine op '" << op->name << "' would wait for the op itself";

@@ -31,6 +31,7 @@ class EngineBase : public Engine {
   void DeleteOperator(OprHandle op) override;
   void WaitForVar(VarHandle var, WaitMode mode) override;
   void WaitForAll() override;
+  void NotifyWhenSettled(VarList vars, std::function<void(std::exception_ptr)> fn) override;
   void SetMaxInflight(int64_t n) override { max_inflight_.store(n); }
 
  protected:

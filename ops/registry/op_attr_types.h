@@ -1,6 +1,7 @@
 // The attribute types ops register (the keys are the strings MXNet uses).
 #pragma once
 
+#include <exception>
 #include <functional>
 #include <memory>
 #include <string>
@@ -25,6 +26,9 @@ struct OpContext {
   bool is_train = false;
   RunContext run_ctx;
   std::vector<Resource> requested;  // in the order of FResourceRequest
+  // Async ops only (FExecType kAsync): ends the op, with an error or null.
+  // Called exactly once, from any thread.
+  std::function<void(std::exception_ptr)> async_on_complete;
 
   template <typename T>
   T get_stream() const {
@@ -91,6 +95,12 @@ using FListOutputNames = std::function<std::vector<std::string>(const NodeAttrs&
 using FNumVisibleOutputs = std::function<uint32_t(const NodeAttrs&)>;
 // Inputs the op writes (auxiliary states such as BatchNorm's moving mean).
 using FMutateInputs = std::function<std::vector<uint32_t>(const NodeAttrs&)>;
+// How an op's compute runs. kAsync: the compute may return before the work
+// is done and ends the op through OpContext::async_on_complete, freeing the
+// engine worker meanwhile (custom ops whose bodies run on the interpreter
+// thread). Such ops are never bulked with others.
+enum class ExecType { kSync, kAsync };
+using FExecType = std::function<ExecType(const NodeAttrs&)>;
 // Marks a backward-only op.
 using TIsBackward = bool;
 

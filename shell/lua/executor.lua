@@ -30,6 +30,7 @@ return function(mx)
   end
 
   function Executor:forward(opts)
+    if type(opts) == 'boolean' then opts = {is_train = opts} end  -- exe:forward(true)
     opts = opts or {}
     for k, v in pairs(opts) do
       if k ~= 'is_train' then

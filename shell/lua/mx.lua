@@ -28,6 +28,7 @@ prints, for any function or table:
 
   require('tessera.autograd')(mx)
   require('tessera.executor')(mx)
+  require('tessera.operator')(mx)
 
   local prefix = 'tessera.mx.'
   setmetatable(mx, {

@@ -229,6 +229,20 @@ for _, name in ipairs({'equal', 'not_equal', 'greater', 'greater_equal', 'lesser
   cases['_' .. name .. '_scalar'] = {{u(0.1, 0.4)}, {scalar = 0.5}}
 end
 
+-- Custom: an operator written in Lua (y = a b^2), registered here.
+do
+  local Op = mx.operator.CustomOp:extend()
+  function Op:forward(_, req, i, o) self:assign(o[1], req[1], i[1] * i[2] * i[2]) end
+  function Op:backward(req, og, i, _, ig)
+    self:assign(ig[1], req[1], og[1] * i[2] * i[2])
+    self:assign(ig[2], req[2], og[1] * i[1] * i[2] * 2)
+  end
+  mx.operator.register('gradient_test_mul_sq', {
+    list_arguments = function() return {'a', 'b'} end,
+    create_operator = function() return setmetatable({}, Op) end})
+  cases.Custom = {{u(), u()}, {op_type = 'gradient_test_mul_sq'}}
+end
+
 local function setup(name)
   local c = cases[name]
   local inputs, vars, grad_names = {}, {}, {}
