@@ -20,6 +20,8 @@ bench: deps configure
 	@for b in $(BUILD)/tests/*_bench; do $$b || exit 1; done
 	@bash scripts/bench/lua_vs_peers.sh $(BUILD)/tessera
 	@bash scripts/bench/train_vs_torch.sh $(BUILD)/tessera
+	@TESSERA_OMP_THREADS=1 $(BUILD)/tessera scripts/bench/custom_ops.lua 1000000 \
+	  $$(ls $(BUILD)/tests/plugin/libtessera_example_ops.so 2>/dev/null)
 
 deps:
 	@bash cmake/install-deps.sh

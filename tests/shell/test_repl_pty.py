@@ -183,6 +183,29 @@ class ReplTest(unittest.TestCase):
         r.prompt()
         r.expect(r"ranwhile-idle", timeout=5)  # no key pressed meanwhile
 
+    def test_lua_custom_op_prototyped_at_the_prompt(self):
+        r = self.repl
+        # A Lua op defined at the prompt, edited (registered again), failing
+        # in its forward: the error names the op and the REPL carries on.
+        r.line("Op = mx.operator.CustomOp:extend(); "
+               "function Op:forward(t, req, i, o) self:assign(o[1], req[1], i[1] * 3) end")
+        r.prompt()
+        r.line("mx.operator.register('tripled', {create_operator = function() "
+               "return setmetatable({}, Op) end})")
+        r.prompt()
+        r.line("mx.nd.Custom(mx.nd.array({1, 2}), {op_type = 'tripled'}):totable()[2]")
+        r.expect(r"\n6\n")
+        r.prompt()
+        r.line("function Op:forward() error('broken edit') end")
+        r.prompt()
+        r.line("y = mx.nd.Custom(mx.nd.array({1, 2}), {op_type = 'tripled'}); print(y)")
+        r.expect(r"Custom 'tripled' forward.*broken edit")
+        r.prompt()
+        r.line("function Op:forward(t, req, i, o) self:assign(o[1], req[1], i[1] + 1) end")
+        r.prompt()
+        r.line("mx.nd.Custom(mx.nd.array({1, 2}), {op_type = 'tripled'}):totable()[2]")
+        r.expect(r"\n3\n")
+
     def test_commands(self):
         r = self.repl
         r.line(":help")
