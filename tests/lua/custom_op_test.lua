@@ -292,3 +292,50 @@ test('JIT elementwise ops: bad definitions and inputs are clear errors', functio
     'only float32 and float64')
   mx.nd.waitall()
 end)
+
+test('randomized: Lua, JIT and built-in ops with in-place writes match a sequential reference', function()
+  math.randomseed(17)
+  local ref, arrs = {}, {}
+  for i = 1, 6 do
+    ref[i] = {0.1 * i, -0.2 * i, 0.3, 0.05 * i}
+    arrs[i] = mx.nd.array(ref[i], {dtype = 'float64'})
+  end
+  local function map(v, f)
+    local r = {}
+    for k = 1, #v do r[k] = f(v[k]) end
+    return r
+  end
+  local sp = function(x) return math.log(1 + math.exp(x)) end
+  local unary = {
+    {function(a) return mx.nd.Custom(a, {op_type = 't_square'}) end, function(x) return x * x end},
+    {function(a) return mx.nd.t_softplus(a) end, sp},
+    {function(a) return a * 0.5 end, function(x) return x * 0.5 end},
+    {function(a) return mx.nd.Custom(a, {op_type = 't_wait'}) * 0.1 end, nil},  -- sums: see below
+  }
+  for _ = 1, 300 do
+    local r = math.random()
+    local i, j = math.random(#arrs), math.random(#arrs)
+    if r < 0.6 then
+      local k = math.random(#unary)
+      local op = unary[k]
+      arrs[#arrs + 1] = op[1](arrs[i])
+      if op[2] then
+        ref[#ref + 1] = map(ref[i], op[2])
+      else
+        local s = 0
+        for _, v in ipairs(ref[i]) do s = s + v end
+        ref[#ref + 1] = map(ref[i], function(x) return (x + s) * 0.1 end)
+      end
+    elseif r < 0.8 then
+      arrs[#arrs + 1] = mx.nd.t_axpy(arrs[i], arrs[j], arrs[i]) * 0.25
+      local v = {}
+      for k = 1, 4 do v[k] = (ref[i][k] * ref[j][k] + ref[i][k]) * 0.25 end
+      ref[#ref + 1] = v
+    else
+      -- in place, while Lua ops reading the array may still be pending
+      arrs[i]:mul_(0.5)
+      ref[i] = map(ref[i], function(x) return x * 0.5 end)
+    end
+  end
+  for k = 1, #arrs do close(arrs[k], ref[k], 1e-9) end
+end)
