@@ -1,6 +1,6 @@
 // Shared helpers of the oneDNN-backed nn operators: the CPU engine, the
-// OpenMP thread count of a call, and carving one temp-space block into the
-// buffers a call needs.
+// OpenMP thread count of a call (ops/registry/omp_threads.h), and carving
+// one temp-space block into the buffers a call needs.
 #pragma once
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -9,9 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
+#include "ops/registry/omp_threads.h"
 
 namespace tessera::op::nn_dnnl {
 
@@ -21,29 +19,8 @@ inline const dnnl::engine& CpuEngine() {
   return eng;
 }
 
-// oneDNN's OpenMP runtime sizes its team from the calling thread's
-// omp_get_max_threads(): set it for the call, restore it after.
-class ScopedOmpThreads {
- public:
-  explicit ScopedOmpThreads(int threads) {
-#ifdef _OPENMP
-    saved_ = omp_get_max_threads();
-    if (threads > 0 && threads != saved_) omp_set_num_threads(threads);
-#else
-    (void)threads;
-#endif
-  }
-  ~ScopedOmpThreads() {
-#ifdef _OPENMP
-    if (omp_get_max_threads() != saved_) omp_set_num_threads(saved_);
-#endif
-  }
-  ScopedOmpThreads(const ScopedOmpThreads&) = delete;
-  ScopedOmpThreads& operator=(const ScopedOmpThreads&) = delete;
-
- private:
-  [[maybe_unused]] int saved_ = 1;
-};
+// The OpenMP thread count of a call.
+using op::ScopedOmpThreads;
 
 // Lays out several buffers in one block: Add() returns an offset, Total() the
 // block size, each buffer 64-byte aligned.

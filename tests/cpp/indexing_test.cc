@@ -16,6 +16,7 @@ using tessera::test::CheckClose;
 using tessera::test::CheckNumericGradient;
 using tessera::test::Contains;
 using tessera::test::ErrorOf;
+using tessera::test::IotaArray;
 using tessera::test::RandomArray;
 using tessera::test::Run;
 
@@ -24,11 +25,6 @@ namespace {
 const DType kAllTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16,
                            DType::kUint8,   DType::kInt8,    DType::kInt32,   DType::kInt64};
 
-NDArray IotaArray(const Shape& s, DType t = DType::kFloat32) {
-  std::vector<double> v(static_cast<size_t>(s.Size()));
-  std::iota(v.begin(), v.end(), 0.0);
-  return Array(s, v, t);
-}
 NDArray Rand(const Shape& s, uint64_t seed = 1) {
   return RandomArray(s, -1, 1, DType::kFloat64, seed);
 }

@@ -26,6 +26,7 @@ using tessera::test::Array;
 using tessera::test::CheckClose;
 using tessera::test::Contains;
 using tessera::test::ErrorOf;
+using tessera::test::Iota;
 
 // Test-only operators.
 namespace tessera::op {
@@ -73,12 +74,6 @@ TS_REGISTER_OP(_test_slow_copy)
 }  // namespace tessera::op
 
 namespace {
-
-std::vector<double> Iota(int n, double start = 0) {
-  std::vector<double> v(n);
-  for (int i = 0; i < n; ++i) v[i] = start + i;
-  return v;
-}
 
 // y = a x^2 + b x + c into `out` (a view or an array), pushed.
 void QuadraticInto(const NDArray& x, const NDArray& out, double a, double b, double c,

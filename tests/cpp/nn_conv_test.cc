@@ -17,16 +17,11 @@ using tessera::test::CheckNumericGradient;
 using tessera::test::Contains;
 using tessera::test::ErrorOf;
 using tessera::test::GradCheckOptions;
+using tessera::test::Iota;
 using tessera::test::RandomArray;
 using tessera::test::Run;
 
 namespace {
-
-std::vector<double> Iota(int64_t n, double start = 1) {
-  std::vector<double> v(static_cast<size_t>(n));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = start + double(i);
-  return v;
-}
 
 // Runs op on float64 inputs and on the same inputs as float32; every output
 // of the float32 run must match the float64 run.
@@ -56,7 +51,7 @@ struct ConvCase {
 }  // namespace
 
 TEST_CASE("Convolution values, shapes and names") {
-  NDArray x = Array({1, 1, 4, 4}, Iota(16));
+  NDArray x = Array({1, 1, 4, 4}, Iota(16, 1));
   NDArray w = Array({2, 1, 3, 3}, std::vector<double>(18, 1.0));
   NDArray b = Array({2}, {0, 1});
   for (DType t : {DType::kFloat32, DType::kFloat64}) {
@@ -71,7 +66,7 @@ TEST_CASE("Convolution values, shapes and names") {
   }
   // 1-D, stride, no_bias.
   NDArray y1 =
-      Run("Convolution", {Array({1, 1, 5}, Iota(5)), Array({1, 1, 2}, {1, -1})},
+      Run("Convolution", {Array({1, 1, 5}, Iota(5, 1)), Array({1, 1, 2}, {1, -1})},
           {{"kernel", "(2,)"}, {"num_filter", "1"}, {"no_bias", "True"}, {"stride", "(2,)"}});
   CHECK(y1.shape() == Shape{1, 1, 2});
   CheckClose(y1, {-1, -1});
@@ -260,7 +255,7 @@ TEST_CASE("Convolution parameter errors name the op, the parameter and the shape
 }
 
 TEST_CASE("Pooling values, conventions and shapes") {
-  NDArray x = Array({1, 1, 4, 4}, Iota(16));
+  NDArray x = Array({1, 1, 4, 4}, Iota(16, 1));
   for (DType t : {DType::kFloat32, DType::kFloat64}) {
     NDArray xt = x.AsType(t);
     CheckClose(Run("Pooling", {xt}, {{"kernel", "(2,2)"}, {"stride", "(2,2)"}}), {6, 8, 14, 16});

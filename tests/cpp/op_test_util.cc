@@ -17,6 +17,16 @@ NDArray Array(const Shape& shape, const std::vector<double>& values, DType dtype
   return ctx == Context::CPU() ? out : out.CopyTo(ctx);
 }
 
+std::vector<double> Iota(int64_t n, double start) {
+  std::vector<double> v(static_cast<size_t>(n));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = start + double(i);
+  return v;
+}
+
+NDArray IotaArray(const Shape& shape, DType dtype, double start) {
+  return Array(shape, Iota(shape.Size(), start), dtype);
+}
+
 NDArray RandomArray(const Shape& shape, double lo, double hi, DType dtype, uint64_t seed) {
   std::mt19937_64 gen(seed);
   std::uniform_real_distribution<double> dist(lo, hi);

@@ -17,6 +17,10 @@ NDArray Array(const Shape& shape, const std::vector<double>& values, DType dtype
 // An array of `shape` with values uniform in [lo, hi) from a fixed seed.
 NDArray RandomArray(const Shape& shape, double lo, double hi, DType dtype = DType::kFloat64,
                     uint64_t seed = 1);
+// start, start + 1, ..., n values.
+std::vector<double> Iota(int64_t n, double start = 0);
+// An array of `shape` holding 0, 1, 2, ... (from `start`).
+NDArray IotaArray(const Shape& shape, DType dtype = DType::kFloat32, double start = 0);
 // Runs one op and returns output `index`.
 NDArray Run(std::string_view op, const std::vector<NDArray>& inputs, op::ParamDict params = {},
             size_t index = 0);

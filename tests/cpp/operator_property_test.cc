@@ -18,16 +18,11 @@ using tessera::test::CheckClose;
 using tessera::test::CheckNumericGradient;
 using tessera::test::Contains;
 using tessera::test::ErrorOf;
+using tessera::test::Iota;
 using tessera::test::RandomArray;
 using tessera::test::Run;
 
 namespace {
-
-std::vector<double> Iota(int n) {
-  std::vector<double> v(n);
-  for (int i = 0; i < n; ++i) v[i] = i;
-  return v;
-}
 
 // ---- A test property: out = data * weight, plus a hidden output `saved` (a
 // copy of data) that the backward reads instead of data, and an aux state

@@ -18,18 +18,13 @@ using tessera::test::CheckClose;
 using tessera::test::CheckNumericGradient;
 using tessera::test::Contains;
 using tessera::test::ErrorOf;
+using tessera::test::Iota;
 using tessera::test::RandomArray;
 using tessera::test::Run;
 
 namespace {
 
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-std::vector<double> Iota(int64_t n) {
-  std::vector<double> v(static_cast<size_t>(n));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = double(i);
-  return v;
-}
 
 // Naive reference: reduces `x` of shape `s` over the axes in `mask` with
 // `combine`, starting from `init` (row-major over the kept axes).

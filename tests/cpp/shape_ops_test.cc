@@ -17,6 +17,8 @@ using tessera::test::CheckClose;
 using tessera::test::CheckNumericGradient;
 using tessera::test::Contains;
 using tessera::test::ErrorOf;
+using tessera::test::Iota;
+using tessera::test::IotaArray;
 using tessera::test::RandomArray;
 using tessera::test::Run;
 
@@ -25,14 +27,6 @@ namespace {
 const DType kAllTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16,
                            DType::kUint8,   DType::kInt8,    DType::kInt32,   DType::kInt64};
 
-std::vector<double> Iota(int64_t n, double start = 0) {
-  std::vector<double> v(static_cast<size_t>(n));
-  std::iota(v.begin(), v.end(), start);
-  return v;
-}
-NDArray IotaArray(const Shape& s, DType t = DType::kFloat32, double start = 0) {
-  return Array(s, Iota(s.Size(), start), t);
-}
 NDArray Rand(const Shape& s, uint64_t seed = 1) {
   return RandomArray(s, -1, 1, DType::kFloat64, seed);
 }
