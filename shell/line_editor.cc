@@ -178,8 +178,14 @@ void LineEditor::AddHistory(const std::string& line) {
   HistEvent ev;
   auto* h = static_cast<History*>(hist_);
   history(h, &ev, H_ENTER, line.c_str());
-  // Saved after every line, so a crash or a kill loses nothing.
-  if (!opts_.history_path.empty()) history(h, &ev, H_SAVE, opts_.history_path.c_str());
+  // Saved after every line, so a crash or a kill loses nothing; written to a
+  // temporary name and renamed, so a save cut short (or two sessions saving
+  // at once) never leaves a half-written file. A bounded history is small.
+  if (opts_.history_path.empty()) return;
+  const std::string tmp = opts_.history_path + ".tmp." + std::to_string(getpid());
+  if (history(h, &ev, H_SAVE, tmp.c_str()) < 0 ||
+      std::rename(tmp.c_str(), opts_.history_path.c_str()) != 0)
+    std::remove(tmp.c_str());
 }
 
 }  // namespace tessera::shell
