@@ -46,7 +46,9 @@ return function(mx)
   end
   function CustomOpProp:declare_backward_dependency(out_grad, in_data, out_data)
     local deps = {}
-    if self.need_top_grad then
+    local need = self.need_top_grad
+    if type(need) == 'function' then need = need(self) end  -- MXNet spells it as a method
+    if need then
       for _, id in ipairs(out_grad) do deps[#deps + 1] = id end
     end
     for _, id in ipairs(in_data) do deps[#deps + 1] = id end

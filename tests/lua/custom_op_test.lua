@@ -109,6 +109,34 @@ test('kwargs reach the constructor as strings; aux states are written in place',
   assert_eq(s:list_auxiliary_states(), {'c_count'})
 end)
 
+test('infer_type of a Lua op decides the output dtype; need_top_grad as a method', function()
+  local Widen = mx.operator.CustomOp:extend()
+  function Widen:forward(is_train, req, in_data, out_data)
+    self:assign(out_data[1], req[1], in_data[1]:astype('float64') * 2)
+  end
+  function Widen:backward(req, out_grad, in_data, out_data, in_grad)
+    assert(out_grad[1] == nil, 'no top gradient was declared')
+    self:assign(in_grad[1], req[1], 1)
+  end
+  local WidenProp = {}
+  function WidenProp:need_top_grad() return false end
+  function WidenProp:infer_type(in_type) return in_type, {'float64'}, {} end
+  function WidenProp:create_operator(ctx, shapes, dtypes)
+    assert(dtypes[1] == 'float32' and shapes[1][1] == 3)
+    return setmetatable({}, Widen)
+  end
+  mx.operator.register('t_widen', WidenProp)
+  local x = mx.nd.array({1, 2, 3})
+  local y = mx.nd.Custom(x, {op_type = 't_widen'})
+  assert_eq(y.dtype, 'float64')
+  close(y, {2, 4, 6})
+  local _, outs = mx.sym.Custom(mx.sym.Variable('x'), {op_type = 't_widen'}):infer_type{x = 'float32'}
+  assert_eq(outs, {'float64'})
+  x:attach_grad()
+  mx.autograd.record(function() return mx.nd.Custom(x, {op_type = 't_widen'}) end):backward()
+  close(x.grad, {1, 1, 1})
+end)
+
 test('bodies that wait, push further ops and read their inputs', function()
   local Waiting = mx.operator.CustomOp:extend()
   function Waiting:forward(is_train, req, in_data, out_data)
