@@ -6,10 +6,12 @@
 #include <cstdlib>
 #include <exception>
 #include <string>
+#include <vector>
 
 #include "engine/base/context.h"
 #include "interpreter.h"
 #include "lua_util.h"
+#include "ops/custom/plugin_loader.h"
 #include "options.h"
 #include "repl.h"
 #include "run.h"
@@ -50,6 +52,20 @@ int RunTests(lua_State* L, const std::string& path) {
   return failed ? 1 : 0;
 }
 
+// --load-ops: each plugin before any Lua runs, so scripts, -e and the REPL
+// see its ops. Stops at the first failure.
+bool LoadPlugins(const std::vector<std::string>& paths) {
+  for (const std::string& path : paths) {
+    try {
+      tessera::op::LoadOpPlugin(path);
+    } catch (const std::exception& e) {
+      ReportError(e.what());
+      return false;
+    }
+  }
+  return true;
+}
+
 int Main(int argc, char** argv) {
   Options opts;
   std::string error;
@@ -74,11 +90,11 @@ int Main(int argc, char** argv) {
   }
   SetArgTable(L, argc, argv, opts.script);
 
-  bool ok = true;
+  bool ok = LoadPlugins(opts.load_ops);
   for (const Options::Action& a : opts.actions) {
+    if (!ok) break;
     ok = a.kind == Options::Action::kExecute ? RunString(L, a.text, "=(command line)")
                                              : RequireModule(L, a.text);
-    if (!ok) break;
   }
   int status = 0;
   if (ok && !opts.test_path.empty()) {

@@ -11,6 +11,8 @@ const char* const kUsage =
     "  -i               enter the REPL after the script or -e\n"
     "  --test PATH      run the Lua tests in PATH (a file or a directory of *.lua files)\n"
     "  --engine TYPE    engine type: threaded (default) or naive\n"
+    "  --load-ops PATH  load the C++ operator plugin PATH (a shared library) before\n"
+    "                   anything runs; repeatable\n"
     "  --version        print the version and exit\n"
     "  --help           print this help and exit\n"
     "  --               stop handling options\n"
@@ -51,6 +53,9 @@ bool ParseOptions(int argc, char** argv, Options* o, std::string* error) {
       o->interactive = true;
     } else if (!std::strcmp(a, "--test")) {
       if (!value(a, &o->test_path)) return false;
+    } else if (!std::strcmp(a, "--load-ops")) {
+      if (!value(a, &text)) return false;
+      o->load_ops.push_back(text);
     } else if (!std::strcmp(a, "--engine")) {
       if (!value(a, &o->engine)) return false;
       if (o->engine != "naive" && o->engine != "threaded") {

@@ -13,13 +13,14 @@ struct Options {
     std::string text;
   };
   std::vector<Action> actions;
-  bool interactive = false;  // -i
-  bool version = false;      // --version
-  bool help = false;         // --help
-  std::string test_path;     // --test PATH
-  std::string engine;        // --engine naive|threaded
-  bool read_stdin = false;   // "-" as the script: read it from stdin
-  int script = 0;            // argv index of the script, 0 if none
+  bool interactive = false;           // -i
+  bool version = false;               // --version
+  bool help = false;                  // --help
+  std::string test_path;              // --test PATH
+  std::string engine;                 // --engine naive|threaded
+  std::vector<std::string> load_ops;  // --load-ops PATH, repeatable, in order
+  bool read_stdin = false;            // "-" as the script: read it from stdin
+  int script = 0;                     // argv index of the script, 0 if none
 };
 
 // Parses argv. On a usage error returns false and sets *error.

@@ -4,8 +4,21 @@
 #include <map>
 #include <unordered_map>
 
+#include "ops/registry/registration_guard.h"
+
 namespace tessera::op {
 namespace {
+
+// Ops with an index below this existed when this thread's innermost
+// RegistrationGuard began; 0 when there is none, which protects nothing.
+thread_local uint32_t t_guard_boundary = 0;
+
+void CheckNotProtected(const Op& existing, const std::string& name, const char* what) {
+  TS_CHECK(existing.index() >= t_guard_boundary)
+      << what << " '" << name << "' already exists"
+      << (name == existing.name() ? "" : " (an alias of '" + existing.name() + "')")
+      << "; a plugin can only add operators under new names";
+}
 
 struct Registry {
   std::mutex mu;
@@ -79,6 +92,8 @@ Op& Op::set_key_var_num_args(std::string key) {
 Op& Op::add_alias(std::string alias) {
   Registry& r = Registry::Get();
   std::lock_guard lock(r.mu);
+  if (auto it = r.by_name.find(alias); it != r.by_name.end() && it->second != this)
+    CheckNotProtected(*it->second, alias, "operator name");
   r.by_name[alias] = this;
   aliases_.push_back(std::move(alias));
   return *this;
@@ -103,7 +118,10 @@ Op& Op::Register(const std::string& name) {
   Registry& r = Registry::Get();
   std::lock_guard lock(r.mu);
   auto it = r.by_name.find(name);
-  if (it != r.by_name.end()) return *it->second;
+  if (it != r.by_name.end()) {
+    CheckNotProtected(*it->second, name, "operator");
+    return *it->second;
+  }
   Op* op = new Op(name, static_cast<uint32_t>(r.ops.size()));
   r.ops.push_back(op);
   r.by_name[name] = op;
@@ -121,6 +139,16 @@ const Op* Op::Get(std::string_view name) {
   const Op* op = Find(name);
   TS_CHECK(op) << "unknown operator '" << name << "'";
   return op;
+}
+
+RegistrationGuard::RegistrationGuard() : saved_(t_guard_boundary) {
+  Registry& r = Registry::Get();
+  std::lock_guard lock(r.mu);
+  t_guard_boundary = static_cast<uint32_t>(r.ops.size());
+}
+
+RegistrationGuard::~RegistrationGuard() {
+  t_guard_boundary = saved_;
 }
 
 std::vector<const Op*> Op::ListAll() {

@@ -61,6 +61,10 @@ Arg Wrap(const TBlob& blob) {
 }  // namespace
 
 SimpleOpRegEntry& SimpleOpRegEntry::Register(const std::string& name) {
+  // Under a RegistrationGuard this refuses a name that was taken before it,
+  // which an existing entry's name is: a plugin must not replace a built-in
+  // SimpleOp's functions.
+  Op::Register(name);
   EntryRegistry& r = EntryRegistry::Get();
   std::lock_guard lock(r.mu);
   auto it = r.entries.find(name);

@@ -1,0 +1,62 @@
+// mx.operator.load(path): C++ operator plugins (ops/custom/plugin_loader.h)
+// from Lua. The ops a plugin registers are served by mx.nd and mx.sym at
+// once: those namespaces look names up in the registry on first access and
+// cache only what they found, so there is nothing to refresh.
+//
+// mx.operator is shared with the operators written in Lua
+// (mx.operator.register, ...), which other files add: this binding adds its
+// functions to the table whoever creates it first.
+#include <string>
+#include <vector>
+
+#include "bindings.h"
+#include "lua_util.h"
+#include "ops/custom/plugin_loader.h"
+
+namespace tessera::shell {
+namespace {
+
+void PushStrings(lua_State* L, const std::vector<std::string>& strings) {
+  lua_createtable(L, static_cast<int>(strings.size()), 0);
+  for (size_t i = 0; i < strings.size(); ++i) {
+    lua_pushlstring(L, strings[i].data(), strings[i].size());
+    lua_rawseti(L, -2, static_cast<int>(i + 1));
+  }
+}
+
+int Load(lua_State* L) {
+  PushStrings(L, op::LoadOpPlugin(luaL_checkstring(L, 1)));
+  return 1;
+}
+
+int Loaded(lua_State* L) {
+  PushStrings(L, op::LoadedOpPlugins());
+  return 1;
+}
+
+void Open(lua_State* L, int mx) {
+  lua_getfield(L, mx, "operator");
+  if (!lua_istable(L, -1)) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, mx, "operator");
+  }
+  SetFunctions(
+      L, lua_gettop(L),
+      {{"load", Guarded<Load>,
+        "mx.operator.load(path) -> names of the operators the C++ plugin at `path` registered,\n"
+        "callable at once as mx.nd.<name> and mx.sym.<name>. A plugin is a shared library\n"
+        "built with TESSERA_OP_PLUGIN() (docs/custom_ops_plugins.md); a library built for\n"
+        "another tessera, or one that reuses an existing operator name, is refused with an\n"
+        "error. Loading the same file again returns the same names and runs nothing."},
+       {"loaded", Guarded<Loaded>,
+        "mx.operator.loaded() -> the paths of the C++ operator plugins loaded so far"}});
+  lua_pop(L, 1);
+}
+
+}  // namespace
+
+TESSERA_SHELL_BINDING(op_plugin, 70, Open);
+
+}  // namespace tessera::shell
