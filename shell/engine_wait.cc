@@ -68,6 +68,9 @@ void WaitForVar(lua_State* L, VarHandle var, engine::WaitMode mode) {
     TS_CHECK(!self) << "waiting inside engine op '" << run.name
                     << "' on a variable that op uses would wait for the op itself";
   }
+  // Done already (a result computed long ago, an op's own alias): no
+  // hand-over to a helper thread.
+  if (g_abandoned.empty() && Engine::IsSettled(var, mode)) return;
   Wait(L, [var, mode] { Engine::Get()->WaitForVar(var, mode); });
 }
 

@@ -88,4 +88,10 @@ uint64_t Engine::VarVersion(VarHandle var) {
   return var->version.load(std::memory_order_acquire);
 }
 
+bool Engine::IsSettled(VarHandle var, WaitMode mode) {
+  TS_CHECK(var != nullptr) << "IsSettled: null variable";
+  ErrorRef err;
+  return var->Settled(mode == WaitMode::kWrite, &err) && !(err && err->pending());
+}
+
 }  // namespace tessera::engine

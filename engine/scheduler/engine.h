@@ -116,6 +116,10 @@ class Engine {
   static const char* InternName(std::string_view name);
   // Number of writes that have finished on `var`.
   static uint64_t VarVersion(VarHandle var);
+  // Without blocking: true when a wait on `var` would return at once with no
+  // error (nothing pending it must wait for, no unreported failure). Lets a
+  // caller skip handing a wait to another thread.
+  static bool IsSettled(VarHandle var, WaitMode mode = WaitMode::kRead);
 
   virtual ~Engine() = default;
   virtual EngineType type() const = 0;
