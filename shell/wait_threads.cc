@@ -4,6 +4,7 @@
 
 #include <condition_variable>
 #include <csignal>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -26,8 +27,17 @@ class Helper {
   std::shared_ptr<BlockingWait> job_;
 };
 
-std::mutex g_idle_mu;
-std::vector<Helper*> g_idle;  // helpers live as long as the process
+// Helpers live as long as the process, and so does this list: never
+// destroyed, so a helper finishing a wait while the process exits never
+// touches a destroyed vector or mutex.
+std::mutex& IdleMutex() {
+  static auto* mu = new std::mutex;
+  return *mu;
+}
+std::vector<Helper*>& Idle() {
+  static auto* idle = new std::vector<Helper*>;
+  return *idle;
+}
 
 void Helper::Loop() {
   for (;;) {
@@ -42,11 +52,16 @@ void Helper::Loop() {
     } catch (...) {
       w->error = std::current_exception();
     }
-    w->done.store(true, std::memory_order_release);
-    if (w->on_done) w->on_done();
+    // The waiter keeps its reference until it has seen `done`, so dropping
+    // ours first leaves it the last one: the wait and its error are freed on
+    // the waiter's thread, after it has read them.
+    BlockingWait* raw = w.get();
+    std::function<void()> on_done = raw->on_done;
     w.reset();
-    std::lock_guard<std::mutex> lock(g_idle_mu);
-    g_idle.push_back(this);
+    raw->done.store(true, std::memory_order_release);  // `raw` may be gone after this
+    if (on_done) on_done();
+    std::lock_guard<std::mutex> lock(IdleMutex());
+    Idle().push_back(this);
   }
 }
 
@@ -67,10 +82,10 @@ Helper* NewHelper() {
 void StartOnHelper(std::shared_ptr<BlockingWait> w) {
   Helper* h = nullptr;
   {
-    std::lock_guard<std::mutex> lock(g_idle_mu);
-    if (!g_idle.empty()) {
-      h = g_idle.back();
-      g_idle.pop_back();
+    std::lock_guard<std::mutex> lock(IdleMutex());
+    if (!Idle().empty()) {
+      h = Idle().back();
+      Idle().pop_back();
     }
   }
   if (!h) h = NewHelper();

@@ -17,6 +17,7 @@ struct BlockingWait {
   std::exception_ptr error;    // what it threw
   std::atomic<bool> done{false};
   std::function<void()> on_done;  // runs on the helper after `done` is set
+  // The caller of StartOnHelper must hold its reference until `done` is set.
 };
 
 // Starts `w->wait` on an idle helper thread (created when none is idle).
