@@ -182,9 +182,9 @@ template <typename T>
 void PreluGammaGrad(const PreluGeom& geom, const T* g, const T* x, T* out, bool accumulate) {
   using A = AccType<T>;
   const int64_t total = geom.outer * geom.channels * geom.inner;
-  const int threads = total < kOmpMinElements
-                          ? 1
-                          : static_cast<int>(std::min<int64_t>(OmpThreads(), geom.channels));
+  [[maybe_unused]] const int threads =
+      total < kOmpMinElements ? 1
+                              : static_cast<int>(std::min<int64_t>(OmpThreads(), geom.channels));
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
 #endif

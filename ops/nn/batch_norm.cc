@@ -125,7 +125,7 @@ void BatchNormCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::v
   const auto& p = ParamsOf<BatchNormParam>(attrs);
   const BnGeom g = MakeBnGeom(attrs, in[0].shape());
   const bool batch_stats = ctx.is_train && !p.use_global_stats;
-  const int threads = Engine::Get()->OpThreads();
+  [[maybe_unused]] const int threads = Engine::Get()->OpThreads();
   SwitchFloatDType(
       in[0].dtype(),
       [&](auto tag) {
@@ -197,7 +197,7 @@ void BatchNormBackwardCompute(const NodeAttrs& attrs, const OpContext& ctx,
   const auto& p = ParamsOf<BatchNormParam>(attrs);
   const BnGeom g = MakeBnGeom(attrs, in[1].shape());
   const bool batch_stats = ctx.is_train && !p.use_global_stats;
-  const int threads = Engine::Get()->OpThreads();
+  [[maybe_unused]] const int threads = Engine::Get()->OpThreads();
   SwitchFloatDType(
       in[0].dtype(),
       [&](auto tag) {

@@ -104,7 +104,7 @@ void EmbeddingForward(const NodeAttrs& attrs, const OpContext&, const std::vecto
               const T* w = in[1].dptr<T>();
               T* y = out[0].dptr<T>();
               const bool add = req[0] == kAddTo;
-              const int threads = n * dim < kOmpMinElements ? 1 : OmpThreads();
+              [[maybe_unused]] const int threads = n * dim < kOmpMinElements ? 1 : OmpThreads();
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
 #endif
@@ -150,9 +150,10 @@ void EmbeddingBackward(const NodeAttrs& attrs, const OpContext&, const std::vect
               T* gw = out[1].dptr<T>();
               if (req[1] != kAddTo) std::fill(gw, gw + rows * dim, T(0));
               // Threads own column blocks, so rows hit twice never race.
-              const int threads = n * dim < kOmpMinElements
-                                      ? 1
-                                      : static_cast<int>(std::min<int64_t>(OmpThreads(), dim));
+              [[maybe_unused]] const int threads =
+                  n * dim < kOmpMinElements
+                      ? 1
+                      : static_cast<int>(std::min<int64_t>(OmpThreads(), dim));
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads) if (threads > 1)
 #endif

@@ -164,7 +164,7 @@ void FcGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64
 
 template <typename T>
 void AddBiasRows(T* out, const T* bias, int64_t rows, int64_t n) {
-  const int threads = rows * n < kOmpMinElements ? 1 : OmpThreads();
+  [[maybe_unused]] const int threads = rows * n < kOmpMinElements ? 1 : OmpThreads();
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
 #endif

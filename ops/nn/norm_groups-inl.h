@@ -60,7 +60,7 @@ void Forward(const Geom& g, const T* x, const T* gamma, const T* beta, double ep
              OpReqType req, T* mean_out, T* std_out) {
   using A = AccType<T>;
   const int64_t groups = g.groups();
-  const int threads = ThreadsFor(groups * g.n);
+  [[maybe_unused]] const int threads = ThreadsFor(groups * g.n);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
 #endif
@@ -83,7 +83,7 @@ void Backward(const Geom& g, const T* dy, const T* x, const T* gamma, double eps
               OpReqType rx, T* dgamma, OpReqType rg, T* dbeta, OpReqType rb, int64_t n_affine) {
   using A = AccType<T>;
   const int64_t groups = g.groups();
-  const int threads = ThreadsFor(groups * g.n);
+  [[maybe_unused]] const int threads = ThreadsFor(groups * g.n);
   std::vector<A> mean(static_cast<size_t>(groups)), stdev(static_cast<size_t>(groups));
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)

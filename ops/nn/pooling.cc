@@ -208,7 +208,8 @@ inline Window WindowAt(const PoolGeom& g, int64_t y, int64_t x) {
 }
 
 template <typename T>
-void PoolForward(const PoolGeom& g, const T* in, T* out, OpReqType req, int threads) {
+void PoolForward(const PoolGeom& g, const T* in, T* out, OpReqType req,
+                 [[maybe_unused]] int threads) {
   using A = AccType<T>;
   const int64_t ihw = g.h * g.w, ohw = g.oh * g.ow;
 #pragma omp parallel for num_threads(threads) schedule(static) if (g.planes > 1)
@@ -240,7 +241,7 @@ void PoolForward(const PoolGeom& g, const T* in, T* out, OpReqType req, int thre
 
 template <typename T>
 void PoolBackward(const PoolGeom& g, const T* ograd, const T* in, const T* out, T* gin,
-                  OpReqType req, int threads) {
+                  OpReqType req, [[maybe_unused]] int threads) {
   using A = AccType<T>;
   const int64_t ihw = g.h * g.w, ohw = g.oh * g.ow;
 #pragma omp parallel for num_threads(threads) schedule(static) if (g.planes > 1)

@@ -77,7 +77,7 @@ template <typename R, typename T, typename O>
 void ReduceRowsCpu(const ReducePlan& p, const T* x, O* y, OpReqType req) {
   using Outer = typename R::template Outer<T>;
   const Outer id = R::template Identity<Outer>();
-  const int threads = ThreadsFor(p.out_size * p.red_size);
+  [[maybe_unused]] const int threads = ThreadsFor(p.out_size * p.red_size);
   if (p.out_size >= kFewOutputs || p.red_size < 2 * kChunk) {
     TS_REDUCE_PARALLEL_FOR(threads)
     for (int64_t o = 0; o < p.out_size; ++o)
@@ -123,7 +123,7 @@ void ReduceColumnsCpu(const ReducePlan& p, const T* x, O* y, OpReqType req) {
   const int64_t rows_per_chunk = std::max<int64_t>(64, kChunk / width);
   const int64_t row_chunks =
       tasks >= kFewOutputs ? 1 : (p.red_size + rows_per_chunk - 1) / rows_per_chunk;
-  const int threads = ThreadsFor(p.out_size * p.red_size);
+  [[maybe_unused]] const int threads = ThreadsFor(p.out_size * p.red_size);
   if (row_chunks == 1) {
     TS_REDUCE_PARALLEL_FOR(threads)
     for (int64_t t = 0; t < tasks; ++t) {
@@ -167,7 +167,7 @@ template <typename Cmp, typename T, typename O>
 void ArgReduceCpu(int64_t outer, int64_t len, int64_t inner, const T* x, O* y, OpReqType req) {
   if (req == kNullOp) return;
   using A = AccType<T>;
-  const int threads = ThreadsFor(outer * len * inner);
+  [[maybe_unused]] const int threads = ThreadsFor(outer * len * inner);
   if (inner == 1) {
     TS_REDUCE_PARALLEL_FOR(threads)
     for (int64_t m = 0; m < outer; ++m) {
@@ -204,7 +204,7 @@ void ArgReduceCpu(int64_t outer, int64_t len, int64_t inner, const T* x, O* y, O
 template <bool kIgnoreNaN, typename T, typename Acc>
 void ProdGradCpu(const ReducePlan& p, const T* x, const T* g, T* gx, Acc* tmp, OpReqType req) {
   if (req == kNullOp) return;
-  const int threads = ThreadsFor(p.out_size * p.red_size);
+  [[maybe_unused]] const int threads = ThreadsFor(p.out_size * p.red_size);
   TS_REDUCE_PARALLEL_FOR(threads)
   for (int64_t o = 0; o < p.out_size; ++o) ProdGradOne<kIgnoreNaN>(p, o, x, g, gx, tmp, req);
 }

@@ -143,7 +143,7 @@ void BlockedTransposeCPU(T* out, const T* in, const StridedLayout& l, int k) {
   const int64_t n = acc, K = l.dims[k], N = l.dims[last], s = l.strides[last];
   const int64_t outer = n / (K * N), tiles_k = (K + kTile - 1) / kTile;
   const int64_t tasks = outer * tiles_k;
-  const int threads = CpuThreadsFor(n);
+  [[maybe_unused]] const int threads = CpuThreadsFor(n);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
 #endif
@@ -186,7 +186,7 @@ void StridedGatherCPU(T* out, const T* in, const StridedLayout& l) {
     }
   }
   const int64_t n = l.Size(), rows = n / inner;
-  const int threads = CpuThreadsFor(n);
+  [[maybe_unused]] const int threads = CpuThreadsFor(n);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
 #endif
@@ -210,7 +210,7 @@ void StridedScatterCPU(T* out, const T* in, const StridedLayout& l) {
   const int last = l.ndim - 1;
   const int64_t inner = l.dims[last], s = l.strides[last];
   const int64_t n = l.Size(), rows = n / inner;
-  const int threads = CpuThreadsFor(n);
+  [[maybe_unused]] const int threads = CpuThreadsFor(n);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
 #endif

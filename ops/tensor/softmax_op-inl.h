@@ -126,7 +126,7 @@ template <bool kLog, typename T, typename O>
 void SoftmaxForwardCpu(const SoftmaxGeom& g, const T* x, O* y, double scale, OpReqType req) {
   using A = AccType<T>;
   const int64_t slices = g.outer * g.inner;
-  const int threads = SoftmaxThreads(slices * g.len);
+  [[maybe_unused]] const int threads = SoftmaxThreads(slices * g.len);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
 #endif
@@ -142,7 +142,7 @@ void SoftmaxBackwardCpu(const SoftmaxGeom& geom, const G* g, const G* y, T* gx, 
                         OpReqType req) {
   using A = AccType<G>;
   const int64_t slices = geom.outer * geom.inner;
-  const int threads = SoftmaxThreads(slices * geom.len);
+  [[maybe_unused]] const int threads = SoftmaxThreads(slices * geom.len);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
 #endif

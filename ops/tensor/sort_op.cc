@@ -137,7 +137,7 @@ void SortRows(const NodeAttrs& attrs, const std::vector<TBlob>& in,
   if (mask && value_req != kAddTo && value_req != kNullOp) {
     for (int64_t i = 0; i < in[0].Size(); ++i) mask[i] = T(0);
   }
-  const int threads = detail::CpuThreadsFor(in[0].Size() * 4);
+  [[maybe_unused]] const int threads = detail::CpuThreadsFor(in[0].Size() * 4);
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads) if (threads > 1)
 #endif
