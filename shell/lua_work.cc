@@ -38,7 +38,9 @@ LuaWork::~LuaWork() {
 void LuaWork::Run(Args args, Done done) {
   Interpreter* in = Interpreter::Get();
   if (in->OnThread()) {
-    RunHere(in->state(), args, done);
+    // The running Lua thread (a coroutine when called from one): the main
+    // thread's stack must not be used while a coroutine runs.
+    RunHere(tls_calling_state ? tls_calling_state : in->state(), args, done);
     return;
   }
   in->Post([self = shared_from_this(), args = std::move(args),

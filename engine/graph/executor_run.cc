@@ -44,7 +44,8 @@ void GraphExecutor::Push(const std::shared_ptr<const OpExec>& exec, bool is_trai
                                        e ? done(std::move(e)) : done();
                                      }});
         },
-        ctx_, exec->const_vars, exec->mutate_vars, engine::FnProperty::kNormal, 0, exec->name);
+        // Started by the thread that makes it ready, as in Invoke.
+        ctx_, exec->const_vars, exec->mutate_vars, engine::FnProperty::kAsync, 0, exec->name);
     return;
   }
   engine::Engine::Get()->PushSync(

@@ -223,7 +223,10 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, const std::vector
           [run](RunContext rctx, engine::CallbackOnComplete done) {
             run(rctx, [done](std::exception_ptr e) { e ? done(std::move(e)) : done(); });
           },
-          ctx, const_vars, mutate_vars, engine::FnProperty::kNormal, opt.priority,
+          // Started by whichever thread makes it ready (at once when its
+          // inputs are): it only hands its work on, and a Lua op whose
+          // inputs are ready runs without a round trip through a worker.
+          ctx, const_vars, mutate_vars, engine::FnProperty::kAsync, opt.priority,
           op->name().c_str());
     } else {
       Engine::Get()->PushSync([run](RunContext rctx) { run(rctx, nullptr); }, ctx, const_vars,

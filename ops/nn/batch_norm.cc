@@ -139,7 +139,9 @@ void BatchNormCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::v
         T* mean_out = out[1].dptr<T>();
         T* invstd_out = out[2].dptr<T>();
         const double m = static_cast<double>(g.outer * g.inner);
+#ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static) if (g.c > 1)
+#endif
         for (int64_t c = 0; c < g.c; ++c) {
           double mean, var;
           if (batch_stats) {
@@ -211,7 +213,9 @@ void BatchNormBackwardCompute(const NodeAttrs& attrs, const OpContext& ctx,
         T* dgamma = out[1].dptr<T>();
         T* dbeta = out[2].dptr<T>();
         const double m = static_cast<double>(g.outer * g.inner);
+#ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static) if (g.c > 1)
+#endif
         for (int64_t c = 0; c < g.c; ++c) {
           const double mean = static_cast<double>(mean_in[c]);
           const double invstd = static_cast<double>(invstd_in[c]);

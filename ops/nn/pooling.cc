@@ -212,7 +212,9 @@ void PoolForward(const PoolGeom& g, const T* in, T* out, OpReqType req,
                  [[maybe_unused]] int threads) {
   using A = AccType<T>;
   const int64_t ihw = g.h * g.w, ohw = g.oh * g.ow;
+#ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static) if (g.planes > 1)
+#endif
   for (int64_t pl = 0; pl < g.planes; ++pl) {
     const T* src = in + pl * ihw;
     T* dst = out + pl * ohw;
@@ -244,7 +246,9 @@ void PoolBackward(const PoolGeom& g, const T* ograd, const T* in, const T* out, 
                   OpReqType req, [[maybe_unused]] int threads) {
   using A = AccType<T>;
   const int64_t ihw = g.h * g.w, ohw = g.oh * g.ow;
+#ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static) if (g.planes > 1)
+#endif
   for (int64_t pl = 0; pl < g.planes; ++pl) {
     const T* src = in + pl * ihw;
     const T* og = ograd + pl * ohw;
