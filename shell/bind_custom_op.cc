@@ -50,14 +50,6 @@ void ReleaseRef(int ref) {
     in->Post(release);
 }
 
-void PushStrings(lua_State* L, const std::vector<std::string>& v) {
-  lua_createtable(L, int(v.size()), 0);
-  for (size_t i = 0; i < v.size(); ++i) {
-    lua_pushlstring(L, v[i].data(), v[i].size());
-    lua_rawseti(L, -2, int(i + 1));
-  }
-}
-
 void PushShapes(lua_State* L, const std::vector<Shape>& shapes) {
   lua_createtable(L, int(shapes.size()), 0);
   for (size_t i = 0; i < shapes.size(); ++i) {
@@ -238,20 +230,6 @@ class LuaProp final : public CustomOpProp {
   int ref_;
 };
 
-std::string ReqName(OpReqType r) {
-  switch (r) {
-    case kNullOp:
-      return "null";
-    case kWriteTo:
-      return "write";
-    case kWriteInplace:
-      return "inplace";
-    case kAddTo:
-      return "add";
-  }
-  return "write";
-}
-
 class LuaOperator final : public CustomOperator {
  public:
   LuaOperator(std::string op_type, std::shared_ptr<LuaWork> run)
@@ -311,7 +289,7 @@ class LuaOperator final : public CustomOperator {
   static void PushReqs(lua_State* L, const std::vector<OpReqType>& req) {
     lua_createtable(L, int(req.size()), 0);
     for (size_t i = 0; i < req.size(); ++i) {
-      lua_pushstring(L, ReqName(req[i]).c_str());
+      lua_pushstring(L, OpReqName(req[i]));
       lua_rawseti(L, -2, int(i + 1));
     }
   }
@@ -397,13 +375,7 @@ int ListOps(lua_State* L) {
 }
 
 void Open(lua_State* L, int mx) {
-  lua_getfield(L, mx, "operator");
-  if (!lua_istable(L, -1)) {
-    lua_pop(L, 1);
-    lua_newtable(L);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, mx, "operator");
-  }
+  PushTableField(L, mx, "operator");  // shared with the other mx.operator binding
   SetFunctions(L, lua_gettop(L),
                {{"_register", Guarded<RegisterOp>,
                  "mx.operator._register(op_type, factory, defaults): use mx.operator.register"},

@@ -16,14 +16,6 @@
 namespace tessera::shell {
 namespace {
 
-void PushStrings(lua_State* L, const std::vector<std::string>& strings) {
-  lua_createtable(L, static_cast<int>(strings.size()), 0);
-  for (size_t i = 0; i < strings.size(); ++i) {
-    lua_pushlstring(L, strings[i].data(), strings[i].size());
-    lua_rawseti(L, -2, static_cast<int>(i + 1));
-  }
-}
-
 int Load(lua_State* L) {
   PushStrings(L, op::LoadOpPlugin(luaL_checkstring(L, 1)));
   return 1;
@@ -35,19 +27,13 @@ int Loaded(lua_State* L) {
 }
 
 void Open(lua_State* L, int mx) {
-  lua_getfield(L, mx, "operator");
-  if (!lua_istable(L, -1)) {
-    lua_pop(L, 1);
-    lua_newtable(L);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, mx, "operator");
-  }
+  PushTableField(L, mx, "operator");  // shared with the other mx.operator binding
   SetFunctions(
       L, lua_gettop(L),
       {{"load", Guarded<Load>,
         "mx.operator.load(path) -> names of the operators the C++ plugin at `path` registered,\n"
         "callable at once as mx.nd.<name> and mx.sym.<name>. A plugin is a shared library\n"
-        "built with TESSERA_OP_PLUGIN() (docs/custom_ops_plugins.md); a library built for\n"
+        "built with TESSERA_OP_PLUGIN() (docs/custom_ops.md); a library built for\n"
         "another tessera, or one that reuses an existing operator name, is refused with an\n"
         "error. Loading the same file again returns the same names and runs nothing."},
        {"loaded", Guarded<Loaded>,

@@ -27,14 +27,6 @@ int SymGc(lua_State* L) {
   return 0;
 }
 
-void PushStrings(lua_State* L, const std::vector<std::string>& v) {
-  lua_createtable(L, static_cast<int>(v.size()), 0);
-  for (size_t i = 0; i < v.size(); ++i) {
-    lua_pushlstring(L, v[i].data(), v[i].size());
-    lua_rawseti(L, -2, static_cast<int>(i + 1));
-  }
-}
-
 void PushDict(lua_State* L, const op::ParamDict& d) {
   lua_createtable(L, 0, static_cast<int>(d.size()));
   for (const auto& [k, v] : d) {

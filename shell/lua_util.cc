@@ -3,12 +3,24 @@
 namespace tessera::shell {
 
 void PushRegistryTable(lua_State* L, const char* name) {
-  lua_getfield(L, LUA_REGISTRYINDEX, name);
+  PushTableField(L, LUA_REGISTRYINDEX, name);
+}
+
+void PushTableField(lua_State* L, int table, const char* name) {
+  lua_getfield(L, table, name);
   if (lua_istable(L, -1)) return;
   lua_pop(L, 1);
   lua_newtable(L);
   lua_pushvalue(L, -1);
-  lua_setfield(L, LUA_REGISTRYINDEX, name);
+  lua_setfield(L, table, name);
+}
+
+void PushStrings(lua_State* L, const std::vector<std::string>& strings) {
+  lua_createtable(L, static_cast<int>(strings.size()), 0);
+  for (size_t i = 0; i < strings.size(); ++i) {
+    lua_pushlstring(L, strings[i].data(), strings[i].size());
+    lua_rawseti(L, -2, static_cast<int>(i + 1));
+  }
 }
 
 void SetDoc(lua_State* L, int index, const char* doc) {

@@ -6,6 +6,7 @@
 
 #include <exception>
 #include <string>
+#include <vector>
 
 namespace tessera::shell {
 
@@ -59,5 +60,10 @@ std::string ErrorText(lua_State* L, int index = -1);
 
 // The table at registry[name], created empty if missing, pushed on the stack.
 void PushRegistryTable(lua_State* L, const char* name);
+// The table at t[name] for the table at absolute index `table`, created empty
+// if missing, pushed on the stack (namespaces several bindings fill).
+void PushTableField(lua_State* L, int table, const char* name);
+// A Lua list of the strings.
+void PushStrings(lua_State* L, const std::vector<std::string>& strings);
 
 }  // namespace tessera::shell

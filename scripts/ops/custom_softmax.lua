@@ -39,13 +39,7 @@ local o = common.parse(arg or {}, {data = 'data/mnist', epochs = 10, batch_size 
 mx.random.seed(o.seed)
 local train, test = common.iterators(o, true)
 
-local net = mx.sym.Variable('data')
-net = mx.sym.FullyConnected{data = net, num_hidden = 128, name = 'fc1'}
-net = mx.sym.Activation{data = net, act_type = 'relu', name = 'relu1'}
-net = mx.sym.FullyConnected{data = net, num_hidden = 64, name = 'fc2'}
-net = mx.sym.Activation{data = net, act_type = 'relu', name = 'relu2'}
-net = mx.sym.FullyConnected{data = net, num_hidden = 10, name = 'fc3'}
-net = mx.sym.Custom{data = net, op_type = 'softmax', name = 'softmax'}
+local net = mx.sym.Custom{data = common.mlp(), op_type = 'softmax', name = 'softmax'}
 
 mx.viz.print_summary(net, {data = {o.batch_size, 784}})
 return common.train(net, o, train, test)

@@ -1,6 +1,6 @@
 -- What the MNIST training scripts share: command-line options, the data
--- iterators, training and the final report. Loaded with dofile by
--- mnist_mlp.lua and lenet.lua.
+-- iterators, the MLP, training and the final report. Loaded with dofile by
+-- mnist_mlp.lua, lenet.lua and scripts/ops/custom_softmax.lua.
 local M = {}
 
 -- --key value pairs over `defaults` (numbers stay numbers).
@@ -30,6 +30,17 @@ function M.iterators(o, flat)
     label = file('t10k-labels-idx1-ubyte.gz'), batch_size = o.batch_size, flat = flat,
     num_examples = n}
   return train, test
+end
+
+-- The 784-128-64-10 multilayer perceptron (relu) up to its last layer's
+-- scores, 'fc3'; the scripts put their loss on top.
+function M.mlp()
+  local net = mx.sym.Variable('data')
+  net = mx.sym.FullyConnected{data = net, num_hidden = 128, name = 'fc1'}
+  net = mx.sym.Activation{data = net, act_type = 'relu', name = 'relu1'}
+  net = mx.sym.FullyConnected{data = net, num_hidden = 64, name = 'fc2'}
+  net = mx.sym.Activation{data = net, act_type = 'relu', name = 'relu2'}
+  return mx.sym.FullyConnected{data = net, num_hidden = 10, name = 'fc3'}
 end
 
 -- Trains `net` with SGD and momentum, checkpoints the last epoch, prints
