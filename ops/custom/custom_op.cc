@@ -100,42 +100,76 @@ void CheckCount(const NodeAttrs& attrs, const char* fn, const std::vector<T>& v,
                           << ", the op has " << n;
 }
 
-bool InferShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+// Shapes and dtypes take one path: how the property is asked, what it
+// leaves unknown, and how a value is merged (conflicts are errors).
+template <typename T>
+struct InferTraits;
+template <>
+struct InferTraits<Shape> {
+  static constexpr const char* kFn = "infer_shape";
+  static constexpr const char* kWhat = "shapes";
+  static bool Known(const Shape& s) { return s.known(); }
+  static bool Given(const Shape& s) { return s.ndim() > 0; }  // partially known counts
+  static void Ask(CustomOpProp& prop, std::vector<Shape>* a, std::vector<Shape>* o,
+                  std::vector<Shape>* x) {
+    prop.InferShape(a, o, x);
+  }
+  static void Assign(const NodeAttrs& attrs, std::vector<Shape>* v, size_t i, const Shape& s,
+                     const char* what) {
+    AssignShape(attrs, v, i, s, what);
+  }
+};
+template <>
+struct InferTraits<DType> {
+  static constexpr const char* kFn = "infer_type";
+  static constexpr const char* kWhat = "types";
+  static bool Known(DType t) { return t != DType::kUnknown; }
+  static bool Given(DType t) { return Known(t); }
+  static void Ask(CustomOpProp& prop, std::vector<DType>* a, std::vector<DType>* o,
+                  std::vector<DType>* x) {
+    prop.InferType(a, o, x);
+  }
+  static void Assign(const NodeAttrs& attrs, std::vector<DType>* v, size_t i, DType t,
+                     const char* what) {
+    AssignType(attrs, v, i, t, what);
+  }
+};
+
+// Custom: the property fills what it can once the first argument is known.
+template <typename T>
+bool InferForward(const NodeAttrs& attrs, std::vector<T>* in, std::vector<T>* out) {
+  using Tr = InferTraits<T>;
   const CustomParams& p = P(attrs);
   const size_t na = p.args.size();
-  if (na > 0 && !(*in)[0].known()) return false;  // nothing to start from
-  std::vector<Shape> args(in->begin(), in->begin() + na), aux(in->begin() + na, in->end());
-  std::vector<Shape> outs = *out;
-  p.prop->InferShape(&args, &outs, &aux);
-  CheckCount(attrs, "infer_shape", args, na, "argument shapes");
-  CheckCount(attrs, "infer_shape", outs, p.outs.size(), "output shapes");
-  CheckCount(attrs, "infer_shape", aux, p.aux.size(), "auxiliary shapes");
+  if (na > 0 && !Tr::Known((*in)[0])) return false;  // nothing to start from
+  std::vector<T> args(in->begin(), in->begin() + na), aux(in->begin() + na, in->end());
+  std::vector<T> outs = *out;
+  Tr::Ask(*p.prop, &args, &outs, &aux);
+  const std::string what = std::string(" ") + Tr::kWhat;
+  CheckCount(attrs, Tr::kFn, args, na, ("argument" + what).c_str());
+  CheckCount(attrs, Tr::kFn, outs, p.outs.size(), ("output" + what).c_str());
+  CheckCount(attrs, Tr::kFn, aux, p.aux.size(), ("auxiliary" + what).c_str());
   for (size_t i = 0; i < na; ++i)
-    if (args[i].ndim()) AssignShape(attrs, in, i, args[i], "input");
+    if (Tr::Given(args[i])) Tr::Assign(attrs, in, i, args[i], "input");
   for (size_t i = 0; i < aux.size(); ++i)
-    if (aux[i].ndim()) AssignShape(attrs, in, na + i, aux[i], "auxiliary state");
+    if (Tr::Given(aux[i])) Tr::Assign(attrs, in, na + i, aux[i], "auxiliary state");
   for (size_t i = 0; i < outs.size(); ++i)
-    if (outs[i].ndim()) AssignShape(attrs, out, i, outs[i], "output");
+    if (Tr::Given(outs[i])) Tr::Assign(attrs, out, i, outs[i], "output");
   return AllKnown(*in) && AllKnown(*out);
 }
 
-bool InferType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
+// _backward_Custom: each argument's gradient is like the argument, which
+// sits after the declared out_grads among the backward's inputs.
+template <typename T>
+bool InferBackward(const NodeAttrs& attrs, std::vector<T>* in, std::vector<T>* out) {
+  using Tr = InferTraits<T>;
   const CustomParams& p = P(attrs);
-  const size_t na = p.args.size();
-  if (na > 0 && (*in)[0] == DType::kUnknown) return false;
-  std::vector<DType> args(in->begin(), in->begin() + na), aux(in->begin() + na, in->end());
-  std::vector<DType> outs = *out;
-  p.prop->InferType(&args, &outs, &aux);
-  CheckCount(attrs, "infer_type", args, na, "argument types");
-  CheckCount(attrs, "infer_type", outs, p.outs.size(), "output types");
-  CheckCount(attrs, "infer_type", aux, p.aux.size(), "auxiliary types");
-  for (size_t i = 0; i < na; ++i)
-    if (args[i] != DType::kUnknown) AssignType(attrs, in, i, args[i], "input");
-  for (size_t i = 0; i < aux.size(); ++i)
-    if (aux[i] != DType::kUnknown) AssignType(attrs, in, na + i, aux[i], "auxiliary state");
-  for (size_t i = 0; i < outs.size(); ++i)
-    if (outs[i] != DType::kUnknown) AssignType(attrs, out, i, outs[i], "output");
-  return AllKnown(*in) && AllKnown(*out);
+  const size_t first = p.num_bwd_ograd();
+  for (size_t i = 0; i < p.args.size(); ++i) {
+    if (Tr::Known((*in)[first + i])) Tr::Assign(attrs, out, i, (*in)[first + i], "gradient");
+    if (Tr::Known((*out)[i])) Tr::Assign(attrs, in, first + i, (*out)[i], "input");
+  }
+  return AllKnown(*out);
 }
 
 // ---- compute -------------------------------------------------------------------
@@ -233,26 +267,6 @@ std::vector<NodeEntry> Gradient(const NodePtr& n, const std::vector<NodeEntry>& 
   return grads;
 }
 
-// The gradient of each argument has the argument's shape and dtype; the
-// arguments sit after the declared out_grads among the backward's inputs.
-template <typename T>
-bool InferBackward(const NodeAttrs& attrs, std::vector<T>* in, std::vector<T>* out,
-                   void (*assign)(const NodeAttrs&, std::vector<T>*, size_t, const T&, const char*),
-                   bool (*known)(const T&)) {
-  const CustomParams& p = P(attrs);
-  const size_t first = p.num_bwd_ograd();
-  for (size_t i = 0; i < p.args.size(); ++i) {
-    if (known((*in)[first + i])) assign(attrs, out, i, (*in)[first + i], "gradient");
-    if (known((*out)[i])) assign(attrs, in, first + i, (*out)[i], "input");
-  }
-  return AllKnown(*out);
-}
-
-void AssignDType(const NodeAttrs& attrs, std::vector<DType>* v, size_t i, const DType& t,
-                 const char* what) {
-  AssignType(attrs, v, i, t, what);
-}
-
 size_t NumBackwardInputs(const CustomParams& p) {
   return p.num_bwd_ograd() + p.args.size() + p.num_bwd_odata() + p.aux.size();
 }
@@ -285,8 +299,8 @@ const char* kDescription =
                                      m.push_back(uint32_t(P(a).args.size() + j));
                                    return m;
                                  })
-        .set_attr<FInferShape>("FInferShape", InferShape)
-        .set_attr<FInferType>("FInferType", InferType)
+        .set_attr<FInferShape>("FInferShape", InferForward<Shape>)
+        .set_attr<FInferType>("FInferType", InferForward<DType>)
         .set_attr<FCreateOpState>(
             "FCreateOpState",
             [](const NodeAttrs& a, Context ctx, const std::vector<Shape>& s,
@@ -303,18 +317,8 @@ const char* kDescription =
         .set_num_inputs([](const NodeAttrs& a) { return uint32_t(NumBackwardInputs(P(a))); })
         .set_num_outputs([](const NodeAttrs& a) { return uint32_t(P(a).args.size()); })
         .set_attr<TIsBackward>("TIsBackward", true)
-        .set_attr<FInferShape>(
-            "FInferShape",
-            [](const NodeAttrs& a, std::vector<Shape>* in, std::vector<Shape>* out) {
-              return InferBackward<Shape>(a, in, out, AssignShape,
-                                          [](const Shape& s) { return s.known(); });
-            })
-        .set_attr<FInferType>(
-            "FInferType",
-            [](const NodeAttrs& a, std::vector<DType>* in, std::vector<DType>* out) {
-              return InferBackward<DType>(a, in, out, AssignDType,
-                                          [](const DType& t) { return t != DType::kUnknown; });
-            })
+        .set_attr<FInferShape>("FInferShape", InferBackward<Shape>)
+        .set_attr<FInferType>("FInferType", InferBackward<DType>)
         .set_attr<FMutateInputs>("FMutateInputs",
                                  [](const NodeAttrs& a) {
                                    std::vector<uint32_t> m;

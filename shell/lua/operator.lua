@@ -18,6 +18,13 @@ local help = require 'tessera.help'
 
 local unpack = unpack or table.unpack
 
+-- cls:extend(fields) -> a subclass of cls holding `fields`.
+local function extend(cls, fields)
+  local sub = fields or {}
+  sub.__index = sub
+  return setmetatable(sub, cls)
+end
+
 return function(mx)
   local M = mx.operator  -- made by the C++ bindings
   local registered = {}
@@ -59,11 +66,7 @@ return function(mx)
     error('the property must define create_operator(ctx, shapes, dtypes)', 0)
   end
   -- For subclasses: local P = mx.operator.CustomOpProp:extend{need_top_grad = false}
-  function CustomOpProp:extend(fields)
-    local cls = fields or {}
-    cls.__index = cls
-    return setmetatable(cls, self)
-  end
+  CustomOpProp.extend = extend
 
   -- The defaults of an operator: assign, and errors for missing methods.
   local CustomOp = {}
@@ -90,11 +93,7 @@ return function(mx)
   function CustomOp:backward()
     error('the operator has no backward method (it has no gradient)', 0)
   end
-  function CustomOp:extend(fields)
-    local cls = fields or {}
-    cls.__index = cls
-    return setmetatable(cls, self)
-  end
+  CustomOp.extend = extend
 
   -- Called by the C++ side on what create_operator returned: a function
   -- running op:forward / op:backward.
