@@ -139,6 +139,11 @@ LineEditor::Status LineEditor::ReadLine(const char* prompt, std::string* line) {
   prompt_ = prompt;
   interrupted_ = false;
   int count = 0;
+  // Raw mode before the prompt is drawn: el_gets draws it first and switches
+  // the terminal at its first read, so keys typed in between (a paste, a
+  // quick Ctrl-D) would meet the cooked terminal: echoed twice, or an EOF
+  // lost in the switch. el_gets restores cooked mode when it returns.
+  el_set(static_cast<EditLine*>(el_), EL_PREP_TERM, 1);
   const char* s = el_gets(static_cast<EditLine*>(el_), &count);
   if (interrupted_) {
     // Drop what was typed: the next read starts on a fresh line.
