@@ -1,7 +1,10 @@
 #include "engine/ndarray/imperative.h"
 
 #include <algorithm>
+#include <array>
+#include <functional>
 
+#include "engine/base/small_vector.h"
 #include "ops/registry/infer_utils.h"
 #include "ops/registry/op_attr_ndarray.h"
 #include "ops/registry/op_attr_types.h"
@@ -25,16 +28,44 @@ void SetRecordHook(RecordHook hook) {
   g_record_hook = hook;
 }
 
-std::shared_ptr<const NodeAttrs> MakeAttrs(std::string_view op_name, op::ParamDict params) {
+namespace {
+
+std::shared_ptr<const NodeAttrs> ParseNew(std::string_view op_name, op::ParamDict params) {
   auto attrs = std::make_shared<NodeAttrs>();
   attrs->dict = std::move(params);
   Op::Get(op_name)->ParseAttrs(attrs.get());
   return attrs;
 }
 
+// Calls without parameters (`a + b` in a loop) parse the same empty
+// dictionary every time: each thread keeps the result per op name. Attributes
+// are immutable once parsed, so calls may share them.
+std::shared_ptr<const NodeAttrs> ParseWithoutParams(std::string_view op_name) {
+  struct Entry {
+    std::string name;
+    std::shared_ptr<const NodeAttrs> attrs;
+  };
+  constexpr size_t kSlots = 32;
+  thread_local std::array<Entry, kSlots> cache;
+  Entry& e = cache[std::hash<std::string_view>{}(op_name) % kSlots];
+  if (e.attrs && e.name == op_name) return e.attrs;
+  auto attrs = ParseNew(op_name, {});
+  e.name = op_name;
+  e.attrs = attrs;
+  return attrs;
+}
+
+}  // namespace
+
+std::shared_ptr<const NodeAttrs> MakeAttrs(std::string_view op_name, op::ParamDict params) {
+  if (params.empty()) return ParseWithoutParams(op_name);
+  return ParseNew(op_name, std::move(params));
+}
+
 namespace {
 
-std::string ShapeList(const std::vector<Shape>& shapes) {
+template <typename Shapes>
+std::string ShapeList(const Shapes& shapes) {
   std::string s;
   for (const Shape& sh : shapes) s += (s.empty() ? "" : ", ") + sh.ToString();
   return s;
@@ -56,9 +87,40 @@ Context PickContext(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
   return Context::CPU();
 }
 
+// The vectors a call hands to the registry's inference functions, kept per
+// thread so that a call does not allocate them. A stack of them, because
+// inference may run Lua (a Custom op's infer_shape) that invokes ops again.
+struct InferScratch {
+  std::vector<Shape> in_shapes, out_shapes;
+  std::vector<DType> in_types, out_types;
+};
+
+class ScratchLease {
+ public:
+  ScratchLease(size_t n_in, size_t n_out) {
+    if (depth_ == stack_.size()) stack_.push_back(std::make_unique<InferScratch>());
+    s_ = stack_[depth_++].get();
+    s_->in_shapes.assign(n_in, Shape());
+    s_->out_shapes.assign(n_out, Shape());
+    s_->in_types.assign(n_in, DType::kUnknown);
+    s_->out_types.assign(n_out, DType::kUnknown);
+  }
+  ~ScratchLease() { --depth_; }
+  ScratchLease(const ScratchLease&) = delete;
+  ScratchLease& operator=(const ScratchLease&) = delete;
+  InferScratch* operator->() const { return s_; }
+
+ private:
+  static thread_local std::vector<std::unique_ptr<InferScratch>> stack_;
+  static thread_local size_t depth_;
+  InferScratch* s_;
+};
+thread_local std::vector<std::unique_ptr<InferScratch>> ScratchLease::stack_;
+thread_local size_t ScratchLease::depth_ = 0;
+
 void InferShapes(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
   static const auto& finfer = Op::GetAttr<op::FInferShape>("FInferShape");
-  const std::vector<Shape> given = *in;
+  const SmallVector<Shape, 4> given(in->begin(), in->end());
   const op::FInferShape* f = finfer.find(attrs.op);
   TS_CHECK(f) << attrs.op->name() << " has no shape inference (FInferShape)";
   const bool ok = (*f)(attrs, in, out);
@@ -72,7 +134,7 @@ void InferShapes(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Sha
 
 void InferTypes(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
   static const auto& finfer = Op::GetAttr<op::FInferType>("FInferType");
-  const std::vector<DType> given = *in;
+  const SmallVector<DType, 8> given(in->begin(), in->end());
   const op::FInferType* f = finfer.find(attrs.op);
   const bool ok = f ? (*f)(attrs, in, out) : op::SameTypeAll(attrs, in, out);
   TS_CHECK(ok && op::AllKnown(*out)) << op::OpLabel(attrs) << ": cannot infer the output dtype";
@@ -80,6 +142,19 @@ void InferTypes(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DTyp
     TS_CHECK((*in)[i] == given[i])
         << op::OpLabel(attrs) << ": input " << i << " has dtype " << DTypeName(given[i]) << " but "
         << DTypeName((*in)[i]) << " is required";
+}
+
+// Ops that touch at most this many elements (inputs and outputs together) run
+// on the thread that makes them ready, often the caller itself: their work
+// takes less than handing them to a worker on another core (measured by
+// scripts/bench/ndarray_loop.lua).
+constexpr int64_t kInlineMaxElements = 1024;
+
+bool RunsInline(const std::vector<NDArray>& inputs, const std::vector<NDArray>& outputs) {
+  int64_t n = 0;
+  for (const auto* list : {&inputs, &outputs})
+    for (const NDArray& a : *list) n += a.Size();
+  return n <= kInlineMaxElements;
 }
 
 bool InplaceAllowed(const NodeAttrs& attrs, int in, int out) {
@@ -109,8 +184,11 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, const std::vector
       << " given";
   const Context ctx = PickContext(attrs, inputs, opt);
 
-  std::vector<Shape> in_shapes(n_in), out_shapes(n_out);
-  std::vector<DType> in_types(n_in), out_types(n_out, DType::kUnknown);
+  ScratchLease scratch(n_in, n_out);
+  std::vector<Shape>& in_shapes = scratch->in_shapes;
+  std::vector<Shape>& out_shapes = scratch->out_shapes;
+  std::vector<DType>& in_types = scratch->in_types;
+  std::vector<DType>& out_types = scratch->out_types;
   for (size_t i = 0; i < n_in; ++i) {
     in_shapes[i] = inputs[i].shape();
     in_types[i] = inputs[i].dtype();
@@ -169,20 +247,25 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, const std::vector
                                       << " write requests for " << n_out << " outputs";
     req = opt.req;
   }
-  std::vector<NDArray> outs = *outputs;  // what the kernel writes
+  // What the kernel writes: the outputs, or a copy with temporaries in place
+  // of outputs that overlap an input.
+  std::vector<NDArray> replaced;
+  const std::vector<NDArray>* written = outputs;
   std::vector<std::pair<NDArray, NDArray>> copy_back;
   for (size_t o = 0; o < n_out; ++o) {
     for (size_t i = 0; i < n_in; ++i) {
-      if (!outs[o].SameChunk(inputs[i])) continue;
+      const NDArray& out = (*written)[o];
+      if (!out.SameChunk(inputs[i])) continue;
       const bool same_view =
-          outs[o].byte_offset() == inputs[i].byte_offset() && outs[o].shape() == inputs[i].shape();
+          out.byte_offset() == inputs[i].byte_offset() && out.shape() == inputs[i].shape();
       if (same_view && req[o] == kWriteTo && InplaceAllowed(attrs, int(i), int(o))) {
         req[o] = kWriteInplace;
       } else {
-        NDArray tmp(outs[o].shape(), ctx, outs[o].dtype());
-        if (req[o] == kAddTo) CopyFromTo(outs[o], tmp);
-        copy_back.emplace_back(tmp, outs[o]);
-        outs[o] = tmp;
+        NDArray tmp(out.shape(), ctx, out.dtype());
+        if (req[o] == kAddTo) CopyFromTo(out, tmp);
+        copy_back.emplace_back(tmp, out);
+        if (written != &replaced) replaced = *outputs, written = &replaced;
+        replaced[o] = tmp;
       }
       break;
     }
@@ -200,8 +283,8 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, const std::vector
     const_vars.push_back(inputs[i].var());
   }
   for (size_t o = 0; o < n_out; ++o) {
-    out_blobs[o] = outs[o].data();
-    mutate_vars.push_back(outs[o].var());
+    out_blobs[o] = (*written)[o].data();
+    mutate_vars.push_back((*written)[o].var());
   }
   if (const op::FMutateInputs* fm = fmutate.find(op))
     for (uint32_t i : (*fm)(attrs)) mutate_vars.push_back(inputs.at(i).var());
@@ -212,7 +295,7 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, const std::vector
   const op::FExecType* exec_type = fexec_type.find(op);
   if (fstate_ex) {
     // Holds the arrays, not just their blobs: the compute makes aliases.
-    auto run = [f = *fstate_ex, state, is_train, inputs, outs, req,
+    auto run = [f = *fstate_ex, state, is_train, inputs, outs = *written, req,
                 resources = std::move(resources)](RunContext rctx,
                                                   std::function<void(std::exception_ptr)> done) {
       op::OpContext octx{is_train, rctx, resources, std::move(done)};
@@ -243,13 +326,17 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, const std::vector
         ctx, const_vars, mutate_vars, engine::FnProperty::kNormal, opt.priority,
         op->name().c_str());
   } else {
+    // A tiny CPU op without resources (whose state other ops may hold) runs
+    // inline: kAsync means "on the thread that makes it ready".
+    const bool tiny = !on_gpu && resources.empty() && RunsInline(inputs, *written);
     Engine::Get()->PushSync(
         [f = fcompute, attrs_ptr, is_train, in_blobs = std::move(in_blobs),
          out_blobs = std::move(out_blobs), req, resources = std::move(resources)](RunContext rctx) {
           op::OpContext octx{is_train, rctx, resources, nullptr};
           (*f)(*attrs_ptr, octx, in_blobs, req, out_blobs);
         },
-        ctx, const_vars, mutate_vars, engine::FnProperty::kNormal, opt.priority,
+        ctx, const_vars, mutate_vars,
+        tiny ? engine::FnProperty::kAsync : engine::FnProperty::kNormal, opt.priority,
         op->name().c_str());
   }
   for (auto& [tmp, dst] : copy_back) CopyFromTo(tmp, dst, opt.priority);

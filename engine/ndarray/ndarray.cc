@@ -29,9 +29,14 @@ NDArray::Chunk::~Chunk() {
     Engine::Get()->DeleteVariable(nullptr, Context::CPU(), var);
     return;
   }
-  // The block goes back to the pool after every op pushed on it has run.
-  storage::Handle h = handle;
-  Engine::Get()->DeleteVariable([h](RunContext) { storage::Storage::Get()->Free(h); }, ctx, var);
+  // The block goes back to the pool after every op pushed on it has run. The
+  // deletion runs with `ctx`; capturing only the pointer and size keeps the
+  // closure small enough to be stored without an allocation.
+  Engine::Get()->DeleteVariable(
+      [dptr = handle.dptr, size = handle.size](RunContext r) {
+        storage::Storage::Get()->Free(storage::Handle{dptr, size, r.ctx});
+      },
+      ctx, var);
 }
 
 void NDArray::Chunk::CheckAndAlloc() {

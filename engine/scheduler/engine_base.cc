@@ -161,8 +161,23 @@ void EngineBase::DeleteOperator(OprHandle op) {
 
 void EngineBase::DeleteVariable(SyncFn delete_fn, Context ctx, VarHandle var) {
   TS_CHECK(var != nullptr) << "DeleteVariable: null variable";
+  // Nothing queued on the variable (the common end of an array whose results
+  // were used long ago): free it now instead of queueing an op that would be
+  // ready at once. Host frees only: a device free may have to wait for it.
+  if ((!delete_fn || ctx.dev_type == DeviceType::kCPU) && var->Retire()) {
+    if (delete_fn) {
+      try {
+        delete_fn(RunContext{ctx, nullptr});
+      } catch (...) {
+        RecordError(MakeErrorRecord(std::current_exception(), "DeleteVariable"));
+      }
+    }
+    ObjectPool<Var>::Delete(var);
+    return;
+  }
   Opr* op = NewTempOpr({}, {var}, FnProperty::kDeleteVar, "DeleteVariable");
   op->sync_fn = std::move(delete_fn);
+  op->always_run = true;  // a poisoned array's memory goes back to the pool too
   var->deleted.store(true, std::memory_order_relaxed);
   try {
     Submit(op, ctx, 0);

@@ -26,7 +26,7 @@ class Opr {
   SmallVector<VarHandle, 4> mutate_vars;  // written
   FnProperty prop = FnProperty::kNormal;
   bool temporary = true;    // made by PushSync/PushAsync, freed after its run
-  bool always_run = false;  // internal waiters run even on poisoned variables
+  bool always_run = false;  // waiters and deletions run even on poisoned variables
   const char* name = "unnamed";
   // Persistent operators: one for the handle plus one per push in flight,
   // on a cache line of its own (pushers and workers both write it, and the

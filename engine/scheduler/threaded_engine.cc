@@ -69,7 +69,9 @@ WorkerPool* ThreadedEngine::PoolFor(Context ctx, FnProperty prop, bool has_work)
     case FnProperty::kAsync:
       return nullptr;
     case FnProperty::kDeleteVar:
-      if (!has_work) return nullptr;
+      // Giving host memory back to the pool takes less than waking a worker;
+      // a device or pinned free may wait for the device, so it keeps to a lane.
+      if (!has_work || ctx.dev_type == DeviceType::kCPU) return nullptr;
       break;
     case FnProperty::kCopyFromGPU:
     case FnProperty::kCopyToGPU:
@@ -130,7 +132,7 @@ void ThreadedEngine::HelpWith(VarHandle var) {
 
 void ThreadedEngine::RunInline(OprBlock* blk) {
   ++tls_inline_depth;
-  Execute(blk, RunContext{blk->ctx, nullptr}, "async");
+  Execute(blk, RunContext{blk->ctx, nullptr}, "inline");
   --tls_inline_depth;
 }
 

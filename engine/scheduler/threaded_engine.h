@@ -1,6 +1,7 @@
 // The production engine: ready ops go to the worker pool of their device and
 // lane; ops that must not wait for a worker (waiters, kAsync, variable
-// deletion without work) run on the thread that makes them ready.
+// deletion without work or freeing host memory) run on the thread that makes
+// them ready.
 #pragma once
 
 #include <array>

@@ -45,6 +45,14 @@ bool Var::Settled(bool for_write, ErrorRef* err) {
   return settled;
 }
 
+bool Var::Retire() {
+  lock_.lock();
+  const bool idle = !first_write_ && num_reads_ == 0;
+  if (idle) deleted.store(true, std::memory_order_relaxed);
+  lock_.unlock();
+  return idle;
+}
+
 bool Var::AppendWrite(OprBlock* blk, VarEntry* spare) {
   Entry* e = MakeEntry(spare, blk, true);
   lock_.lock();

@@ -38,6 +38,9 @@ class alignas(64) Var {
   // wait), or no read or write (for a write wait). Sets `error` to the
   // variable's error then, read under the lock that orders it.
   bool Settled(bool for_write, ErrorRef* error);
+  // Marks the variable deleted if nothing is queued on it (no read, no
+  // write) and says whether it did: then no op can use it any more.
+  bool Retire();
   // End a granted read or write; `grant(blk)` is called, outside the lock,
   // for every op this makes ready to use the variable.
   template <typename Grant>

@@ -19,7 +19,7 @@
 #include "ops/registry/op.h"
 
 #if defined(__SSE2__) && !defined(__CUDACC__)
-#include <emmintrin.h>
+#include <immintrin.h>
 #define TS_ELEMWISE_STREAM_STORES 1
 #endif
 
@@ -125,9 +125,10 @@ TS_XINLINE void MapRangeSimd(T* out, int64_t b, int64_t e, const F& value) {
 }
 
 #ifdef TS_ELEMWISE_STREAM_STORES
-// out[i] = value(i) for i in [b, e), whole cache lines bypassing the cache.
+// out[i] = value(i) for i in [b, e), whole cache lines bypassing the cache:
+// each line is computed into registers (through `line`), then streamed out.
 template <typename T, typename F>
-void MapRangeStream(T* out, int64_t b, int64_t e, const F& value) {
+void MapRangeStreamSse2(T* out, int64_t b, int64_t e, const F& value) {
   constexpr int64_t kLine = 64 / sizeof(T);
   int64_t i = b;
   while (i < e && (reinterpret_cast<uintptr_t>(out + i) & 63) != 0) {
@@ -149,6 +150,44 @@ void MapRangeStream(T* out, int64_t b, int64_t e, const F& value) {
   }
   for (; i < e; ++i) out[i] = static_cast<T>(value(i));
   _mm_sfence();  // the engine may hand `out` to another thread next
+}
+
+// The same loop built for AVX2: the portable x86-64 build computes each line
+// with 128-bit SSE, which measurably trails a 256-bit loop at streaming
+// bandwidth (scripts' elemwise_bench).
+template <typename T, typename F>
+__attribute__((target("avx2"))) void MapRangeStreamAvx2(T* out, int64_t b, int64_t e,
+                                                        const F& value) {
+  constexpr int64_t kLine = 64 / sizeof(T);
+  int64_t i = b;
+  while (i < e && (reinterpret_cast<uintptr_t>(out + i) & 63) != 0) {
+    out[i] = static_cast<T>(value(i));
+    ++i;
+  }
+  for (; i + kLine <= e; i += kLine) {
+    alignas(64) T line[kLine];
+#ifdef _OPENMP
+#pragma omp simd
+#endif
+    for (int64_t j = 0; j < kLine; ++j) line[j] = static_cast<T>(value(i + j));
+    const __m256i* src = reinterpret_cast<const __m256i*>(line);
+    __m256i* dst = reinterpret_cast<__m256i*>(out + i);
+    _mm256_stream_si256(dst, _mm256_load_si256(src));
+    _mm256_stream_si256(dst + 1, _mm256_load_si256(src + 1));
+  }
+  for (; i < e; ++i) out[i] = static_cast<T>(value(i));
+  _mm_sfence();
+}
+
+inline bool CpuHasAvx2() {
+  static const bool has = __builtin_cpu_supports("avx2");
+  return has;
+}
+
+template <typename T, typename F>
+void MapRangeStream(T* out, int64_t b, int64_t e, const F& value) {
+  if (CpuHasAvx2()) return MapRangeStreamAvx2(out, b, e, value);
+  MapRangeStreamSse2(out, b, e, value);
 }
 #endif
 
