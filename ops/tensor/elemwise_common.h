@@ -154,7 +154,7 @@ void MapRangeStreamSse2(T* out, int64_t b, int64_t e, const F& value) {
 
 // The same loop built for AVX2: the portable x86-64 build computes each line
 // with 128-bit SSE, which measurably trails a 256-bit loop at streaming
-// bandwidth (scripts' elemwise_bench).
+// bandwidth (tests/bench/elemwise_bench).
 template <typename T, typename F>
 __attribute__((target("avx2"))) void MapRangeStreamAvx2(T* out, int64_t b, int64_t e,
                                                         const F& value) {

@@ -343,6 +343,34 @@ TEST_CASE("DeleteVariable runs after every pending use") {
   }
 }
 
+TEST_CASE("deleting an idle variable runs its function at once; a poisoned one's runs too") {
+  for (auto& eng : BothEngines()) {
+    CAPTURE(Name(eng.get()));
+    // Nothing queued: the deletion does not wait for any thread.
+    VarHandle idle = eng->NewVariable();
+    eng->PushSync([](RunContext) {}, kCPU, {}, {idle});
+    eng->WaitForVar(idle);
+    bool freed = false;
+    eng->DeleteVariable([&](RunContext r) { freed = r.ctx == kCPU; }, kCPU, idle);
+    CHECK(freed);
+    // A variable a failed op poisoned is still freed (its memory would
+    // otherwise never return to the pool), and the error is still reported.
+    VarHandle bad = eng->NewVariable();
+    // The naive engine runs the op inside the push: release it at once.
+    std::atomic<bool> release{eng->type() == EngineType::kNaive}, deleted{false};
+    eng->PushSync(
+        [&](RunContext) {
+          WaitFlag(release);
+          throw std::runtime_error("kernel boom");
+        },
+        kCPU, {}, {bad});
+    eng->DeleteVariable([&](RunContext) { deleted = true; }, kCPU, bad);
+    release = true;
+    CHECK(Contains(ErrorOf([&] { eng->WaitForAll(); }), "kernel boom"));
+    CHECK(deleted.load());
+  }
+}
+
 TEST_CASE("persistent operators run on every push and are freed after the last") {
   for (auto& eng : BothEngines()) {
     CAPTURE(Name(eng.get()));

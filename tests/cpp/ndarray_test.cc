@@ -508,6 +508,46 @@ TEST_CASE("freed arrays return their memory to the pool") {
   CHECK(CpuStats().num_pool_hits > after.num_pool_hits);
 }
 
+TEST_CASE("a poisoned array's memory returns to the pool") {
+  constexpr int64_t kCount = int64_t{3} << 18;  // 3 MB of float32
+  const storage::StorageStats before = CpuStats();
+  {
+    NDArray bad(Shape{kCount}, Context::CPU(), DType::kFloat64);
+    std::vector<double> values(kCount, 1.0);
+    values[7] = -1;
+    bad.SyncCopyFromCPU(values.data(), kCount);
+    NDArray y = Invoke("_test_checked_copy", {bad})[0];
+    CHECK(Contains(ErrorOf([&] { y.WaitToRead(); }), "element 7 is negative"));
+  }
+  engine::Engine::Get()->WaitForAll();
+  CHECK(CpuStats().bytes_in_use == before.bytes_in_use);
+}
+
+TEST_CASE("tiny ops run at once when their inputs are ready, in order when not") {
+  NDArray a = Array({2}, {1, 2}), b = Array({2}, {10, 20});
+  a.WaitToRead();
+  b.WaitToRead();
+  // Ready inputs: the op has run by the time the call returns.
+  NDArray c = Invoke("elemwise_add", {a, b})[0];
+  CHECK(engine::Engine::IsSettled(c.var()));
+  CheckClose(c, {11, 22});
+  // An input still being written: the tiny op waits for that write.
+  std::atomic<bool> release{false};
+  engine::Engine::Get()->PushSync(
+      [&, p = static_cast<float*>(a.data().dptr_)](RunContext) {
+        while (!release.load()) std::this_thread::yield();
+        p[0] = 100;
+      },
+      Context::CPU(), {}, {a.var()});
+  NDArray d = Invoke("elemwise_add", {a, b})[0];
+  CHECK_FALSE(engine::Engine::IsSettled(d.var()));
+  release = true;
+  CheckClose(d, {110, 22});
+  // Ops over more elements go to a worker as before.
+  NDArray big = Invoke("_ones", {}, {{"shape", "(4096,)"}})[0];
+  CheckClose(Invoke("sum", {big})[0], {4096});
+}
+
 TEST_CASE("GPU contexts without a GPU raise clear errors") {
   if (NumGPUs() > 0) {
     // With a GPU: values go there and back, views included.
