@@ -126,38 +126,13 @@ TS_XINLINE void MapRangeSimd(T* out, int64_t b, int64_t e, const F& value) {
 
 #ifdef TS_ELEMWISE_STREAM_STORES
 // out[i] = value(i) for i in [b, e), whole cache lines bypassing the cache:
-// each line is computed into registers (through `line`), then streamed out.
+// each line is computed into `line` (registers, in practice), then streamed
+// out with 256-bit stores. Built for AVX2 whatever the build's baseline: the
+// portable x86-64 build computes with 128-bit SSE, which measurably trails a
+// 256-bit loop at streaming bandwidth (tests/bench/elemwise_bench).
 template <typename T, typename F>
-void MapRangeStreamSse2(T* out, int64_t b, int64_t e, const F& value) {
-  constexpr int64_t kLine = 64 / sizeof(T);
-  int64_t i = b;
-  while (i < e && (reinterpret_cast<uintptr_t>(out + i) & 63) != 0) {
-    out[i] = static_cast<T>(value(i));
-    ++i;
-  }
-  for (; i + kLine <= e; i += kLine) {
-    alignas(64) T line[kLine];
-#ifdef _OPENMP
-#pragma omp simd
-#endif
-    for (int64_t j = 0; j < kLine; ++j) line[j] = static_cast<T>(value(i + j));
-    const __m128i* src = reinterpret_cast<const __m128i*>(line);
-    __m128i* dst = reinterpret_cast<__m128i*>(out + i);
-    _mm_stream_si128(dst, _mm_load_si128(src));
-    _mm_stream_si128(dst + 1, _mm_load_si128(src + 1));
-    _mm_stream_si128(dst + 2, _mm_load_si128(src + 2));
-    _mm_stream_si128(dst + 3, _mm_load_si128(src + 3));
-  }
-  for (; i < e; ++i) out[i] = static_cast<T>(value(i));
-  _mm_sfence();  // the engine may hand `out` to another thread next
-}
-
-// The same loop built for AVX2: the portable x86-64 build computes each line
-// with 128-bit SSE, which measurably trails a 256-bit loop at streaming
-// bandwidth (tests/bench/elemwise_bench).
-template <typename T, typename F>
-__attribute__((target("avx2"))) void MapRangeStreamAvx2(T* out, int64_t b, int64_t e,
-                                                        const F& value) {
+__attribute__((target("avx2"))) void MapRangeStream(T* out, int64_t b, int64_t e,
+                                                     const F& value) {
   constexpr int64_t kLine = 64 / sizeof(T);
   int64_t i = b;
   while (i < e && (reinterpret_cast<uintptr_t>(out + i) & 63) != 0) {
@@ -176,18 +151,13 @@ __attribute__((target("avx2"))) void MapRangeStreamAvx2(T* out, int64_t b, int64
     _mm256_stream_si256(dst + 1, _mm256_load_si256(src + 1));
   }
   for (; i < e; ++i) out[i] = static_cast<T>(value(i));
-  _mm_sfence();
+  _mm_sfence();  // the engine may hand `out` to another thread next
 }
 
+// Streaming needs AVX2 (every x86-64 CPU since 2013); older ones store normally.
 inline bool CpuHasAvx2() {
   static const bool has = __builtin_cpu_supports("avx2");
   return has;
-}
-
-template <typename T, typename F>
-void MapRangeStream(T* out, int64_t b, int64_t e, const F& value) {
-  if (CpuHasAvx2()) return MapRangeStreamAvx2(out, b, e, value);
-  MapRangeStreamSse2(out, b, e, value);
 }
 #endif
 
@@ -195,7 +165,7 @@ template <int req, typename T, typename F>
 void MapRange(T* out, int64_t b, int64_t e, const F& value, bool stream) {
 #ifdef TS_ELEMWISE_STREAM_STORES
   if constexpr (req == kWriteTo) {
-    if (stream) return MapRangeStream(out, b, e, value);
+    if (stream && CpuHasAvx2()) return MapRangeStream(out, b, e, value);
   }
 #endif
   (void)stream;
