@@ -8,15 +8,6 @@ namespace tessera::graph {
 
 void GraphExecutor::InitOps() {
   using op::Op;
-  static const auto& fcompute_cpu = Op::GetAttr<op::FCompute>(op::kFComputeCPU);
-  static const auto& fcompute_gpu = Op::GetAttr<op::FCompute>(op::kFComputeGPU);
-  static const auto& fstate_cpu = Op::GetAttr<op::FStatefulCompute>(op::kFStatefulComputeCPU);
-  static const auto& fstate_gpu = Op::GetAttr<op::FStatefulCompute>(op::kFStatefulComputeGPU);
-  static const auto& fstate_ex_cpu =
-      Op::GetAttr<op::FStatefulComputeEx>(op::kFStatefulComputeExCPU);
-  static const auto& fstate_ex_gpu =
-      Op::GetAttr<op::FStatefulComputeEx>(op::kFStatefulComputeExGPU);
-  static const auto& fexec_type = Op::GetAttr<op::FExecType>("FExecType");
   static const auto& fcreate = Op::GetAttr<op::FCreateOpState>("FCreateOpState");
   static const auto& fresource = Op::GetAttr<op::FResourceRequest>("FResourceRequest");
   static const auto& fmutate = Op::GetAttr<op::FMutateInputs>("FMutateInputs");
@@ -35,16 +26,12 @@ void GraphExecutor::InitOps() {
     auto exec = std::make_shared<OpExec>();
     exec->node = node;
     exec->name = op->name().c_str();  // the registry outlives every push
-    exec->fcompute = (on_gpu ? fcompute_gpu : fcompute_cpu).find(op);
-    exec->fstate = (on_gpu ? fstate_gpu : fstate_cpu).find(op);
-    exec->fstate_ex = (on_gpu ? fstate_ex_gpu : fstate_ex_cpu).find(op);
-    if (exec->fstate_ex) {
-      exec->fcompute = nullptr;
-      exec->fstate = nullptr;
-      const op::FExecType* et = fexec_type.find(op);
-      exec->is_async = et && (*et)(node->attrs) == op::ExecType::kAsync;
-    }
-    if (!exec->fcompute && !exec->fstate && !exec->fstate_ex) {
+    const op::DeviceKernel kernel = op::FindDeviceKernel(node->attrs, on_gpu);
+    exec->fcompute = kernel.fcompute;
+    exec->fstate = kernel.fstate;
+    exec->fstate_ex = kernel.fstate_ex;
+    exec->is_async = kernel.is_async;
+    if (!kernel.found()) {
       if (on_gpu && !BuiltWithCUDA())
         TS_THROW << "bind: node '" << node->attrs.name << "' (" << op->name() << ") on "
                  << ctx_.ToString() << ": this build has no CUDA";

@@ -214,24 +214,15 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, const std::vector
   }
 
   // Compute function for the device.
-  static const auto& fcompute_cpu = Op::GetAttr<op::FCompute>(op::kFComputeCPU);
-  static const auto& fcompute_gpu = Op::GetAttr<op::FCompute>(op::kFComputeGPU);
-  static const auto& fstate_cpu = Op::GetAttr<op::FStatefulCompute>(op::kFStatefulComputeCPU);
-  static const auto& fstate_gpu = Op::GetAttr<op::FStatefulCompute>(op::kFStatefulComputeGPU);
-  static const auto& fstate_ex_cpu =
-      Op::GetAttr<op::FStatefulComputeEx>(op::kFStatefulComputeExCPU);
-  static const auto& fstate_ex_gpu =
-      Op::GetAttr<op::FStatefulComputeEx>(op::kFStatefulComputeExGPU);
   static const auto& fcreate = Op::GetAttr<op::FCreateOpState>("FCreateOpState");
   static const auto& fresource = Op::GetAttr<op::FResourceRequest>("FResourceRequest");
   static const auto& fmutate = Op::GetAttr<op::FMutateInputs>("FMutateInputs");
-  static const auto& fexec_type = Op::GetAttr<op::FExecType>("FExecType");
   const bool on_gpu = ctx.is_gpu();
-  const op::FCompute* fcompute = (on_gpu ? fcompute_gpu : fcompute_cpu).find(op);
-  const op::FStatefulCompute* fstate = (on_gpu ? fstate_gpu : fstate_cpu).find(op);
-  const op::FStatefulComputeEx* fstate_ex = (on_gpu ? fstate_ex_gpu : fstate_ex_cpu).find(op);
-  if (fstate_ex) fcompute = nullptr, fstate = nullptr;
-  if (!fcompute && !fstate && !fstate_ex) {
+  const op::DeviceKernel kernel = op::FindDeviceKernel(attrs, on_gpu);
+  const op::FCompute* fcompute = kernel.fcompute;
+  const op::FStatefulCompute* fstate = kernel.fstate;
+  const op::FStatefulComputeEx* fstate_ex = kernel.fstate_ex;
+  if (!kernel.found()) {
     if (on_gpu && !BuiltWithCUDA())
       TS_THROW << op->name() << " on " << ctx.ToString() << ": this build has no CUDA";
     TS_THROW << op->name() << " has no " << (on_gpu ? "GPU" : "CPU") << " implementation";
@@ -292,7 +283,6 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, const std::vector
 
   const RecordState& record = ThreadRecordState();
   const bool is_train = opt.is_train || record.training;
-  const op::FExecType* exec_type = fexec_type.find(op);
   if (fstate_ex) {
     // Holds the arrays, not just their blobs: the compute makes aliases.
     auto run = [f = *fstate_ex, state, is_train, inputs, outs = *written, req,
@@ -301,7 +291,7 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, const std::vector
       op::OpContext octx{is_train, rctx, resources, std::move(done)};
       f(state, octx, inputs, req, outs);
     };
-    if (exec_type && (*exec_type)(attrs) == op::ExecType::kAsync) {
+    if (kernel.is_async) {
       Engine::Get()->PushAsync(
           [run](RunContext rctx, engine::CallbackOnComplete done) {
             run(rctx, [done](std::exception_ptr e) { e ? done(std::move(e)) : done(); });
