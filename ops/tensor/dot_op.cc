@@ -181,22 +181,6 @@ kernel that accumulates in int64 or float.)")
     .set_attr<FCompute>(kFComputeCPU, DotForward<false>)
     .set_attr<FGradient>("FGradient", ElemwiseGradUseIn{"_backward_dot"});
 
-TS_REGISTER_OP(_backward_dot)
-    .describe("Gradient of dot with respect to lhs and rhs.")
-    .set_num_inputs(3)
-    .set_num_outputs(2)
-    .set_attr_parser(ParamParser<DotParam>)
-    .set_attr<TIsBackward>("TIsBackward", true)
-    .set_attr<FInferShape>("FInferShape",
-                           [](const NodeAttrs& attrs, std::vector<Shape>* in,
-                              std::vector<Shape>* out) {
-                             AssignShape(attrs, out, 0, (*in)[1], "output");
-                             AssignShape(attrs, out, 1, (*in)[2], "output");
-                             return (*out)[0].known() && (*out)[1].known();
-                           })
-    .set_attr<FInferType>("FInferType", ElemwiseType<3, 2>)
-    .set_attr<FCompute>(kFComputeCPU, DotBackward<false>);
-
 TS_REGISTER_OP(batch_dot)
     .describe(R"(Batched matrix product: for arrays of shape (..., m, k) and
 (..., k, n) with equal leading (batch) dimensions, the product of each pair of
@@ -212,20 +196,29 @@ matrices, shape (..., m, n). transpose_a and transpose_b transpose each matrix.)
     .set_attr<FCompute>(kFComputeCPU, DotForward<true>)
     .set_attr<FGradient>("FGradient", ElemwiseGradUseIn{"_backward_batch_dot"});
 
-TS_REGISTER_OP(_backward_batch_dot)
-    .describe("Gradient of batch_dot with respect to lhs and rhs.")
-    .set_num_inputs(3)
-    .set_num_outputs(2)
-    .set_attr_parser(ParamParser<DotParam>)
-    .set_attr<TIsBackward>("TIsBackward", true)
-    .set_attr<FInferShape>("FInferShape",
-                           [](const NodeAttrs& attrs, std::vector<Shape>* in,
-                              std::vector<Shape>* out) {
-                             AssignShape(attrs, out, 0, (*in)[1], "output");
-                             AssignShape(attrs, out, 1, (*in)[2], "output");
-                             return (*out)[0].known() && (*out)[1].known();
-                           })
-    .set_attr<FInferType>("FInferType", ElemwiseType<3, 2>)
-    .set_attr<FCompute>(kFComputeCPU, DotBackward<true>);
+// The gradient ops of dot and batch_dot: inputs (out_grad, lhs, rhs), outputs
+// the gradients of lhs and rhs, shaped as they are.
+Op& RegisterDotBackward(const char* name, const char* forward, FCompute compute) {
+  return Op::Register(name)
+      .describe(std::string("Gradient of ") + forward + " with respect to lhs and rhs.")
+      .set_num_inputs(3)
+      .set_num_outputs(2)
+      .set_attr_parser(ParamParser<DotParam>)
+      .set_attr<TIsBackward>("TIsBackward", true)
+      .set_attr<FInferShape>(
+          "FInferShape",
+          [](const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+            AssignShape(attrs, out, 0, (*in)[1], "output");
+            AssignShape(attrs, out, 1, (*in)[2], "output");
+            return (*out)[0].known() && (*out)[1].known();
+          })
+      .set_attr<FInferType>("FInferType", ElemwiseType<3, 2>)
+      .set_attr<FCompute>(kFComputeCPU, std::move(compute));
+}
+
+[[maybe_unused]] static Op& dot_backward =
+    RegisterDotBackward("_backward_dot", "dot", DotBackward<false>);
+[[maybe_unused]] static Op& batch_dot_backward =
+    RegisterDotBackward("_backward_batch_dot", "batch_dot", DotBackward<true>);
 
 }  // namespace tessera::op
