@@ -107,6 +107,19 @@ void GraphExecutor::PlanAndAllocate(const std::vector<NDArray>& shared_blocks) {
     entry_arrays_[e] = blocks_[sid].AsView(shapes_[e], types_[e]);
     entry_req_[e] = plan_.inplace[e] ? kWriteInplace : kWriteTo;
   }
+
+  // A backward output that no node reads and nobody asked for (the gradient
+  // of an input that needs none, as the data of a first layer) is not
+  // computed: its kernel sees kNullOp. Its storage stays planned, so a
+  // kernel that writes it anyway writes memory of its own.
+  std::vector<bool> read(n, false);
+  for (uint32_t nid = 0; nid < g.num_nodes(); ++nid)
+    for (const auto& in : g[nid].inputs) read[g.entry_id(in)] = true;
+  for (uint32_t nid : backward_nodes_)
+    for (uint32_t o = 0; o < g[nid].node->num_outputs(); ++o) {
+      const uint32_t e = g.entry_id(nid, o);
+      if (!read[e] && !external_[e]) entry_req_[e] = kNullOp;
+    }
 }
 
 size_t GraphExecutor::num_planned_entries() const {
