@@ -241,11 +241,39 @@ void PoolForward(const PoolGeom& g, const T* in, T* out, OpReqType req,
   }
 }
 
+// Max pooling over 2x2 windows with stride 2 inside the input, the usual
+// CNN pooling: each output's gradient goes to the first of its four inputs
+// equal to it (row-major), as in the general loop, without the window
+// arithmetic and search loops. A NaN output matches none and routes nothing.
+bool IsMax2x2(const PoolGeom& g) {
+  return g.type == kMaxPool && g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 &&
+         g.pw == 0 && 2 * g.oh <= g.h && 2 * g.ow <= g.w;
+}
+
+template <typename T>
+void MaxPool2x2BackwardPlane(const PoolGeom& g, const T* og, const T* src, const T* o, T* gi) {
+  using A = AccType<T>;
+  const int64_t w = g.w;
+  for (int64_t y = 0; y < g.oh; ++y)
+    for (int64_t x = 0; x < g.ow; ++x) {
+      const int64_t top = 2 * y * w + 2 * x;
+      const T m = o[y * g.ow + x];
+      int64_t at = src[top] == m           ? top
+                   : src[top + 1] == m     ? top + 1
+                   : src[top + w] == m     ? top + w
+                   : src[top + w + 1] == m ? top + w + 1
+                                           : -1;
+      if (at >= 0)
+        gi[at] = static_cast<T>(static_cast<A>(gi[at]) + static_cast<A>(og[y * g.ow + x]));
+    }
+}
+
 template <typename T>
 void PoolBackward(const PoolGeom& g, const T* ograd, const T* in, const T* out, T* gin,
                   OpReqType req, [[maybe_unused]] int threads) {
   using A = AccType<T>;
   const int64_t ihw = g.h * g.w, ohw = g.oh * g.ow;
+  const bool max2x2 = IsMax2x2(g);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static) if (g.planes > 1)
 #endif
@@ -256,6 +284,10 @@ void PoolBackward(const PoolGeom& g, const T* ograd, const T* in, const T* out, 
     T* gi = gin + pl * ihw;
     // Accumulate in place: for write, start from zero.
     if (req != kAddTo) std::fill(gi, gi + ihw, T(0));
+    if (max2x2) {
+      MaxPool2x2BackwardPlane(g, og, src, o, gi);
+      continue;
+    }
     for (int64_t y = 0; y < g.oh; ++y)
       for (int64_t x = 0; x < g.ow; ++x) {
         const Window wd = WindowAt(g, y, x);

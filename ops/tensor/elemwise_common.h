@@ -131,8 +131,7 @@ TS_XINLINE void MapRangeSimd(T* out, int64_t b, int64_t e, const F& value) {
 // portable x86-64 build computes with 128-bit SSE, which measurably trails a
 // 256-bit loop at streaming bandwidth (tests/bench/elemwise_bench).
 template <typename T, typename F>
-__attribute__((target("avx2"))) void MapRangeStream(T* out, int64_t b, int64_t e,
-                                                     const F& value) {
+__attribute__((target("avx2"))) void MapRangeStream(T* out, int64_t b, int64_t e, const F& value) {
   constexpr int64_t kLine = 64 / sizeof(T);
   int64_t i = b;
   while (i < e && (reinterpret_cast<uintptr_t>(out + i) & 63) != 0) {
@@ -154,18 +153,36 @@ __attribute__((target("avx2"))) void MapRangeStream(T* out, int64_t b, int64_t e
   _mm_sfence();  // the engine may hand `out` to another thread next
 }
 
-// Streaming needs AVX2 (every x86-64 CPU since 2013); older ones store normally.
+// Streaming and the wide loop need AVX2 (every x86-64 CPU since 2013);
+// older ones run the portable loop.
 inline bool CpuHasAvx2() {
   static const bool has = __builtin_cpu_supports("avx2");
   return has;
 }
 #endif
 
+#ifdef TS_ELEMWISE_STREAM_STORES
+// MapRangeSimd built for AVX2: 8 floats per instruction where the portable
+// build does 4, which pays off for math-heavy functors (tanh, exp). Only the
+// vector width changes: no FMA contraction, so results match bit for bit.
+template <int req, typename T, typename F>
+__attribute__((target("avx2"))) void MapRangeSimdAvx2(T* out, int64_t b, int64_t e,
+                                                      const F& value) {
+#ifdef _OPENMP
+#pragma omp simd
+#endif
+  for (int64_t i = b; i < e; ++i) AssignReq<req>(out[i], value(i));
+}
+#endif
+
 template <int req, typename T, typename F>
 void MapRange(T* out, int64_t b, int64_t e, const F& value, bool stream) {
 #ifdef TS_ELEMWISE_STREAM_STORES
-  if constexpr (req == kWriteTo) {
-    if (stream && CpuHasAvx2()) return MapRangeStream(out, b, e, value);
+  if (CpuHasAvx2()) {
+    if constexpr (req == kWriteTo) {
+      if (stream) return MapRangeStream(out, b, e, value);
+    }
+    return MapRangeSimdAvx2<req>(out, b, e, value);
   }
 #endif
   (void)stream;
