@@ -18,6 +18,7 @@ std::string GraphExecutor::DebugStr() const {
     return n.attrs.name + ":" + std::to_string(e.index);
   };
   auto storage = [&](uint32_t e) -> std::string {
+    if (entry_req_[e] == kNullOp) return "not computed";
     const int sid = plan_.storage_id[e];
     if (sid >= 0) return "storage " + std::to_string(sid) + (plan_.inplace[e] ? " inplace" : "");
     if (entry_req_[e] == kAddTo) return "external add";

@@ -178,6 +178,26 @@ TEST_CASE("grad_req add accumulates; null leaves the array untouched") {
   CHECK(CheckClose(grads[0], data_grad_before, 0, 0));  // null: untouched
 }
 
+TEST_CASE("a gradient nobody asked for is not computed; the others are unchanged") {
+  const Symbol net = Net(2);
+  const auto shapes = NetShapes(2, 3, 4);
+  const std::map<std::string, DType> types = AllFloat64(net);
+  auto all = Executor::SimpleBind(net, Context::CPU(), shapes, types);
+  auto no_data = Executor::SimpleBind(net, Context::CPU(), shapes, types, {{"data", kNullOp}});
+  // The first layer's backward no longer writes the gradient of data.
+  CHECK_FALSE(Contains(all->DebugStr(), "not computed"));
+  CHECK(Contains(no_data->DebugStr(), "not computed"));
+  Randomize(all->arg_arrays());
+  no_data->CopyParamsFrom(all->ArgDict());
+  const NDArray head = RandomArray({3, 4}, -1, 1, DType::kFloat64, 9);
+  for (auto* exe : {all.get(), no_data.get()}) {
+    exe->Forward(true);
+    exe->Backward({head});
+  }
+  for (size_t i = 1; i < all->grad_arrays().size(); ++i)
+    CHECK(CheckClose(no_data->grad_arrays()[i], all->grad_arrays()[i].ToVector(), 0, 0));
+}
+
 TEST_CASE("an input used several times gets the sum of its gradients") {
   // y = x * x + relu(x) + x: dy/dx = 2x + (x > 0) + 1.
   const Symbol x = Var("x");
