@@ -115,7 +115,9 @@ LineEditor::LineEditor(Options opts) : opts_(std::move(opts)) {
   el_set(el, EL_EDITOR, "emacs");
   el_set(el, EL_PROMPT, &Libedit::Prompt);
   el_set(el, EL_GETCFN, &Libedit::GetChar);
-  el_set(el, EL_ADDFN, "tessera-complete", "complete a name", &Libedit::Complete);
+  // The wide call keeps these (static) strings as given; the narrow el_set
+  // copies them with wcsdup, and el_end never frees the copies.
+  el_wset(el, EL_ADDFN, L"tessera-complete", L"complete a name", &Libedit::Complete);
   el_set(el, EL_BIND, "^I", "tessera-complete", nullptr);
   History* h = history_init();
   if (h) {
