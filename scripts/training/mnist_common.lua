@@ -26,6 +26,7 @@ function M.iterators(o, flat)
   local train = mx.io.MNISTIter{image = file('train-images-idx3-ubyte.gz'),
     label = file('train-labels-idx1-ubyte.gz'), batch_size = o.batch_size, flat = flat,
     shuffle = true, seed = o.seed, num_examples = n}
+  train = mx.io.PrefetchingIter(train)  -- batches made on a background thread
   local test = mx.io.MNISTIter{image = file('t10k-images-idx3-ubyte.gz'),
     label = file('t10k-labels-idx1-ubyte.gz'), batch_size = o.batch_size, flat = flat,
     num_examples = n}

@@ -118,3 +118,80 @@ test('CSVIter and PrefetchingIter', function()
   os.remove(path)
   os.remove(lpath)
 end)
+
+-- Every batch of one epoch, as plain tables: data arrays, labels, pad, index.
+local function epoch_tables(it)
+  local out = {}
+  for b in it:batches() do
+    local e = {pad = b.pad, index = b.index, data = {}, label = {}}
+    for i, a in ipairs(b.data) do e.data[i] = a:totable() end
+    for i, a in ipairs(b.label) do e.label[i] = a:totable() end
+    out[#out + 1] = e
+  end
+  return out
+end
+
+test('PrefetchingIter on its thread gives the batches of the iterator it wraps', function()
+  local x = mx.nd.arange(0, 33):reshape({11, 3})
+  local w = mx.nd.arange(0, 22, 1, {dtype = 'int32'}):reshape({11, 2})
+  local y = mx.nd.arange(100, 111)
+  for _, handle in ipairs({'pad', 'discard', 'roll_over'}) do
+    for _, depth in ipairs({1, 2, 5}) do
+      local function make()
+        return mx.io.NDArrayIter{data = {a = x, b = w}, label = y, batch_size = 4, shuffle = true,
+          seed = 7, last_batch_handle = handle}
+      end
+      local plain, p = make(), mx.io.PrefetchingIter(make(), {depth = depth})
+      assert(p.native, 'an NDArrayIter is prefetched on the background thread')
+      for _ = 1, 3 do  -- epochs: shuffles and roll_over carries repeat
+        assert_eq(epoch_tables(p), epoch_tables(plain))
+      end
+    end
+  end
+end)
+
+test('PrefetchingIter: a reset mid-epoch starts over; bad depth is an error', function()
+  local x = mx.nd.arange(0, 12):reshape({6, 2})
+  local p = mx.io.PrefetchingIter(mx.io.NDArrayIter{data = x, batch_size = 2}, {depth = 3})
+  p:reset()
+  assert_eq(p:next().data[1]:totable(), {{0, 1}, {2, 3}})
+  p:reset()
+  local all = {}
+  for b in function() return p:next() end do all[#all + 1] = b.data[1]:totable() end
+  assert_eq(all, {{{0, 1}, {2, 3}}, {{4, 5}, {6, 7}}, {{8, 9}, {10, 11}}})
+  assert_eq(p:next(), nil)
+  assert_error(function() mx.io.PrefetchingIter(mx.io.NDArrayIter{data = x}, {depth = 0}) end,
+    'depth must be')
+end)
+
+test('PrefetchingIter waits for Lua work on its source, and passes its errors on', function()
+  local x = mx.nd.zeros({4, 2})
+  mx.engine.push(function()
+    local p = x:data_ptr()
+    for i = 0, 7 do p[i] = i + 1 end
+  end, {write = {x}})
+  local p = mx.io.PrefetchingIter(mx.io.NDArrayIter{data = x, batch_size = 2})
+  assert_eq(p:next().data[1]:totable(), {{1, 2}, {3, 4}})
+  local bad = mx.nd.zeros({4, 2})
+  mx.engine.push(function() error('bad source') end, {write = {bad}, name = 'fill_bad'})
+  local q = mx.io.PrefetchingIter(mx.io.NDArrayIter{data = bad, batch_size = 2})
+  local b = q:next()
+  assert_error(function() b.data[1]:totable() end, 'bad source')
+  pcall(mx.nd.waitall)
+end)
+
+test('PrefetchingIter over a Lua iterator reads it one batch ahead', function()
+  local n = 0
+  local lua_iter = setmetatable({batch_size = 1}, {__index = mx.io.DataIter})
+  function lua_iter:reset() n = 0 end
+  function lua_iter:next()
+    if n == 3 then return nil end
+    n = n + 1
+    return {data = {mx.nd.full({1}, n)}, label = {}, pad = 0}
+  end
+  local p = mx.io.PrefetchingIter(lua_iter)
+  assert(not p.native)
+  local got = {}
+  for b in p:batches() do got[#got + 1] = b.data[1]:asscalar() end
+  assert_eq(got, {1, 2, 3})
+end)

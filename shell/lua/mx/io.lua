@@ -4,8 +4,8 @@
 --   it.provide_data, it.provide_label   {{name =, shape =}, ...}
 --   for batch in it:batches() do ... end   (reset, then every batch)
 -- Batches are gathered with `take` on the engine, so the copy of the next
--- batch overlaps the work on the current one; PrefetchingIter asks for it
--- one batch ahead.
+-- batch overlaps the work on the current one; PrefetchingIter makes them
+-- ahead on a background thread.
 local help = require 'tessera.help'
 
 return function(mx)
@@ -133,7 +133,10 @@ return function(mx)
     return out
   end
 
-  function NDArrayIter:next()
+  -- The rows (0-based) of the next batch and its pad, or nil at the end of
+  -- the epoch: the plan of a batch without its copies (PrefetchingIter's
+  -- background thread makes those).
+  function NDArrayIter:next_rows()
     local n, b = #self.order, self.batch_size
     if self.cursor >= n then return nil end
     local left = n - self.cursor
@@ -155,6 +158,12 @@ return function(mx)
       idx[k] = self.order[p <= n and p or ((p - n - 1) % n) + 1]
     end
     self.cursor = self.cursor + b
+    return idx, pad
+  end
+
+  function NDArrayIter:next()
+    local idx, pad = self:next_rows()
+    if not idx then return nil end
     local idx_nd = mx.nd.array(idx, { dtype = 'int32' })
     return { data = gather(self.data, idx_nd), label = gather(self.label, idx_nd), pad = pad,
       index = idx }
@@ -331,31 +340,100 @@ or (batch, 784) with flat = true, labels 0..9 as float32.]])
   end
   help.doc(M.CSVIter, 'mx.io.CSVIter{data_csv =, data_shape =, label_csv =, batch_size =} -> an NDArrayIter over CSV rows')
 
-  -- ---- Prefetching: ask the wrapped iterator for the next batch while the
-  -- caller works on this one. Its gathers are engine pushes, so they run
-  -- on the engine's workers meanwhile; Lua itself stays on one thread.
+  -- ---- Prefetching. Over an NDArrayIter (MNISTIter and CSVIter are ones)
+  -- a background thread makes the batches: the iterator plans the epoch's
+  -- rows (its shuffle, pad, discard and roll_over rules), the thread makes
+  -- each batch's arrays and pushes their row copies to the engine, up to
+  -- `depth` batches ahead. Any other iterator is Lua, and Lua runs on one
+  -- thread: it is asked for its next batch one call ahead instead, which
+  -- still overlaps the engine work that batch pushes.
   local PrefetchingIter = setmetatable({}, { __index = DataIter })
   PrefetchingIter.__index = PrefetchingIter
 
-  function M.PrefetchingIter(iter)
-    local self = setmetatable({ iter = iter }, PrefetchingIter)
+  local function host_arrays(iter)
+    if getmetatable(iter) ~= NDArrayIter then return nil end
+    local arrays = {}
+    for _, list in ipairs({ iter.data, iter.label }) do
+      for _, e in ipairs(list) do
+        if e.array.ctx.device_type ~= 'cpu' then return nil end
+        arrays[#arrays + 1] = e.array
+      end
+    end
+    return arrays
+  end
+
+  function M.PrefetchingIter(iter, opts)
+    opts = opts or {}
+    local depth = opts.depth or 2
+    if type(depth) ~= 'number' or depth < 1 or depth % 1 ~= 0 then
+      error('PrefetchingIter: depth must be a whole number of batches, at least 1, got '
+        .. tostring(depth), 2)
+    end
+    local self = setmetatable({ iter = iter, depth = depth }, PrefetchingIter)
     self.provide_data, self.provide_label = iter.provide_data, iter.provide_label
     self.batch_size = iter.batch_size
-    self:reset()
+    local arrays = host_arrays(iter)
+    if arrays then
+      self.native = require('tessera.io').prefetcher(arrays, depth)
+      self.num_data = #iter.data
+    end
+    self:begin_epoch()  -- from where iter stands: no extra reset, no extra shuffle
     return self
   end
 
   function PrefetchingIter:reset()
     self.iter:reset()
-    self.ahead = self.iter:next()
+    self:begin_epoch()
+  end
+
+  function PrefetchingIter:begin_epoch()
+    if not self.native then
+      self.ahead = self.iter:next()
+      return
+    end
+    -- Plan the whole epoch now. The rows roll_over carries into the next
+    -- epoch are held back until this one has been read to its end, as
+    -- the iterator itself would only carry them then.
+    local iter = self.iter
+    local carry = iter.carry
+    iter.carry = {}
+    local rows, plans, last_pad = {}, {}, 0
+    for idx, pad in function() return iter:next_rows() end do
+      plans[#plans + 1] = idx
+      for _, r in ipairs(idx) do rows[#rows + 1] = r end
+      last_pad = pad
+    end
+    self.held_carry, iter.carry = iter.carry, carry
+    self.plans, self.taken = plans, 0
+    self.native:start(rows, self.batch_size, last_pad)
   end
 
   function PrefetchingIter:next()
-    local b = self.ahead
-    if b ~= nil then self.ahead = self.iter:next() end
-    return b
+    if not self.native then
+      local b = self.ahead
+      if b ~= nil then self.ahead = self.iter:next() end
+      return b
+    end
+    local arrays, pad = self.native:take()
+    if not arrays then
+      if self.held_carry then
+        for _, r in ipairs(self.held_carry) do self.iter.carry[#self.iter.carry + 1] = r end
+        self.held_carry = nil
+      end
+      return nil
+    end
+    self.taken = self.taken + 1
+    local data, label = {}, {}
+    for i, a in ipairs(arrays) do
+      if i <= self.num_data then data[i] = a else label[i - self.num_data] = a end
+    end
+    return { data = data, label = label, pad = pad, index = self.plans[self.taken] }
   end
-  help.doc(M.PrefetchingIter, 'mx.io.PrefetchingIter(iter) -> iter, one batch ahead (its copies run on the engine meanwhile)')
+  help.doc(M.PrefetchingIter, [[
+mx.io.PrefetchingIter(iter, {depth = 2}) -> an iterator giving iter's batches.
+Over an NDArrayIter (MNISTIter, CSVIter) a background thread makes up to
+depth batches ahead, their copies pushed to the engine; over any other
+iterator the next batch is asked for one call ahead.]])
 
   M.DataIter = DataIter
   help.doc(M, [[

@@ -1,0 +1,125 @@
+// require 'tessera.io': the C++ half of mx.io.PrefetchingIter. A prefetcher
+// userdata makes batches of in-memory arrays on a background thread (see
+// engine/io/batch_prefetcher.h); shell/lua/mx/io.lua drives it.
+//
+//   local p = require('tessera.io').prefetcher({x, y}, depth)
+//   p:start(rows, batch_size, last_pad)   -- rows: a list of 0-based row numbers
+//   local arrays, pad = p:take()          -- nil at the end of the epoch
+#include <lua.hpp>
+
+#include <memory>
+#include <new>
+#include <vector>
+
+#include "bind_ndarray.h"
+#include "bindings.h"
+#include "engine/base/error.h"
+#include "engine/io/batch_prefetcher.h"
+#include "interpreter.h"
+#include "lua_util.h"
+
+namespace tessera::shell {
+namespace {
+
+using io::BatchPrefetcher;
+
+constexpr const char* kPrefetcherMeta = "tessera.BatchPrefetcher";
+
+struct PrefetcherBox {
+  std::unique_ptr<BatchPrefetcher> p;
+};
+
+BatchPrefetcher& Check(lua_State* L) {
+  auto* box = static_cast<PrefetcherBox*>(luaL_checkudata(L, 1, kPrefetcherMeta));
+  if (!box->p) luaL_error(L, "prefetcher: already closed");
+  return *box->p;
+}
+
+int New(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  const int depth = static_cast<int>(luaL_optinteger(L, 2, 2));
+  std::vector<NDArray> sources;
+  for (int i = 1, n = static_cast<int>(lua_objlen(L, 1)); i <= n; ++i) {
+    lua_rawgeti(L, 1, i);
+    sources.push_back(nd::CheckNDArray(L, -1, "prefetcher source"));
+    lua_pop(L, 1);
+  }
+  Interpreter* in = Interpreter::Get();
+  auto p =
+      std::make_unique<BatchPrefetcher>(std::move(sources), depth, [in] { in->queue().Wake(); });
+  auto* box = static_cast<PrefetcherBox*>(lua_newuserdata(L, sizeof(PrefetcherBox)));
+  new (box) PrefetcherBox{std::move(p)};
+  luaL_getmetatable(L, kPrefetcherMeta);
+  lua_setmetatable(L, -2);
+  return 1;
+}
+
+int Start(lua_State* L) {
+  BatchPrefetcher& p = Check(L);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  const int64_t batch_size = luaL_checkinteger(L, 3);
+  const int64_t last_pad = luaL_optinteger(L, 4, 0);
+  const int n = static_cast<int>(lua_objlen(L, 2));
+  std::vector<int64_t> rows(static_cast<size_t>(n));
+  for (int i = 1; i <= n; ++i) {
+    lua_rawgeti(L, 2, i);
+    rows[static_cast<size_t>(i - 1)] = static_cast<int64_t>(lua_tonumber(L, -1));
+    lua_pop(L, 1);
+  }
+  p.Start(std::move(rows), batch_size, last_pad);
+  return 0;
+}
+
+int Take(lua_State* L) {
+  BatchPrefetcher& p = Check(L);
+  // The thread never waits for Lua, but the copies it pushes may queue behind
+  // Lua work: serve the interpreter's queue meanwhile, as every wait does.
+  if (!p.Ready()) Interpreter::Get()->ServeUntil(L, [&p] { return p.Ready(); });
+  std::optional<io::Batch> batch = p.Take();
+  if (!batch) return 0;
+  lua_createtable(L, static_cast<int>(batch->arrays.size()), 0);
+  for (size_t i = 0; i < batch->arrays.size(); ++i) {
+    nd::PushNDArray(L, std::move(batch->arrays[i]));
+    lua_rawseti(L, -2, static_cast<int>(i + 1));
+  }
+  lua_pushinteger(L, static_cast<lua_Integer>(batch->pad));
+  return 2;
+}
+
+int NumBatches(lua_State* L) {
+  lua_pushinteger(L, static_cast<lua_Integer>(Check(L).num_batches()));
+  return 1;
+}
+
+int Close(lua_State* L) {
+  auto* box = static_cast<PrefetcherBox*>(luaL_checkudata(L, 1, kPrefetcherMeta));
+  box->p.reset();
+  return 0;
+}
+
+void Open(lua_State* L, int) {
+  luaL_newmetatable(L, kPrefetcherMeta);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -2, "__index");
+  SetFunctions(L, -1,
+               {{"start", Guarded<Start>, nullptr},
+                {"take", Guarded<Take>, nullptr},
+                {"num_batches", Guarded<NumBatches>, nullptr},
+                {"close", Guarded<Close>, nullptr},
+                {"__gc", Guarded<Close>, nullptr}});
+  lua_pop(L, 1);
+
+  lua_newtable(L);
+  SetFunctions(L, -1, {{"prefetcher", Guarded<New>, nullptr}});
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "loaded");
+  lua_pushvalue(L, -3);
+  lua_setfield(L, -2, "tessera.io");
+  lua_pop(L, 3);
+}
+
+}  // namespace
+
+TESSERA_SHELL_BINDING(io, 45, Open);
+
+}  // namespace tessera::shell
