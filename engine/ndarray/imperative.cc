@@ -93,6 +93,8 @@ Context PickContext(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
 struct InferScratch {
   std::vector<Shape> in_shapes, out_shapes;
   std::vector<DType> in_types, out_types;
+  std::vector<TBlob> in_blobs, out_blobs;  // copied into a pushed op's closure
+  std::vector<OpReqType> req;
 };
 
 class ScratchLease {
@@ -232,7 +234,8 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, const std::vector
 
   // Requests: write, or what the caller asked; an output sharing memory with
   // an input is written in place only where the op allows it.
-  std::vector<OpReqType> req(n_out, kWriteTo);
+  std::vector<OpReqType>& req = scratch->req;
+  req.assign(n_out, kWriteTo);
   if (!opt.req.empty()) {
     TS_CHECK(opt.req.size() == n_out) << op::OpLabel(attrs) << ": " << opt.req.size()
                                       << " write requests for " << n_out << " outputs";
@@ -268,7 +271,10 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, const std::vector
       resources.push_back(storage::ResourceManager::Get()->Request(ctx, r));
 
   SmallVector<VarHandle, 8> const_vars, mutate_vars;
-  std::vector<TBlob> in_blobs(n_in), out_blobs(n_out);
+  std::vector<TBlob>& in_blobs = scratch->in_blobs;
+  std::vector<TBlob>& out_blobs = scratch->out_blobs;
+  in_blobs.resize(n_in);
+  out_blobs.resize(n_out);
   for (size_t i = 0; i < n_in; ++i) {
     in_blobs[i] = inputs[i].data();
     const_vars.push_back(inputs[i].var());
@@ -308,8 +314,8 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, const std::vector
     }
   } else if (fstate) {
     Engine::Get()->PushSync(
-        [f = *fstate, state, is_train, in_blobs = std::move(in_blobs),
-         out_blobs = std::move(out_blobs), req, resources = std::move(resources)](RunContext rctx) {
+        [f = *fstate, state, is_train, in_blobs, out_blobs, req,
+         resources = std::move(resources)](RunContext rctx) {
           op::OpContext octx{is_train, rctx, resources, nullptr};
           f(state, octx, in_blobs, req, out_blobs);
         },
@@ -317,11 +323,22 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, const std::vector
         op->name().c_str());
   } else {
     // A tiny CPU op without resources (whose state other ops may hold) runs
-    // inline: kAsync means "on the thread that makes it ready".
+    // here and now when its arrays are free, without a push's allocations,
+    // or else inline on the thread that makes it ready (kAsync).
     const bool tiny = !on_gpu && resources.empty() && RunsInline(inputs, *written);
+    const op::FCompute* f = fcompute;
+    if (tiny) {
+      const op::OpContext octx{is_train, RunContext{ctx, nullptr}, resources, nullptr};
+      auto run = [&] { (*f)(attrs, octx, in_blobs, req, out_blobs); };
+      if (Engine::Get()->TryRunNow(run, const_vars, mutate_vars, op->name().c_str())) {
+        for (auto& [tmp, dst] : copy_back) CopyFromTo(tmp, dst, opt.priority);
+        if (record.recording && g_record_hook) g_record_hook(attrs_ptr, inputs, outputs);
+        return;
+      }
+    }
     Engine::Get()->PushSync(
-        [f = fcompute, attrs_ptr, is_train, in_blobs = std::move(in_blobs),
-         out_blobs = std::move(out_blobs), req, resources = std::move(resources)](RunContext rctx) {
+        [f, attrs_ptr, is_train, in_blobs, out_blobs, req,
+         resources = std::move(resources)](RunContext rctx) {
           op::OpContext octx{is_train, rctx, resources, nullptr};
           (*f)(*attrs_ptr, octx, in_blobs, req, out_blobs);
         },

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "engine/base/context.h"
@@ -137,6 +138,20 @@ class Engine {
                          FnProperty prop = FnProperty::kNormal, int priority = 0,
                          const char* name = nullptr) = 0;
 
+  // Runs `fn` now, on the calling thread, when its variables are free: no
+  // write pending on `const_vars` and nothing pending on `mutate_vars`. They
+  // are held as by a pushed op meanwhile, so work pushed on them from other
+  // threads queues behind it. Returns false, running nothing, when they are
+  // not free (or named twice, or poisoned, or the profiler is recording):
+  // the caller then pushes. An exception from `fn` poisons `mutate_vars`
+  // and is reported at the next wait, as a pushed op's would be. For tiny
+  // ops whose push would cost more than their work; `fn` must not wait.
+  template <typename F>
+  bool TryRunNow(F&& fn, VarList const_vars, VarList mutate_vars, const char* name) {
+    auto call = [](void* f) { (*static_cast<std::remove_reference_t<F>*>(f))(); };
+    return TryRunNowImpl(call, &fn, const_vars, mutate_vars, name);
+  }
+
   // A reusable operator: its variable lists are normalised once.
   virtual OprHandle NewOperator(AsyncFn fn, VarList const_vars, VarList mutate_vars,
                                 FnProperty prop = FnProperty::kNormal,
@@ -163,6 +178,10 @@ class Engine {
   // OpenMP threads a CPU op should use so that workers x threads does not
   // oversubscribe the cores.
   virtual int OpThreads() const = 0;
+
+ protected:
+  virtual bool TryRunNowImpl(void (*call)(void*), void* fn, VarList const_vars, VarList mutate_vars,
+                             const char* name) = 0;
 };
 
 // Worker counts and limits. FromEnv reads TESSERA_CPU_WORKER_NTHREADS,

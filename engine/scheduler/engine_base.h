@@ -35,6 +35,8 @@ class EngineBase : public Engine {
   void SetMaxInflight(int64_t n) override { max_inflight_.store(n); }
 
  protected:
+  bool TryRunNowImpl(void (*call)(void*), void* fn, VarList const_vars, VarList mutate_vars,
+                     const char* name) override;
   // Starts one run of `opr`, whose reference the caller has taken. Must check
   // the context before changing any state, so a bad push throws cleanly.
   virtual void Submit(Opr* opr, Context ctx, int priority) = 0;

@@ -30,6 +30,26 @@ bool Var::AppendRead(OprBlock* blk, VarEntry* spare) {
   return false;
 }
 
+bool Var::TryHoldRead() {
+  lock_.lock();
+  const bool free = !first_write_;
+  if (free) ++num_reads_;
+  lock_.unlock();
+  return free;
+}
+
+bool Var::TryHoldWrite(VarEntry* entry) {
+  lock_.lock();
+  const bool free = !first_write_ && num_reads_ == 0;
+  if (free) {
+    *entry = Entry{nullptr, nullptr, true, false};
+    first_write_ = tail_ = entry;
+    write_granted_ = true;
+  }
+  lock_.unlock();
+  return free;
+}
+
 OprBlock* Var::GrantedWriter() {
   lock_.lock();
   OprBlock* w = first_write_ && write_granted_ ? first_write_->blk : nullptr;

@@ -31,6 +31,12 @@ class alignas(64) Var {
   // `spare` is the op's own entry for this variable, or null to use the pool.
   bool AppendRead(OprBlock* blk, VarEntry* spare);
   bool AppendWrite(OprBlock* blk, VarEntry* spare);
+  // Holds the variable for a run on the calling thread when it is free: a
+  // read when no write is queued, a write (queued as `entry`) when nothing
+  // is. False, changing nothing, otherwise. Ended by CompleteRead or
+  // CompleteWrite as for a granted op.
+  bool TryHoldRead();
+  bool TryHoldWrite(VarEntry* entry);
   // The write that holds the variable now (granted, maybe not started), or
   // null. Only for comparison: the op may finish and be freed at any moment.
   OprBlock* GrantedWriter();

@@ -221,6 +221,8 @@ Outcome Run(const Workload& wl, Engine* eng) {
             });
           },
           Context::CPU(), rv, wv, FnProperty::kNormal, priority, "async");
+    } else if (kind < 47 &&
+               eng->TryRunNow([&] { Apply(id, rc, wc); }, rv, wv, "now")) {  // run here
     } else {
       FnProperty prop = kind < 50   ? FnProperty::kCopyCPU
                         : kind < 55 ? FnProperty::kCPUPrioritized
