@@ -7,6 +7,7 @@
 #include <cmath>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "ops/registry/infer_utils.h"
@@ -154,15 +155,36 @@ void SoftmaxBackwardCpu(const SoftmaxGeom& geom, const G* g, const G* y, T* gx, 
   }
 }
 
+// oneDNN's softmax (softmax_dnnl.cc): float32, scale 1. False when oneDNN
+// declines the call (the caller then runs the portable loop).
+bool DnnlSoftmaxForward(const SoftmaxGeom& g, bool log, const float* x, float* y, int threads);
+bool DnnlSoftmaxBackward(const SoftmaxGeom& g, bool log, const float* gy, const float* y, float* gx,
+                         int threads);
+// Below this many elements the portable loop, on one thread, is faster.
+inline constexpr int64_t kDnnlSoftmaxMinElements = kOmpMinElements;
+
 // Device dispatch (the GPU overloads are in softmax_gpu.cuh).
 template <bool kLog, typename T, typename O>
 void RunSoftmax(cpu, const OpContext&, const SoftmaxGeom& g, const T* x, O* y, double scale,
                 OpReqType req) {
+  if constexpr (std::is_same_v<T, float> && std::is_same_v<O, float>) {
+    if (scale == 1.0 && (req == kWriteTo || req == kWriteInplace) &&
+        g.outer * g.len * g.inner >= kDnnlSoftmaxMinElements &&
+        DnnlSoftmaxForward(g, kLog, x, y, OmpThreads()))
+      return;
+  }
   SoftmaxForwardCpu<kLog>(g, x, y, scale, req);
 }
 template <bool kLog, typename G, typename T>
 void RunSoftmaxGrad(cpu, const OpContext&, const SoftmaxGeom& geom, const G* g, const G* y, T* gx,
                     double scale, OpReqType req) {
+  if constexpr (std::is_same_v<G, float> && std::is_same_v<T, float>) {
+    // Not in place: oneDNN's backward reads the gradient it writes over.
+    if (scale == 1.0 && req == kWriteTo && gx != g && gx != y &&
+        geom.outer * geom.len * geom.inner >= kDnnlSoftmaxMinElements &&
+        DnnlSoftmaxBackward(geom, kLog, g, y, gx, OmpThreads()))
+      return;
+  }
   SoftmaxBackwardCpu<kLog>(geom, g, y, gx, scale, req);
 }
 

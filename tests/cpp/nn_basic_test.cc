@@ -448,3 +448,24 @@ TEST_CASE("MakeLoss backward gives grad_scale, normalised") {
                  "MakeLoss: parameter 'normalization' got 'mean', expected one of {'null', "
                  "'batch', 'valid'}"));
 }
+
+TEST_CASE("LRN matches its formula; float32 at oneDNN's sizes matches the float64 loop") {
+  // (1, 3, 1, 1), nsize 3: s_c = 2 + 0.1 / 3 * (sum of squares of c-1..c+1).
+  NDArray x = Array({1, 3, 1, 1}, {1, 2, 3});
+  const op::ParamDict p{{"nsize", "3"}, {"alpha", "0.1"}, {"beta", "0.75"}, {"knorm", "2"}};
+  const double k = 0.1 / 3;
+  CheckClose(Run("LRN", {x}, p),
+             {1 * std::pow(2 + k * 5, -0.75), 2 * std::pow(2 + k * 14, -0.75),
+              3 * std::pow(2 + k * 13, -0.75)},
+             1e-12);
+  for (const Shape& s : {Shape{4, 16, 32, 32}, Shape{2, 8, 4096}, Shape{2, 6, 8, 16, 16}}) {
+    CAPTURE(s);
+    NDArray a = RandomArray(s, -3, 3), g = RandomArray(s, -1, 1);
+    const op::ParamDict q{{"nsize", "5"}, {"alpha", "0.01"}, {"beta", "0.75"}, {"knorm", "1"}};
+    NDArray y64 = Run("LRN", {a}, q);
+    CheckClose(Run("LRN", {a.AsType(DType::kFloat32)}, q), y64.ToVector(), 1e-5, 1e-6);
+    NDArray gx64 = Run("_backward_LRN", {g, a}, q);
+    CheckClose(Run("_backward_LRN", {g.AsType(DType::kFloat32), a.AsType(DType::kFloat32)}, q),
+               gx64.ToVector(), 1e-4, 1e-6);
+  }
+}

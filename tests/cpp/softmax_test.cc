@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <string>
+#include <utility>
 
 #include "engine/ndarray/imperative.h"
 #include "tests/cpp/op_test_util.h"
@@ -76,6 +78,32 @@ TEST_CASE("softmax matches the formula on contiguous and strided axes") {
              1e-10, 1e-14);
   NDArray f = a.AsType(DType::kFloat32);
   CheckClose(Run("softmax", {f}), NaiveSoftmax(f.ToVector(), 64, 700, 1, false), 1e-5, 1e-8);
+}
+
+TEST_CASE("float32 softmax at oneDNN's sizes matches the float64 loops, in place too") {
+  // Above kDnnlSoftmaxMinElements float32 runs on oneDNN; float64 on the loops.
+  for (auto [shape, axis] : {std::pair<Shape, int>{Shape{64, 1000}, -1},
+                             {Shape{8, 300, 20}, 1},
+                             {Shape{40, 30, 40}, 0}}) {
+    CAPTURE(shape);
+    NDArray x = RandomArray(shape, -8, 8);
+    NDArray g = RandomArray(shape, -1, 1);
+    const op::ParamDict p{{"axis", std::to_string(axis)}};
+    for (const char* name : {"softmax", "log_softmax"}) {
+      CAPTURE(name);
+      const std::string bwd = std::string("_backward_") + name;
+      NDArray y64 = Run(name, {x}, p);
+      NDArray y32 = Run(name, {x.AsType(DType::kFloat32)}, p);
+      CheckClose(y32, y64.ToVector(), 1e-5, 1e-6);
+      NDArray gx64 = Run(bwd, {g, y64}, p);
+      NDArray gx32 = Run(bwd, {g.AsType(DType::kFloat32), y32}, p);
+      CheckClose(gx32, gx64.ToVector(), 1e-4, 1e-6);
+      NDArray self = x.AsType(DType::kFloat32);
+      std::vector<NDArray> outs{self};
+      Invoke(MakeAttrs(name, p), {self}, &outs);
+      CheckClose(self, y64.ToVector(), 1e-5, 1e-6);
+    }
+  }
 }
 
 TEST_CASE("float dtypes and the dtype parameter") {
