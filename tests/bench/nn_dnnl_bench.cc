@@ -1,6 +1,7 @@
 // oneDNN called directly against Tessera's float32 nn layers: the measurement
-// behind which of them run on oneDNN (LRN forward and softmax do, BatchNorm
-// does not: its own loops were faster). Forward and backward, training mode,
+// behind which of them run on oneDNN (LRN forward, softmax and pooling
+// backward other than 2x2 stride 2 do; BatchNorm does not: its own loops were
+// faster). Forward and backward, training mode,
 // on typical CNN shapes:
 //   - max pooling 2x2 stride 2 and 3x3 stride 2 pad 1: _backward_Pooling
 //     against pooling_backward (its workspace from a forward_training run,

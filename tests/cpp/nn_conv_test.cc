@@ -316,6 +316,36 @@ TEST_CASE("Pooling values, conventions and shapes") {
                  "pool_type"));
 }
 
+TEST_CASE("float32 Pooling backward on oneDNN matches the float64 loop") {
+  // Distinct values: every max is unique, so both find the same one.
+  const Shape s{2, 3, 11, 9};
+  std::vector<double> v(static_cast<size_t>(s.Size()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(double(i) * 1.7) + 1e-3 * double(i);
+  NDArray x = Array(s, v, DType::kFloat64);
+  NDArray x1 = Array({2, 3, 99}, v, DType::kFloat64);
+  const std::vector<std::pair<op::ParamDict, NDArray>> cases{
+      {{{"kernel", "(3,3)"}, {"stride", "(2,2)"}, {"pad", "(1,1)"}}, x},
+      {{{"kernel", "(3,2)"}, {"stride", "(1,2)"}, {"pool_type", "avg"}}, x},
+      {{{"kernel", "(3,3)"},
+        {"stride", "(2,2)"},
+        {"pad", "(1,1)"},
+        {"pool_type", "avg"},
+        {"count_include_pad", "False"}},
+       x},
+      {{{"kernel", "(3,3)"}, {"stride", "(2,2)"}, {"pooling_convention", "full"}}, x},
+      {{{"kernel", "(4,)"}, {"stride", "(3,)"}}, x1},
+  };
+  for (const auto& [p, data] : cases) {
+    NDArray y = Run("Pooling", {data}, p);
+    NDArray g = RandomArray(y.shape(), -1, 1);
+    NDArray want = Run("_backward_Pooling", {g, data, y}, p);
+    NDArray got = Run(
+        "_backward_Pooling",
+        {g.AsType(DType::kFloat32), data.AsType(DType::kFloat32), y.AsType(DType::kFloat32)}, p);
+    CheckClose(got, want.ToVector(), 1e-5, 1e-6);
+  }
+}
+
 TEST_CASE("Pooling gradients match finite differences") {
   // Distinct values so that every max is unique.
   std::vector<double> v(2 * 3 * 5 * 5);
