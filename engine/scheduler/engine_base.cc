@@ -17,6 +17,9 @@ namespace {
 // The op the calling thread is executing, to refuse waits that would wait
 // for the op itself.
 thread_local const Opr* tls_current_op = nullptr;
+// The async op whose function the calling thread is in: its callback, called
+// right there, completes it as a sync op's end would.
+thread_local const OprBlock* tls_running_async = nullptr;
 
 // Marks user code running: waits check against it, and no op may be handed
 // off to this thread meanwhile.
@@ -135,7 +138,8 @@ OprHandle EngineBase::NewOperator(AsyncFn fn, VarList const_vars, VarList mutate
   op->async_fn = std::move(fn);
   op->is_async = true;
   op->temporary = false;
-  op->refs = std::make_unique<Opr::RefCount>();
+  if (op->const_vars.empty() && op->mutate_vars.empty())
+    op->refs = std::make_unique<Opr::RefCount>();
   return op;
 }
 
@@ -145,18 +149,34 @@ void EngineBase::Push(OprHandle op, Context ctx, int priority) {
     for (VarHandle v : *list)
       TS_CHECK(!v->deleted.load(std::memory_order_relaxed))
           << "engine op '" << op->name << "': variable used after DeleteVariable";
-  op->refs->n.fetch_add(1, std::memory_order_relaxed);
+  if (op->refs) op->refs->n.fetch_add(1, std::memory_order_relaxed);
   try {
     Submit(op, ctx, priority);
   } catch (...) {
-    op->refs->n.fetch_sub(1, std::memory_order_relaxed);
+    if (op->refs) op->refs->n.fetch_sub(1, std::memory_order_relaxed);
     throw;
   }
 }
 
 void EngineBase::DeleteOperator(OprHandle op) {
   TS_CHECK(op != nullptr) << "DeleteOperator: null operator";
-  if (op->refs->n.fetch_sub(1, std::memory_order_acq_rel) == 1) FreeOpr(op);
+  if (op->refs) {
+    if (op->refs->n.fetch_sub(1, std::memory_order_acq_rel) == 1) FreeOpr(op);
+    return;
+  }
+  // Writing every variable of the operator, the deletion runs after each of
+  // its pushes (MXNet's way), and needs no worker.
+  SmallVector<VarHandle, 8> all(op->const_vars.begin(), op->const_vars.end());
+  for (VarHandle v : op->mutate_vars) all.push_back(v);
+  Opr* del = NewTempOpr({}, all, FnProperty::kAsync, "DeleteOperator");
+  del->sync_fn = [op](RunContext) { FreeOpr(op); };
+  del->always_run = true;  // also after a failed push; changes no variable
+  try {
+    Submit(del, Context::CPU(), 0);
+  } catch (...) {
+    FreeOpr(del);
+    throw;
+  }
 }
 
 void EngineBase::DeleteVariable(SyncFn delete_fn, Context ctx, VarHandle var) {
@@ -246,11 +266,16 @@ void EngineBase::Execute(OprBlock* blk, const RunContext& rctx, const char* lane
   } else {
     if (profiling) blk->lane = lane;
     CurrentOpScope scope(op);
+    const OprBlock* saved = tls_running_async;
+    tls_running_async = blk;
     try {
       op->async_fn(run, CallbackOnComplete(&EngineBase::OnAsyncDone, this, blk));
     } catch (...) {
+      tls_running_async = saved;
       Complete(blk, MakeErrorRecord(std::current_exception(), op->name), true);
+      return;
     }
+    tls_running_async = saved;
   }
 }
 
@@ -260,7 +285,17 @@ void EngineBase::OnAsyncDone(void* engine, void* block, std::exception_ptr error
   if (blk->begin_ns)
     Profiler::Get()->RecordOp(blk->opr->name, blk->ctx, blk->lane, blk->thread, blk->begin_ns,
                               Profiler::NowNs());
-  self->Complete(blk, error ? MakeErrorRecord(error, blk->opr->name) : nullptr, true);
+  ErrorRef err = error ? MakeErrorRecord(error, blk->opr->name) : nullptr;
+  if (blk != tls_running_async) {
+    self->Complete(blk, std::move(err), true);
+    return;
+  }
+  // Ended inside its own function, which returns next: the op it makes
+  // ready may be kept for this worker, as after a sync op. Should the
+  // function wait before returning, BlockUntil queues that op first.
+  tls_running_async = nullptr;  // `blk` is freed below
+  WorkerPool::HandOffScope handoff(true);
+  self->Complete(blk, std::move(err), true);
 }
 
 void EngineBase::Complete(OprBlock* blk, ErrorRef err, bool new_error) {
@@ -279,7 +314,7 @@ void EngineBase::Complete(OprBlock* blk, ErrorRef err, bool new_error) {
   if (op->prop == FnProperty::kDeleteVar)
     for (VarHandle v : op->mutate_vars) ObjectPool<Var>::Delete(v);
   // A temporary op is freed with its block, below.
-  if (!op->temporary && op->refs->n.fetch_sub(1, std::memory_order_acq_rel) == 1) FreeOpr(op);
+  if (op->refs && op->refs->n.fetch_sub(1, std::memory_order_acq_rel) == 1) FreeOpr(op);
   std::atomic<bool>* done = blk->done_flag;
   Parker* pusher = blk->pusher;
   ObjectPool<OprBlock>::Delete(blk);
@@ -355,6 +390,7 @@ bool EngineBase::TryRunNowImpl(void (*call)(void*), void* fn, VarList const_vars
 
 void EngineBase::BlockUntil(const std::atomic<bool>& done) {
   if (done.load(std::memory_order_acquire)) return;
+  WorkerPool::FlushHandOff();
   WorkerPool* pool = WorkerPool::Current();
   if (pool) pool->BeginBlocking();
   Parker::Current()->ParkUntil([&] { return done.load(std::memory_order_acquire); });

@@ -28,9 +28,10 @@ class Opr {
   bool temporary = true;    // made by PushSync/PushAsync, freed after its run
   bool always_run = false;  // waiters and deletions run even on poisoned variables
   const char* name = "unnamed";
-  // Persistent operators: one for the handle plus one per push in flight,
-  // on a cache line of its own (pushers and workers both write it, and the
-  // worker reads the fields above on every run). Null for temporary ops.
+  // Persistent operators without variables: one for the handle plus one per
+  // push in flight, on a cache line of its own (pushers and workers both
+  // write it). An operator with variables needs no count: its deletion is
+  // an op on all of them, which runs after every push. Null otherwise.
   struct alignas(64) RefCount {
     std::atomic<int> n{1};
   };

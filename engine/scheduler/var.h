@@ -60,7 +60,6 @@ class alignas(64) Var {
   // Set by a failed writer, cleared by a successful one. Ordered by the
   // queue: only the op holding the variable reads or writes it.
   ErrorRef error;
-  std::atomic<bool> deleted{false};  // DeleteVariable was called
 
  private:
   using Entry = VarEntry;
@@ -72,6 +71,12 @@ class alignas(64) Var {
   Entry* first_write_ = nullptr;  // the oldest queued write, running or waiting
   Entry* tail_ = nullptr;         // the newest entry; the queue runs first_write_ .. tail_
   bool write_granted_ = false;
+
+ public:
+  // DeleteVariable was called. Every push reads it: on the lock's cache line,
+  // which the worker completing ops on the variable keeps writing, each push
+  // would pull that line over once more.
+  alignas(64) std::atomic<bool> deleted{false};
 };
 
 // ---- implementation of the templates ---------------------------------------

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "engine/base/error.h"
+#include "engine/scheduler/opr.h"
 #include "engine/scheduler/parker.h"
 #include "engine/scheduler/profiler.h"
 
@@ -73,6 +74,13 @@ bool WorkerPool::TryHandOff(WorkerPool* pool, OprBlock* blk) {
   if (!tls_handoff_allowed || pool != tls_pool || tls_next) return false;
   tls_next = blk;
   return true;
+}
+
+void WorkerPool::FlushHandOff() {
+  if (!tls_next) return;
+  OprBlock* blk = tls_next;
+  tls_next = nullptr;
+  tls_pool->Push(blk, blk->priority > 0);
 }
 
 void WorkerPool::SpawnLocked() {

@@ -55,6 +55,9 @@ class WorkerPool {
    private:
     bool saved_;
   };
+  // Queues the op kept for the calling worker, if any: a worker about to
+  // block must not sit on the op its wait may need.
+  static void FlushHandOff();
   // Takes `blk` out of the queue if it is still waiting there (compared by
   // address only), so another thread may run it.
   bool TryRemove(OprBlock* blk);
