@@ -275,7 +275,9 @@ void EngineBase::Execute(OprBlock* blk, const RunContext& rctx, const char* lane
       Complete(blk, MakeErrorRecord(std::current_exception(), op->name), true);
       return;
     }
+    const bool ended_here = tls_running_async == nullptr;  // see OnAsyncDone
     tls_running_async = saved;
+    if (ended_here) ObjectPool<OprBlock>::Delete(blk);
   }
 }
 
@@ -290,15 +292,16 @@ void EngineBase::OnAsyncDone(void* engine, void* block, std::exception_ptr error
     self->Complete(blk, std::move(err), true);
     return;
   }
-  // Ended inside its own function, which returns next: the op it makes
-  // ready may be kept for this worker, as after a sync op. Should the
-  // function wait before returning, BlockUntil queues that op first.
-  tls_running_async = nullptr;  // `blk` is freed below
+  // Ended inside its own function: the op it makes ready may be kept for
+  // this worker, as after a sync op (should the function wait before it
+  // returns, BlockUntil queues that op first). The block, which holds the
+  // function of a temporary op, is freed once the function has returned.
+  tls_running_async = nullptr;
   WorkerPool::HandOffScope handoff(true);
-  self->Complete(blk, std::move(err), true);
+  self->Complete(blk, std::move(err), true, /*free_block=*/false);
 }
 
-void EngineBase::Complete(OprBlock* blk, ErrorRef err, bool new_error) {
+void EngineBase::Complete(OprBlock* blk, ErrorRef err, bool new_error, bool free_block) {
   Opr* op = blk->opr;
   const bool real_op = !op->always_run;  // waiters leave variables as they were
   if (err) {
@@ -317,7 +320,7 @@ void EngineBase::Complete(OprBlock* blk, ErrorRef err, bool new_error) {
   if (op->refs && op->refs->n.fetch_sub(1, std::memory_order_acq_rel) == 1) FreeOpr(op);
   std::atomic<bool>* done = blk->done_flag;
   Parker* pusher = blk->pusher;
-  ObjectPool<OprBlock>::Delete(blk);
+  if (free_block) ObjectPool<OprBlock>::Delete(blk);
   OpFinished();
   if (done) {
     done->store(true, std::memory_order_release);

@@ -54,7 +54,9 @@ class EngineBase : public Engine {
   // Runs the op (or skips it when an input is poisoned) and, for sync ops,
   // completes it. `lane` labels the profiler event.
   void Execute(OprBlock* blk, const RunContext& rctx, const char* lane);
-  void Complete(OprBlock* blk, ErrorRef err, bool new_error);
+  // `free_block` false: the caller frees `blk` (an async function that ended
+  // itself is still running from it).
+  void Complete(OprBlock* blk, ErrorRef err, bool new_error, bool free_block = true);
 
   OprBlock* NewBlock(Opr* opr, Context ctx, int priority);
   // Blocks the calling thread until `done`, lending its lane a spare worker

@@ -463,6 +463,31 @@ TEST_CASE("TryRunNow: an exception poisons what it writes, reported once at a wa
   }
 }
 
+TEST_CASE("an async op that ends inside its function, then waits, does not strand the next op") {
+  // With one worker: ending A makes B ready, and B is kept for the worker
+  // that runs A. A then waits for B's output; the wait must let B run.
+  auto eng = Threaded(1);
+  VarHandle v = eng->NewVariable(), w = eng->NewVariable();
+  std::atomic<bool> b_ran{false}, b_pushed{false}, a_returned{false};
+  bool a_saw_b = false;
+  eng->PushAsync(
+      [&](RunContext, CallbackOnComplete done) {
+        WaitFlag(b_pushed);  // B queues behind A on v
+        done();
+        eng->WaitForVar(w);
+        a_saw_b = b_ran.load();
+        a_returned = true;  // A ended at done(): WaitForAll does not wait for this
+      },
+      kCPU, {}, {v}, FnProperty::kNormal, 0, "A");
+  eng->PushSync([&](RunContext) { b_ran = true; }, kCPU, {v}, {w}, FnProperty::kNormal, 0, "B");
+  b_pushed = true;
+  REQUIRE(WaitFlag(a_returned));
+  CHECK(a_saw_b);
+  eng->DeleteVariable(nullptr, kCPU, v);
+  eng->DeleteVariable(nullptr, kCPU, w);
+  eng->WaitForAll();
+}
+
 TEST_CASE("persistent operators run on every push and are freed after the last") {
   for (auto& eng : BothEngines()) {
     CAPTURE(Name(eng.get()));
