@@ -149,19 +149,9 @@ void CreateBackward(const ConvGeom& g, ConvPrims* p) {
   if (g.bias) p->bw_dbias = wpd.diff_bias_desc();
 }
 
-constexpr size_t kMaxCached = 64;
-
 std::shared_ptr<ConvPrims> Lookup(const ConvGeom& g) {
-  static std::mutex mu;
-  static std::map<Key, std::shared_ptr<ConvPrims>> cache;
-  const Key key = KeyOf(g);
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = cache.find(key);
-  if (it != cache.end()) return it->second;
-  if (cache.size() >= kMaxCached) cache.clear();
-  auto p = Create(g);
-  cache.emplace(key, p);
-  return p;
+  static nn_dnnl::PrimitiveCache<Key, ConvPrims> cache;
+  return cache.Get(KeyOf(g), [&] { return Create(g); });
 }
 
 // Fails with a message naming the op and the geometry.

@@ -6,9 +6,7 @@
 //   dx_c = g_c * s_c^-beta - 2 * alpha * beta / nsize * x_c * sum of a_c'
 //          over the window centred on c (the window is symmetric).
 #include <cmath>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <tuple>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -85,38 +83,28 @@ bool DnnlLRNForward(const LRNParam& p, const Shape& s, const float* x, float* y)
   using Key = std::tuple<int64_t, int64_t, int64_t, int, float, float, float>;
   struct Prim {
     memory::desc data;
-    std::unique_ptr<dnnl::lrn_forward> fwd;
+    dnnl::lrn_forward fwd;
   };
-  static std::mutex mu;
-  static std::map<Key, std::shared_ptr<Prim>> cache;
+  static nn_dnnl::PrimitiveCache<Key, Prim> cache;
   const int64_t batch = s[0], channels = s[1], inner = s.ProdRange(2, s.ndim());
   try {
-    std::shared_ptr<Prim> prim;
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      const Key key{batch, channels, inner, p.nsize, p.alpha, p.beta, p.knorm};
-      if (cache.size() >= 64 && !cache.count(key)) cache.clear();
-      auto& slot = cache[key];
-      if (!slot) {
-        auto made = std::make_shared<Prim>();
-        // (batch, channel, inner, 1): any number of spatial axes as one.
-        made->data = memory::desc({batch, channels, inner, 1}, memory::data_type::f32,
-                                  memory::format_tag::nchw);
-        dnnl::lrn_forward::desc d(dnnl::prop_kind::forward_inference,
+    auto prim = cache.Get(Key{batch, channels, inner, p.nsize, p.alpha, p.beta, p.knorm}, [&] {
+      auto made = std::make_shared<Prim>();
+      // (batch, channel, inner, 1): any number of spatial axes as one.
+      made->data = memory::desc({batch, channels, inner, 1}, memory::data_type::f32,
+                                memory::format_tag::nchw);
+      made->fwd = dnnl::lrn_forward(dnnl::lrn_forward::primitive_desc(
+          dnnl::lrn_forward::desc(dnnl::prop_kind::forward_inference,
                                   dnnl::algorithm::lrn_across_channels, made->data, p.nsize,
-                                  p.alpha, p.beta, p.knorm);
-        made->fwd = std::make_unique<dnnl::lrn_forward>(
-            dnnl::lrn_forward::primitive_desc(d, nn_dnnl::CpuEngine()));
-        slot = made;
-      }
-      prim = slot;
-    }
-    nn_dnnl::ScopedOmpThreads scoped(OmpThreads());
+                                  p.alpha, p.beta, p.knorm),
+          nn_dnnl::CpuEngine()));
+      return made;
+    });
     const auto& eng = nn_dnnl::CpuEngine();
-    dnnl::stream st(eng);
-    memory src(prim->data, eng, const_cast<float*>(x)), dst(prim->data, eng, y);
-    prim->fwd->execute(st, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
-    st.wait();
+    nn_dnnl::RunPrimitive(prim->fwd,
+                          {{DNNL_ARG_SRC, memory(prim->data, eng, const_cast<float*>(x))},
+                           {DNNL_ARG_DST, memory(prim->data, eng, y)}},
+                          OmpThreads());
   } catch (const dnnl::error&) {
     return false;  // the loop does it
   }

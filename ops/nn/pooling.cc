@@ -314,16 +314,16 @@ void PoolBackward(const PoolGeom& g, const T* ograd, const T* in, const T* out, 
   }
 }
 
-// oneDNN pooling forward (float32, plain layout). Returns false where
+// oneDNN pooling (float32, plain layout). The calls return false where
 // oneDNN's semantics differ from MXNet's (sum; avg counting the padding when a
 // 'full' window reaches past it; padding as large as the kernel; add).
 using PoolKey = std::tuple<int, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
                            int64_t, int64_t, int64_t, int64_t, int64_t, int>;
 
-struct PoolPrim {
-  std::unique_ptr<dnnl::pooling_forward> prim;
-  dnnl::memory::desc src, dst;
-};
+PoolKey MakePoolKey(const PoolGeom& g, int64_t n, int64_t c, int64_t prh, int64_t prw,
+                    dnnl::algorithm alg) {
+  return {g.spatial, n, c, g.h, g.w, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, prh, prw, int(alg)};
+}
 
 // oneDNN's algorithm and right padding for `g`, or false where its semantics
 // differ from MXNet's.
@@ -370,34 +370,26 @@ bool DnnlPoolForward(const PoolGeom& g, int64_t n, int64_t c, const float* in, f
   dnnl::algorithm alg;
   int64_t prh, prw;
   if (!DnnlPoolAlg(g, &alg, &prh, &prw)) return false;
-  static std::mutex mu;
-  static std::map<PoolKey, std::shared_ptr<PoolPrim>> cache;
-  const PoolKey key{g.spatial, n,    c,    g.h,  g.w, g.kh, g.kw,
-                    g.sh,      g.sw, g.ph, g.pw, prh, prw,  int(alg)};
-  std::shared_ptr<PoolPrim> p;
+  struct Prim {
+    dnnl::memory::desc src, dst;
+    dnnl::pooling_forward fwd;
+  };
+  static nn_dnnl::PrimitiveCache<PoolKey, Prim> cache;
   try {
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      auto it = cache.find(key);
-      if (it != cache.end()) {
-        p = it->second;
-      } else {
-        p = std::make_shared<PoolPrim>();
-        std::tie(p->src, p->dst) = PoolDescs(g, n, c);
-        auto d =
-            PoolForwardDesc(g, dnnl::prop_kind::forward_inference, alg, p->src, p->dst, prh, prw);
-        p->prim = std::make_unique<dnnl::pooling_forward>(
-            dnnl::pooling_forward::primitive_desc(d, nn_dnnl::CpuEngine()));
-        if (cache.size() >= 64) cache.clear();
-        cache.emplace(key, p);
-      }
-    }
-    nn_dnnl::ScopedOmpThreads scoped(threads);
-    dnnl::stream s(nn_dnnl::CpuEngine());
-    dnnl::memory src(p->src, nn_dnnl::CpuEngine(), const_cast<float*>(in));
-    dnnl::memory dst(p->dst, nn_dnnl::CpuEngine(), out);
-    p->prim->execute(s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
-    s.wait();
+    auto p = cache.Get(MakePoolKey(g, n, c, prh, prw, alg), [&] {
+      auto made = std::make_shared<Prim>();
+      std::tie(made->src, made->dst) = PoolDescs(g, n, c);
+      made->fwd = dnnl::pooling_forward(dnnl::pooling_forward::primitive_desc(
+          PoolForwardDesc(g, dnnl::prop_kind::forward_inference, alg, made->src, made->dst, prh,
+                          prw),
+          nn_dnnl::CpuEngine()));
+      return made;
+    });
+    const auto& eng = nn_dnnl::CpuEngine();
+    nn_dnnl::RunPrimitive(p->fwd,
+                          {{DNNL_ARG_SRC, dnnl::memory(p->src, eng, const_cast<float*>(in))},
+                           {DNNL_ARG_DST, dnnl::memory(p->dst, eng, out)}},
+                          threads);
   } catch (const dnnl::error&) {
     return false;  // the plain kernel does it
   }
@@ -410,71 +402,62 @@ bool DnnlPoolForward(const PoolGeom& g, int64_t n, int64_t c, const float* in, f
 // temp space. Measured on 2 threads (tests/bench/nn_dnnl_bench.cc) the pair
 // ran 1.8x ahead of the loop for 3x3 windows with stride 2 and broke even on
 // 2x2 windows with stride 2, which keep their own loop.
-struct PoolBwdPrim {
-  dnnl::memory::desc src, dst, ws;
-  std::unique_ptr<dnnl::pooling_forward> fwd;  // max only
-  std::unique_ptr<dnnl::pooling_backward> bwd;
-};
-
 bool DnnlPoolBackward(const PoolGeom& g, int64_t n, int64_t c, const float* ograd, const float* in,
                       float* gin, OpReqType req, int threads, const Resource& temp) {
   if (req != kWriteTo) return false;
   dnnl::algorithm alg;
   int64_t prh, prw;
   if (!DnnlPoolAlg(g, &alg, &prh, &prw)) return false;
-  static std::mutex mu;
-  static std::map<PoolKey, std::shared_ptr<PoolBwdPrim>> cache;
-  const PoolKey key{g.spatial, n,    c,    g.h,  g.w, g.kh, g.kw,
-                    g.sh,      g.sw, g.ph, g.pw, prh, prw,  int(alg)};
+  struct Prim {
+    dnnl::memory::desc src, dst, ws;
+    dnnl::pooling_forward fwd;  // max only: makes the workspace
+    dnnl::pooling_backward bwd;
+  };
+  static nn_dnnl::PrimitiveCache<PoolKey, Prim> cache;
   const bool max = alg == dnnl::algorithm::pooling_max;
   try {
-    std::shared_ptr<PoolBwdPrim> p;
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      if (cache.size() >= 64 && !cache.count(key)) cache.clear();
-      auto& slot = cache[key];
-      if (!slot) {
-        auto made = std::make_shared<PoolBwdPrim>();
-        std::tie(made->src, made->dst) = PoolDescs(g, n, c);
-        const auto& eng = nn_dnnl::CpuEngine();
-        dnnl::pooling_forward::primitive_desc fpd(
-            PoolForwardDesc(g, dnnl::prop_kind::forward_training, alg, made->src, made->dst, prh,
-                            prw),
-            eng);
-        if (max) {
-          made->fwd = std::make_unique<dnnl::pooling_forward>(fpd);
-          made->ws = fpd.workspace_desc();
-        }
-        using Dims = dnnl::memory::dims;
-        const bool d2 = g.spatial == 2;
-        auto sp = [&](int64_t a, int64_t b) { return d2 ? Dims{a, b} : Dims{b}; };
-        dnnl::pooling_backward::desc bd(alg, made->src, made->dst, sp(g.sh, g.sw), sp(g.kh, g.kw),
-                                        sp(g.ph, g.pw), sp(prh, prw));
-        made->bwd = std::make_unique<dnnl::pooling_backward>(
-            dnnl::pooling_backward::primitive_desc(bd, eng, fpd));
-        slot = made;
+    auto p = cache.Get(MakePoolKey(g, n, c, prh, prw, alg), [&] {
+      auto made = std::make_shared<Prim>();
+      std::tie(made->src, made->dst) = PoolDescs(g, n, c);
+      const auto& eng = nn_dnnl::CpuEngine();
+      dnnl::pooling_forward::primitive_desc fpd(
+          PoolForwardDesc(g, dnnl::prop_kind::forward_training, alg, made->src, made->dst, prh,
+                          prw),
+          eng);
+      if (max) {
+        made->fwd = dnnl::pooling_forward(fpd);
+        made->ws = fpd.workspace_desc();
       }
-      p = slot;
-    }
-    nn_dnnl::ScopedOmpThreads scoped(threads);
-    const auto& eng = nn_dnnl::CpuEngine();
-    dnnl::stream s(eng);
+      using Dims = dnnl::memory::dims;
+      const bool d2 = g.spatial == 2;
+      auto sp = [&](int64_t a, int64_t b) { return d2 ? Dims{a, b} : Dims{b}; };
+      made->bwd = dnnl::pooling_backward(dnnl::pooling_backward::primitive_desc(
+          dnnl::pooling_backward::desc(alg, made->src, made->dst, sp(g.sh, g.sw), sp(g.kh, g.kw),
+                                       sp(g.ph, g.pw), sp(prh, prw)),
+          eng, fpd));
+      return made;
+    });
     using dnnl::memory;
+    const auto& eng = nn_dnnl::CpuEngine();
     memory diff_dst(p->dst, eng, const_cast<float*>(ograd)), diff_src(p->src, eng, gin);
     if (!max) {
-      p->bwd->execute(s, {{DNNL_ARG_DIFF_DST, diff_dst}, {DNNL_ARG_DIFF_SRC, diff_src}});
-    } else {
-      nn_dnnl::Carver carve;
-      const size_t at_dst = carve.Add(p->dst.get_size()), at_ws = carve.Add(p->ws.get_size());
-      char* tmp = static_cast<char*>(temp.get_space(carve.Total()));
-      memory src(p->src, eng, const_cast<float*>(in)), dst(p->dst, eng, tmp + at_dst),
-          ws(p->ws, eng, tmp + at_ws);
-      p->fwd->execute(s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}, {DNNL_ARG_WORKSPACE, ws}});
-      p->bwd->execute(
-          s,
-          {{DNNL_ARG_DIFF_DST, diff_dst}, {DNNL_ARG_DIFF_SRC, diff_src}, {DNNL_ARG_WORKSPACE, ws}});
+      nn_dnnl::RunPrimitive(p->bwd, {{DNNL_ARG_DIFF_DST, diff_dst}, {DNNL_ARG_DIFF_SRC, diff_src}},
+                            threads);
+      return true;
     }
-    s.wait();
+    nn_dnnl::Carver carve;
+    const size_t at_dst = carve.Add(p->dst.get_size()), at_ws = carve.Add(p->ws.get_size());
+    char* tmp = static_cast<char*>(temp.get_space(carve.Total()));
+    memory ws(p->ws, eng, tmp + at_ws);
+    nn_dnnl::RunPrimitive(p->fwd,
+                          {{DNNL_ARG_SRC, memory(p->src, eng, const_cast<float*>(in))},
+                           {DNNL_ARG_DST, memory(p->dst, eng, tmp + at_dst)},
+                           {DNNL_ARG_WORKSPACE, ws}},
+                          threads);
+    nn_dnnl::RunPrimitive(
+        p->bwd,
+        {{DNNL_ARG_DIFF_DST, diff_dst}, {DNNL_ARG_DIFF_SRC, diff_src}, {DNNL_ARG_WORKSPACE, ws}},
+        threads);
   } catch (const dnnl::error&) {
     return false;  // the loop does it
   }
