@@ -23,6 +23,13 @@
 #include "ops/registry/op_attr_types.h"
 
 namespace tessera::shell::nd {
+
+// The NDArray metatable of the interpreter's state: its address, to tell an
+// NDArray from other userdata without looking the name up, and a registry
+// reference to set it on new arrays.
+const void* g_meta = nullptr;
+int g_meta_ref = LUA_NOREF;
+
 namespace {
 
 // ---- GC pacing.
@@ -48,7 +55,8 @@ void AccountAlloc(lua_State* L, size_t bytes) {
 }
 
 int NDGc(lua_State* L) {
-  auto* box = static_cast<NDBox*>(luaL_checkudata(L, 1, kNDArrayMeta));
+  if (!ToNDArray(L, 1)) luaL_checkudata(L, 1, kNDArrayMeta);  // raises
+  auto* box = static_cast<NDBox*>(lua_touserdata(L, 1));
   g_live_bytes -= box->accounted;
   box->accounted = 0;
   // A default NDArray owns nothing, so the userdata's memory may be freed
@@ -237,10 +245,15 @@ struct ArithOp {
   const char* rscalar;
 };
 
-int Arith(lua_State* L, const ArithOp& op) {
+int Arith(lua_State* L, const ArithOp& op, const std::shared_ptr<const op::NodeAttrs>& binary) {
   NDArray* a = ToNDArray(L, 1);
   NDArray* b = ToNDArray(L, 2);
-  if (a && b) return InvokeAndPush(L, op.binary, {*a, *b}, {});
+  if (a && b) {
+    CallVectors v;
+    v.inputs().push_back(*a);
+    v.inputs().push_back(*b);
+    return InvokeAndPush(L, binary, v.inputs());
+  }
   if (a && lua_type(L, 2) == LUA_TNUMBER)
     return InvokeAndPush(L, op.scalar, {*a}, {{"scalar", NumberText(lua_tonumber(L, 2))}});
   if (b && lua_type(L, 1) == LUA_TNUMBER)
@@ -266,7 +279,9 @@ constexpr ArithOp kGe{"ge", "broadcast_greater_equal", "_greater_equal_scalar",
 
 template <const ArithOp& Op>
 int ArithFn(lua_State* L) {
-  return Arith(L, Op);
+  // The two-array form has no parameters: parsed once.
+  static const auto binary = MakeAttrs(Op.binary);
+  return Arith(L, Op, binary);
 }
 
 int Unm(lua_State* L) {
@@ -509,6 +524,10 @@ void Open(lua_State* L, int mx) {
 
   luaL_newmetatable(L, kNDArrayMeta);
   const int meta = lua_gettop(L);
+  g_meta = lua_topointer(L, meta);
+  lua_pushvalue(L, meta);
+  luaL_unref(L, LUA_REGISTRYINDEX, g_meta_ref);
+  g_meta_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_newtable(L);
   const int methods = lua_gettop(L);
   SetFunctions(
@@ -596,12 +615,18 @@ void PushNDArray(lua_State* L, NDArray arr, bool owns_memory) {
   const size_t bytes = owns_memory && arr.chunk() ? arr.chunk()->bytes : 0;
   auto* box = static_cast<NDBox*>(lua_newuserdata(L, sizeof(NDBox)));
   new (box) NDBox{std::move(arr), bytes};
-  luaL_getmetatable(L, kNDArrayMeta);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, g_meta_ref);
   lua_setmetatable(L, -2);
   if (bytes) AccountAlloc(L, bytes);
 }
 
 NDArray* ToNDArray(lua_State* L, int index) {
+  void* p = lua_touserdata(L, index);
+  if (!p || !lua_getmetatable(L, index)) return nullptr;
+  const bool ours = lua_topointer(L, -1) == g_meta;
+  lua_pop(L, 1);
+  if (ours) return &static_cast<NDBox*>(p)->arr;
+  // Not the metatable recorded last: by name (another state's arrays).
   auto* box = static_cast<NDBox*>(luaL_testudata(L, index, kNDArrayMeta));
   return box ? &box->arr : nullptr;
 }
@@ -616,22 +641,49 @@ size_t LiveTensorBytes() {
   return g_live_bytes;
 }
 
-int InvokeAndPush(lua_State* L, std::string_view op_name, const std::vector<NDArray>& inputs,
-                  op::ParamDict params, std::vector<NDArray>* out) {
-  auto attrs = MakeAttrs(op_name, std::move(params));
-  std::vector<NDArray> outputs;
-  if (out) outputs = *out;
-  Invoke(attrs, inputs, &outputs);
+namespace {
+// The vectors of operator calls, kept per nesting depth (inference may run
+// Lua that calls operators again) so that a call allocates neither.
+thread_local std::vector<std::unique_ptr<std::vector<NDArray>[]>> t_call_vectors;
+thread_local size_t t_call_depth = 0;
+}  // namespace
+
+CallVectors::CallVectors() {
+  if (t_call_depth == t_call_vectors.size())
+    t_call_vectors.push_back(std::make_unique<std::vector<NDArray>[]>(2));
+  v_ = t_call_vectors[t_call_depth++].get();
+}
+
+CallVectors::~CallVectors() {
+  // Cleared, not kept: the arrays must not outlive the call.
+  v_[0].clear();
+  v_[1].clear();
+  --t_call_depth;
+}
+
+int InvokeAndPush(lua_State* L, const std::shared_ptr<const op::NodeAttrs>& attrs,
+                  const std::vector<NDArray>& inputs, std::vector<NDArray>* out) {
   if (out) {
-    *out = std::move(outputs);
+    CallVectors v;
+    v.outputs() = *out;
+    Invoke(attrs, inputs, &v.outputs());
+    *out = std::move(v.outputs());
     return 0;
   }
+  CallVectors v;
+  std::vector<NDArray>& outputs = v.outputs();
+  Invoke(attrs, inputs, &outputs);
   static const auto& visible = op::Op::GetAttr<op::FNumVisibleOutputs>("FNumVisibleOutputs");
   size_t n = outputs.size();
   if (const auto* f = visible.find(attrs->op)) n = std::min<size_t>(n, (*f)(*attrs));
   luaL_checkstack(L, static_cast<int>(n) + 4, "too many outputs");
   for (size_t i = 0; i < n; ++i) PushNDArray(L, std::move(outputs[i]));
   return static_cast<int>(n);
+}
+
+int InvokeAndPush(lua_State* L, std::string_view op_name, const std::vector<NDArray>& inputs,
+                  op::ParamDict params, std::vector<NDArray>* out) {
+  return InvokeAndPush(L, MakeAttrs(op_name, std::move(params)), inputs, out);
 }
 
 TESSERA_SHELL_BINDING(ndarray, 40, Open);

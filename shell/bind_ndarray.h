@@ -9,6 +9,7 @@
 #include <lua.hpp>
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,7 +19,8 @@
 
 namespace tessera::op {
 class Op;
-}
+struct NodeAttrs;
+}  // namespace tessera::op
 
 namespace tessera::shell::nd {
 
@@ -55,6 +57,24 @@ std::string ShapeText(const Shape& s);
 // True when `op` has a parameter named "shape".
 bool FindShapeParam(const op::Op* op);
 
+// The input and output vectors of one operator call, reused by later calls
+// (no allocation per call); both are empty when the scope ends.
+class CallVectors {
+ public:
+  CallVectors();
+  ~CallVectors();
+  CallVectors(const CallVectors&) = delete;
+  CallVectors& operator=(const CallVectors&) = delete;
+  std::vector<NDArray>& inputs() { return v_[0]; }
+  std::vector<NDArray>& outputs() { return v_[1]; }
+
+ private:
+  std::vector<NDArray>* v_;
+};
+
+// Runs the op of `attrs` on `inputs`, as the overload below.
+int InvokeAndPush(lua_State* L, const std::shared_ptr<const op::NodeAttrs>& attrs,
+                  const std::vector<NDArray>& inputs, std::vector<NDArray>* out = nullptr);
 // Runs `op_name` on `inputs` with `params`. `out` empty: the outputs are new
 // arrays, pushed on the Lua stack; otherwise they are written. Returns the
 // number of values pushed.

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "engine/scheduler/object_pool.h"
 #include "engine/storage/storage.h"
 
 namespace tessera {
@@ -47,8 +48,9 @@ void NDArray::Chunk::CheckAndAlloc() {
 NDArray::NDArray(const Shape& shape, Context ctx, DType dtype, bool delay_alloc)
     : shape_(shape), dtype_(dtype) {
   TS_CHECK(shape.known()) << "NDArray: shape " << shape << " has an unknown (0) dimension";
-  ptr_ = std::make_shared<Chunk>(static_cast<size_t>(shape.Size()) * DTypeSize(dtype), ctx,
-                                 delay_alloc);
+  ptr_ = std::allocate_shared<Chunk>(engine::PoolAllocator<Chunk>(),
+                                     static_cast<size_t>(shape.Size()) * DTypeSize(dtype), ctx,
+                                     delay_alloc);
 }
 
 NDArray NDArray::Alias() const {

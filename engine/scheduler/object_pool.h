@@ -24,6 +24,9 @@ class ObjectPool {
     obj->~T();
     Local().Give(obj);
   }
+  // Raw storage for one T, for allocators (PoolAllocator).
+  static void* Allocate() { return Local().Take(); }
+  static void Deallocate(void* p) { Local().Give(p); }
 
  private:
   static constexpr size_t kBatch = 128;
@@ -85,6 +88,29 @@ class ObjectPool {
   static Cache& Local() {
     thread_local Cache cache;
     return cache;
+  }
+};
+
+// A standard allocator of single objects from ObjectPool, for
+// std::allocate_shared of objects made and dropped at a high rate (an
+// NDArray's chunk): its control block and object then come from the pool.
+template <typename T>
+struct PoolAllocator {
+  using value_type = T;
+  PoolAllocator() = default;
+  template <typename U>
+  PoolAllocator(const PoolAllocator<U>&) {}
+  T* allocate(size_t n) {
+    if (n != 1) return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t(alignof(T))));
+    return static_cast<T*>(ObjectPool<T>::Allocate());
+  }
+  void deallocate(T* p, size_t n) {
+    if (n != 1) return ::operator delete(p, std::align_val_t(alignof(T)));
+    ObjectPool<T>::Deallocate(p);
+  }
+  template <typename U>
+  bool operator==(const PoolAllocator<U>&) const {
+    return true;
   }
 };
 

@@ -28,12 +28,10 @@ void* MemoryPool::Alloc(size_t bytes) {
     std::lock_guard<std::mutex> lock(mu_);
     auto& list = free_[bucket];
     if (!list.empty()) {
-      LiveMap::node_type node = std::move(list.back());
+      void* ptr = list.back();
+      const size_t reserved = BucketBytes(bucket);
+      live_.Insert(ptr, {bytes, reserved});
       list.pop_back();
-      node.mapped().requested = bytes;
-      const size_t reserved = node.mapped().reserved;
-      void* ptr = node.key();
-      live_.insert(std::move(node));
       stats_.bytes_pooled -= reserved;
       stats_.bytes_in_use += reserved;
       stats_.peak_bytes_in_use = std::max(stats_.peak_bytes_in_use, stats_.bytes_in_use);
@@ -59,7 +57,7 @@ void* MemoryPool::AllocFromSystem(size_t reserved, size_t requested) {
   }
   std::lock_guard<std::mutex> lock(mu_);
   try {
-    live_.emplace(ptr, Block{requested, reserved});
+    live_.Insert(ptr, {requested, reserved});
   } catch (...) {
     raw_->Deallocate(ptr, reserved);
     throw;
@@ -70,52 +68,57 @@ void* MemoryPool::AllocFromSystem(size_t reserved, size_t requested) {
   return ptr;
 }
 
-MemoryPool::LiveMap::node_type MemoryPool::TakeLive(void* ptr, size_t bytes, const char* what) {
-  auto it = live_.find(ptr);
-  TS_CHECK(it != live_.end()) << what << " of " << ptr << " on " << ctx_.ToString()
-                              << ": no block allocated there starts at this address (freed "
-                                 "twice, or allocated on another device?)";
-  TS_CHECK(it->second.requested == bytes)
-      << what << " of " << ptr << " on " << ctx_.ToString() << ": the handle says " << bytes
-      << " bytes but the block was allocated with " << it->second.requested;
-  stats_.bytes_in_use -= it->second.reserved;
-  return live_.extract(it);
+LiveTable::Block* MemoryPool::FindLive(void* ptr, size_t bytes, const char* what) {
+  LiveTable::Block* b = live_.Find(ptr);
+  TS_CHECK(b) << what << " of " << ptr << " on " << ctx_.ToString()
+              << ": no block allocated there starts at this address (freed twice, or allocated "
+                 "on another device?)";
+  TS_CHECK(b->requested == bytes) << what << " of " << ptr << " on " << ctx_.ToString()
+                                  << ": the handle says " << bytes
+                                  << " bytes but the block was allocated with " << b->requested;
+  return b;
 }
 
 void MemoryPool::Free(void* ptr, size_t bytes) {
-  LiveMap::node_type node;
+  size_t reserved;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    node = TakeLive(ptr, bytes, "Free");
-    const size_t reserved = node.mapped().reserved;
-    if (options_.pooling && stats_.bytes_pooled + reserved <= options_.max_pooled_bytes) {
-      free_[BucketIndex(reserved)].push_back(std::move(node));
+    LiveTable::Block* b = FindLive(ptr, bytes, "Free");
+    reserved = b->reserved;
+    const bool pool =
+        options_.pooling && stats_.bytes_pooled + reserved <= options_.max_pooled_bytes;
+    if (pool) free_[BucketIndex(reserved)].push_back(ptr);  // first: it may throw
+    live_.Erase(b);
+    stats_.bytes_in_use -= reserved;
+    if (pool) {
       stats_.bytes_pooled += reserved;
       return;
     }
   }
-  raw_->Deallocate(ptr, node.mapped().reserved);
+  raw_->Deallocate(ptr, reserved);
 }
 
 void MemoryPool::DirectFree(void* ptr, size_t bytes) {
-  LiveMap::node_type node;
+  size_t reserved;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    node = TakeLive(ptr, bytes, "DirectFree");
+    LiveTable::Block* b = FindLive(ptr, bytes, "DirectFree");
+    reserved = b->reserved;
+    live_.Erase(b);
+    stats_.bytes_in_use -= reserved;
   }
-  raw_->Deallocate(ptr, node.mapped().reserved);
+  raw_->Deallocate(ptr, reserved);
 }
 
 void MemoryPool::ReleaseAll() {
-  std::array<std::vector<LiveMap::node_type>, kNumBuckets> taken;
+  std::array<std::vector<void*>, kNumBuckets> taken;
   {
     std::lock_guard<std::mutex> lock(mu_);
     taken.swap(free_);
     stats_.bytes_pooled = 0;
   }
-  for (auto& list : taken) {
-    for (auto& node : list) raw_->Deallocate(node.key(), node.mapped().reserved);
-  }
+  for (int b = 0; b < kNumBuckets; ++b)
+    for (void* ptr : taken[b]) raw_->Deallocate(ptr, BucketBytes(b));
 }
 
 StorageStats MemoryPool::Stats() const {

@@ -12,11 +12,11 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <unordered_map>
 #include <vector>
 
 #include "engine/base/context.h"
 #include "engine/storage/bucket.h"
+#include "engine/storage/live_table.h"
 #include "engine/storage/pool_options.h"
 #include "engine/storage/raw_allocator.h"
 #include "engine/storage/storage_types.h"
@@ -47,25 +47,19 @@ class MemoryPool {
   const PoolOptions& options() const { return options_; }
 
  private:
-  struct Block {
-    size_t requested;  // what Alloc was asked for, to check Free's size
-    size_t reserved;   // what the system gave: the size class, or exact when not pooling
-  };
-  using LiveMap = std::unordered_map<void*, Block>;
-
   void* AllocFromSystem(size_t reserved, size_t requested);
-  // Removes ptr from the live table (checking it) and returns its block.
-  LiveMap::node_type TakeLive(void* ptr, size_t bytes, const char* what);
+  // The live entry of ptr, checked against `bytes`; `what` names the call.
+  LiveTable::Block* FindLive(void* ptr, size_t bytes, const char* what);
 
   const Context ctx_;
   const std::unique_ptr<RawAllocator> raw_;
   const PoolOptions options_;
 
   mutable std::mutex mu_;
-  LiveMap live_;
-  // Free lists keep the live table's nodes, so a pool hit moves a node back
-  // into the table without allocating.
-  std::array<std::vector<LiveMap::node_type>, kNumBuckets> free_;
+  // Blocks handed out: reserved is the size class, or exact when not pooling.
+  LiveTable live_;
+  // Pooled blocks per size class (each holds BucketBytes of its class).
+  std::array<std::vector<void*>, kNumBuckets> free_;
   StorageStats stats_;
 };
 

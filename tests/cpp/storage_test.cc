@@ -10,6 +10,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/base/context.h"
@@ -17,6 +18,7 @@
 #include "engine/storage/bucket.h"
 #include "engine/storage/cpu_allocator.h"
 #include "engine/storage/format_bytes.h"
+#include "engine/storage/live_table.h"
 #include "engine/storage/memory_pool.h"
 #include "engine/storage/pool_options.h"
 #include "engine/storage/storage.h"
@@ -172,6 +174,44 @@ TEST_CASE("pool: a freed block comes back for the same size class, stats are exa
   pool.DirectFree(d, 1000);
   CHECK(pool.Stats().bytes_pooled == 0);
   CHECK(pool.Stats().bytes_in_use == 0);
+}
+
+TEST_CASE("live table: random inserts and erases agree with a reference map") {
+  for (unsigned seed : {1u, 2u, 3u}) {
+    std::mt19937_64 rng(seed);
+    LiveTable table;
+    std::unordered_map<void*, size_t> ref;
+    // Addresses from a narrow range of 64-byte slots: many share a home
+    // slot, so probe runs are long and erasing must close the gaps.
+    auto address = [&] { return reinterpret_cast<void*>(uintptr_t{64} * (1 + rng() % 3000)); };
+    for (int step = 0; step < 40000; ++step) {
+      void* p = address();
+      LiveTable::Block* b = table.Find(p);
+      auto it = ref.find(p);
+      REQUIRE((b != nullptr) == (it != ref.end()));
+      if (b) {
+        REQUIRE(b->requested == it->second);
+        REQUIRE(b->reserved == it->second + 1);
+        if (rng() % 3) {
+          table.Erase(b);
+          ref.erase(it);
+        }
+      } else {
+        const size_t n = rng() % 100000;
+        table.Insert(p, {n, n + 1});
+        ref.emplace(p, n);
+      }
+      REQUIRE(table.size() == ref.size());
+    }
+    for (auto& [p, n] : ref) {
+      LiveTable::Block* b = table.Find(p);
+      REQUIRE(b);
+      CHECK(b->requested == n);
+      table.Erase(b);
+    }
+    CHECK(table.size() == 0);
+    CHECK(table.Find(reinterpret_cast<void*>(64)) == nullptr);
+  }
 }
 
 TEST_CASE("pool: bad frees are errors that leave the pool intact") {
