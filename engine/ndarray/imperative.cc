@@ -146,6 +146,64 @@ void InferTypes(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DTyp
         << DTypeName((*in)[i]) << " is required";
 }
 
+// The output shapes and dtypes inferred for recent calls, per thread. Scalar
+// code repeats one call on arrays of one shape (`c = a + b` in a loop), and
+// inference is a function of the attributes and the input shapes and dtypes
+// alone, so a repeat is answered from here. Entries are keyed by the
+// attributes object, held weakly: while an entry lives, the object's address
+// is not reused for another (make_shared) or the entry has expired.
+class InferMemo {
+ public:
+  static constexpr size_t kMaxInputs = 4, kMaxOutputs = 2;
+
+  // True, with the outputs filled in, when `attrs` was last inferred here
+  // with these inputs.
+  bool Find(const std::shared_ptr<const NodeAttrs>& attrs, const std::vector<Shape>& in_shapes,
+            const std::vector<DType>& in_types, std::vector<Shape>* out_shapes,
+            std::vector<DType>* out_types) const {
+    const Entry& e = slots_[SlotOf(attrs.get())];
+    if (e.attrs != attrs.get() || e.owner.expired() || e.n_in != in_shapes.size() ||
+        e.n_out != out_shapes->size())
+      return false;
+    for (size_t i = 0; i < e.n_in; ++i)
+      if (e.in_types[i] != in_types[i] || e.in_shapes[i] != in_shapes[i]) return false;
+    for (size_t o = 0; o < e.n_out; ++o) {
+      (*out_shapes)[o] = e.out_shapes[o];
+      (*out_types)[o] = e.out_types[o];
+    }
+    return true;
+  }
+
+  void Store(const std::shared_ptr<const NodeAttrs>& attrs, const std::vector<Shape>& in_shapes,
+             const std::vector<DType>& in_types, const std::vector<Shape>& out_shapes,
+             const std::vector<DType>& out_types) {
+    if (in_shapes.size() > kMaxInputs || out_shapes.size() > kMaxOutputs) return;
+    Entry& e = slots_[SlotOf(attrs.get())];
+    e.attrs = attrs.get();
+    e.owner = attrs;
+    e.n_in = in_shapes.size();
+    e.n_out = out_shapes.size();
+    std::copy(in_shapes.begin(), in_shapes.end(), e.in_shapes);
+    std::copy(in_types.begin(), in_types.end(), e.in_types);
+    std::copy(out_shapes.begin(), out_shapes.end(), e.out_shapes);
+    std::copy(out_types.begin(), out_types.end(), e.out_types);
+  }
+
+ private:
+  static constexpr size_t kSlots = 8;
+  struct Entry {
+    const NodeAttrs* attrs = nullptr;
+    std::weak_ptr<const NodeAttrs> owner;
+    size_t n_in = 0, n_out = 0;
+    Shape in_shapes[kMaxInputs], out_shapes[kMaxOutputs];
+    DType in_types[kMaxInputs], out_types[kMaxOutputs];
+  };
+  static size_t SlotOf(const NodeAttrs* a) {
+    return (reinterpret_cast<uintptr_t>(a) >> 4) % kSlots;
+  }
+  std::array<Entry, kSlots> slots_;
+};
+
 // Ops that touch at most this many elements (inputs and outputs together) run
 // on the thread that makes them ready, often the caller itself: their work
 // takes less than handing them to a worker on another core (measured by
@@ -202,8 +260,16 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, const std::vector
       out_types[i] = (*outputs)[i].dtype();
     }
   }
-  InferShapes(attrs, &in_shapes, &out_shapes);
-  InferTypes(attrs, &in_types, &out_types);
+  // Stateful ops are left out: their inference may run user code (a Custom
+  // op's infer_shape), which should see every call.
+  static const auto& fcreate = Op::GetAttr<op::FCreateOpState>("FCreateOpState");
+  thread_local InferMemo memo;
+  const bool memo_ok = !given_outputs && !fcreate.find(op);
+  if (!memo_ok || !memo.Find(attrs_ptr, in_shapes, in_types, &out_shapes, &out_types)) {
+    InferShapes(attrs, &in_shapes, &out_shapes);
+    InferTypes(attrs, &in_types, &out_types);
+    if (memo_ok) memo.Store(attrs_ptr, in_shapes, in_types, out_shapes, out_types);
+  }
   if (given_outputs) {
     for (size_t i = 0; i < n_out; ++i) {
       const NDArray& o = (*outputs)[i];
@@ -216,7 +282,6 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, const std::vector
   }
 
   // Compute function for the device.
-  static const auto& fcreate = Op::GetAttr<op::FCreateOpState>("FCreateOpState");
   static const auto& fresource = Op::GetAttr<op::FResourceRequest>("FResourceRequest");
   static const auto& fmutate = Op::GetAttr<op::FMutateInputs>("FMutateInputs");
   const bool on_gpu = ctx.is_gpu();

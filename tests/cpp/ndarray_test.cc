@@ -548,6 +548,34 @@ TEST_CASE("tiny ops run at once when their inputs are ready, in order when not")
   CheckClose(Invoke("sum", {big})[0], {4096});
 }
 
+TEST_CASE("repeated calls of one attributes object infer each call's shapes and dtypes") {
+  // One parsed attributes object, as Lua's `a + b` uses: a repeat with the
+  // same inputs may reuse the last inference, any change must not.
+  auto add = MakeAttrs("broadcast_add");
+  auto call = [&](const NDArray& x, const NDArray& y) {
+    std::vector<NDArray> out;
+    Invoke(add, {x, y}, &out);
+    return out[0];
+  };
+  NDArray a = Array({2, 3}, Iota(6)), b = Array({1, 3}, {10, 20, 30});
+  for (int i = 0; i < 2; ++i) {
+    NDArray c = call(a, b);
+    CHECK(c.shape() == Shape{2, 3});
+    CheckClose(c, {10, 21, 32, 13, 24, 35});
+  }
+  NDArray col = Array({2, 1}, {1, 2}), row = Array({1, 4}, {0, 10, 20, 30});
+  NDArray d = call(col, row);
+  CHECK(d.shape() == Shape{2, 4});
+  CheckClose(d, {1, 11, 21, 31, 2, 12, 22, 32});
+  NDArray e = call(a.AsType(DType::kFloat64), b.AsType(DType::kFloat64));
+  CHECK(e.dtype() == DType::kFloat64);
+  CheckClose(e, {10, 21, 32, 13, 24, 35});
+  CHECK(call(a, b).dtype() == DType::kFloat32);
+  // A bad pair after good ones is still refused.
+  CHECK_THROWS_AS(call(a, Array({4}, {1, 2, 3, 4})), Error);
+  CHECK(call(a, b).shape() == Shape{2, 3});
+}
+
 TEST_CASE("GPU contexts without a GPU raise clear errors") {
   if (NumGPUs() > 0) {
     // With a GPU: values go there and back, views included.
