@@ -17,6 +17,7 @@
 #include "engine/base/error.h"
 #include "engine/ndarray/format.h"
 #include "engine/ndarray/imperative.h"
+#include "engine/scheduler/object_pool.h"
 #include "engine_wait.h"
 #include "interpreter.h"
 #include "lua_util.h"
@@ -54,14 +55,26 @@ void AccountAlloc(lua_State* L, size_t bytes) {
   lua_gc(L, LUA_GCSTEP, static_cast<int>(std::min<size_t>(kb, 1u << 30)));
 }
 
+// The box slot of the NDArray userdata at `index`, or nullptr.
+NDBox** BoxSlot(lua_State* L, int index) {
+  void* p = lua_touserdata(L, index);
+  if (!p || !lua_getmetatable(L, index)) return nullptr;
+  const bool ours = lua_topointer(L, -1) == g_meta;
+  lua_pop(L, 1);
+  if (ours) return static_cast<NDBox**>(p);
+  // Not the metatable recorded last: by name (another state's arrays).
+  return static_cast<NDBox**>(luaL_testudata(L, index, kNDArrayMeta));
+}
+
 int NDGc(lua_State* L) {
-  if (!ToNDArray(L, 1)) luaL_checkudata(L, 1, kNDArrayMeta);  // raises
-  auto* box = static_cast<NDBox*>(lua_touserdata(L, 1));
-  g_live_bytes -= box->accounted;
-  box->accounted = 0;
-  // A default NDArray owns nothing, so the userdata's memory may be freed
-  // without a destructor; a finalizer running twice then does nothing.
-  box->arr = NDArray();
+  NDBox** slot = BoxSlot(L, 1);
+  if (!slot) luaL_checkudata(L, 1, kNDArrayMeta);  // raises
+  // The slot is cleared: a finalized array (reachable again only through a
+  // weak table or another finalizer) is no NDArray any more.
+  if (NDBox* box = std::exchange(*slot, nullptr)) {
+    g_live_bytes -= box->accounted;
+    engine::ObjectPool<NDBox>::Delete(box);
+  }
   return 0;
 }
 
@@ -613,22 +626,18 @@ void Open(lua_State* L, int mx) {
 
 void PushNDArray(lua_State* L, NDArray arr, bool owns_memory) {
   const size_t bytes = owns_memory && arr.chunk() ? arr.chunk()->bytes : 0;
-  auto* box = static_cast<NDBox*>(lua_newuserdata(L, sizeof(NDBox)));
-  new (box) NDBox{std::move(arr), bytes};
+  // The userdata first: should Lua fail to allocate it, nothing is owned yet.
+  auto** slot = static_cast<NDBox**>(lua_newuserdata(L, sizeof(NDBox*)));
+  *slot = nullptr;
   lua_rawgeti(L, LUA_REGISTRYINDEX, g_meta_ref);
   lua_setmetatable(L, -2);
+  *slot = engine::ObjectPool<NDBox>::New(std::move(arr), bytes);
   if (bytes) AccountAlloc(L, bytes);
 }
 
 NDArray* ToNDArray(lua_State* L, int index) {
-  void* p = lua_touserdata(L, index);
-  if (!p || !lua_getmetatable(L, index)) return nullptr;
-  const bool ours = lua_topointer(L, -1) == g_meta;
-  lua_pop(L, 1);
-  if (ours) return &static_cast<NDBox*>(p)->arr;
-  // Not the metatable recorded last: by name (another state's arrays).
-  auto* box = static_cast<NDBox*>(luaL_testudata(L, index, kNDArrayMeta));
-  return box ? &box->arr : nullptr;
+  NDBox** slot = BoxSlot(L, index);
+  return slot && *slot ? &(*slot)->arr : nullptr;
 }
 
 NDArray& CheckNDArray(lua_State* L, int index, const char* what) {
