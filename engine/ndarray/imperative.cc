@@ -102,9 +102,10 @@ class ScratchLease {
   ScratchLease(size_t n_in, size_t n_out) {
     if (depth_ == stack_.size()) stack_.push_back(std::make_unique<InferScratch>());
     s_ = stack_[depth_++].get();
-    s_->in_shapes.assign(n_in, Shape());
+    // Inputs are all set by the caller; outputs start unknown.
+    s_->in_shapes.resize(n_in);
+    s_->in_types.resize(n_in);
     s_->out_shapes.assign(n_out, Shape());
-    s_->in_types.assign(n_in, DType::kUnknown);
     s_->out_types.assign(n_out, DType::kUnknown);
   }
   ~ScratchLease() { --depth_; }

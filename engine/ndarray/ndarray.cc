@@ -65,12 +65,6 @@ NDArray NDArray::Alias() const {
   return a;
 }
 
-TBlob NDArray::data() const {
-  TS_CHECK(ptr_) << "NDArray: the array is empty (none)";
-  ptr_->CheckAndAlloc();
-  return TBlob(static_cast<char*>(ptr_->handle.dptr) + byte_offset_, shape_, dtype_, ptr_->ctx);
-}
-
 NDArray NDArray::Reshape(const Shape& shape) const {
   TS_CHECK(!is_none()) << "reshape: the array is empty (none)";
   TS_CHECK(shape.known() && shape.Size() == Size())

@@ -15,6 +15,7 @@
 
 #include "engine/base/context.h"
 #include "engine/base/dtype.h"
+#include "engine/base/error.h"
 #include "engine/base/shape.h"
 #include "engine/base/tblob.h"
 #include "engine/scheduler/engine.h"
@@ -66,7 +67,12 @@ class NDArray {
 
   // The data as a TBlob, for kernels. Allocates a delay-alloc array. Reading
   // through it is only safe inside an op that has this array's variable.
-  TBlob data() const;
+  // Inline: it runs for every input and output of every call.
+  TBlob data() const {
+    TS_CHECK(ptr_) << "NDArray: the array is empty (none)";
+    ptr_->CheckAndAlloc();
+    return TBlob(static_cast<char*>(ptr_->handle.dptr) + byte_offset_, shape_, dtype_, ptr_->ctx);
+  }
 
   // Views sharing memory.
   NDArray Reshape(const Shape& shape) const;  // same Size(); no special values

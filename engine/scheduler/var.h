@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "engine/scheduler/error_record.h"
-#include "engine/scheduler/spin_lock.h"
+#include "engine/base/spin_lock.h"
 
 namespace tessera::engine {
 

@@ -25,7 +25,7 @@ void* MemoryPool::Alloc(size_t bytes) {
 
   const int bucket = BucketIndex(bytes);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<SpinLock> lock(mu_);
     auto& list = free_[bucket];
     if (!list.empty()) {
       void* ptr = list.back();
@@ -55,7 +55,7 @@ void* MemoryPool::AllocFromSystem(size_t reserved, size_t requested) {
              << " (" << (info.empty() ? "" : info + "; ") << "tessera holds "
              << FormatBytes(Stats().bytes_in_use) << " in use there)";
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<SpinLock> lock(mu_);
   try {
     live_.Insert(ptr, {requested, reserved});
   } catch (...) {
@@ -82,7 +82,7 @@ LiveTable::Block* MemoryPool::FindLive(void* ptr, size_t bytes, const char* what
 void MemoryPool::Free(void* ptr, size_t bytes) {
   size_t reserved;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<SpinLock> lock(mu_);
     LiveTable::Block* b = FindLive(ptr, bytes, "Free");
     reserved = b->reserved;
     const bool pool =
@@ -101,7 +101,7 @@ void MemoryPool::Free(void* ptr, size_t bytes) {
 void MemoryPool::DirectFree(void* ptr, size_t bytes) {
   size_t reserved;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<SpinLock> lock(mu_);
     LiveTable::Block* b = FindLive(ptr, bytes, "DirectFree");
     reserved = b->reserved;
     live_.Erase(b);
@@ -113,7 +113,7 @@ void MemoryPool::DirectFree(void* ptr, size_t bytes) {
 void MemoryPool::ReleaseAll() {
   std::array<std::vector<void*>, kNumBuckets> taken;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<SpinLock> lock(mu_);
     taken.swap(free_);
     stats_.bytes_pooled = 0;
   }
@@ -122,7 +122,7 @@ void MemoryPool::ReleaseAll() {
 }
 
 StorageStats MemoryPool::Stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<SpinLock> lock(mu_);
   return stats_;
 }
 

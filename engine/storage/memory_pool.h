@@ -3,8 +3,9 @@
 // steady-state training allocates nothing from the system (cudaMalloc and
 // cudaFree synchronise the device; large host mallocs fault in fresh pages).
 //
-// Thread-safe: one mutex guards the free lists, the table of live blocks and
-// the statistics; it is never held across a call to the system allocator.
+// Thread-safe: one spin lock guards the free lists, the table of live blocks
+// and the statistics; it is held for a few loads and stores, never across a
+// call to the system allocator.
 #pragma once
 
 #include <array>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "engine/base/context.h"
+#include "engine/base/spin_lock.h"
 #include "engine/storage/bucket.h"
 #include "engine/storage/live_table.h"
 #include "engine/storage/pool_options.h"
@@ -55,7 +57,7 @@ class MemoryPool {
   const std::unique_ptr<RawAllocator> raw_;
   const PoolOptions options_;
 
-  mutable std::mutex mu_;
+  mutable SpinLock mu_;
   // Blocks handed out: reserved is the size class, or exact when not pooling.
   LiveTable live_;
   // Pooled blocks per size class (each holds BucketBytes of its class).

@@ -5,7 +5,8 @@
 //     a plain OpenMP loop with non-temporal AVX stores in the same run, all on
 //     2 threads. 12 bytes move per element (two reads, one write).
 // (2) Invocation cost: a 1-element elemwise_add through Invoke, push and
-//     completion included: N calls then one wait, and a wait after every call.
+//     completion included: N calls then one wait, a wait after every call,
+//     and a new output array per call.
 #include <immintrin.h>
 #include <omp.h>
 
@@ -146,6 +147,17 @@ void InvokeCost() {
     out.WaitToRead();
   }
   std::printf("invoke_tiny_add_wait_each: %.3f us/op\n", Seconds(t0) / kCalls * 1e6);
+
+  // A new output array per call, as `c = a + b` makes from Lua: allocation,
+  // inference and freeing included.
+  t0 = Clock::now();
+  std::vector<NDArray> fresh;
+  for (int i = 0; i < kCalls; ++i) {
+    fresh.clear();
+    Invoke(attrs, {a, b}, &fresh);
+  }
+  fresh[0].WaitToRead();
+  std::printf("invoke_tiny_add_fresh_out: %.3f us/op\n", Seconds(t0) / kCalls * 1e6);
 
   // The by-name shorthand: parses the op name and allocates the output too.
   t0 = Clock::now();

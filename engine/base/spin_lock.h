@@ -1,12 +1,13 @@
-// A test-and-test-and-set lock for the engine's tiny critical sections (a
-// variable's queue), where a mutex's syscall path would cost more than the
-// work it protects.
+// A test-and-test-and-set lock for tiny critical sections (an engine
+// variable's queue, a storage pool's free lists), where a mutex's atomic
+// unlock and syscall path would cost more than the work it protects. After
+// a short spin it yields, so a holder that lost its core gets it back.
 #pragma once
 
 #include <atomic>
 #include <thread>
 
-namespace tessera::engine {
+namespace tessera {
 
 class SpinLock {
  public:
@@ -29,4 +30,4 @@ class SpinLock {
   std::atomic<bool> locked_{false};
 };
 
-}  // namespace tessera::engine
+}  // namespace tessera
