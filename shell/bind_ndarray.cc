@@ -262,10 +262,9 @@ int Arith(lua_State* L, const ArithOp& op, const std::shared_ptr<const op::NodeA
   NDArray* a = ToNDArray(L, 1);
   NDArray* b = ToNDArray(L, 2);
   if (a && b) {
-    CallVectors v;
-    v.inputs().push_back(*a);
-    v.inputs().push_back(*b);
-    return InvokeAndPush(L, binary, v.inputs());
+    // By reference: the Lua arguments hold both arrays for the call.
+    const NDArray* args[] = {a, b};
+    return InvokeAndPush(L, binary, InputList(args, 2));
   }
   if (a && lua_type(L, 2) == LUA_TNUMBER)
     return InvokeAndPush(L, op.scalar, {*a}, {{"scalar", NumberText(lua_tonumber(L, 2))}});
@@ -651,36 +650,43 @@ size_t LiveTensorBytes() {
 }
 
 namespace {
-// The vectors of operator calls, kept per nesting depth (inference may run
-// Lua that calls operators again) so that a call allocates neither.
-thread_local std::vector<std::unique_ptr<std::vector<NDArray>[]>> t_call_vectors;
-thread_local size_t t_call_depth = 0;
+
+// The output vector of an operator call, reused by later calls at the same
+// nesting depth (inference may run Lua that calls operators again), so that
+// a call allocates none. Empty again when the scope ends: the arrays must
+// not outlive the call.
+class OutputScratch {
+ public:
+  OutputScratch() {
+    if (depth_ == stack_.size()) stack_.push_back(std::make_unique<std::vector<NDArray>>());
+    v_ = stack_[depth_++].get();
+  }
+  ~OutputScratch() {
+    v_->clear();
+    --depth_;
+  }
+  OutputScratch(const OutputScratch&) = delete;
+  OutputScratch& operator=(const OutputScratch&) = delete;
+  std::vector<NDArray>& get() { return *v_; }
+
+ private:
+  static thread_local std::vector<std::unique_ptr<std::vector<NDArray>>> stack_;
+  static thread_local size_t depth_;
+  std::vector<NDArray>* v_;
+};
+thread_local std::vector<std::unique_ptr<std::vector<NDArray>>> OutputScratch::stack_;
+thread_local size_t OutputScratch::depth_ = 0;
+
 }  // namespace
 
-CallVectors::CallVectors() {
-  if (t_call_depth == t_call_vectors.size())
-    t_call_vectors.push_back(std::make_unique<std::vector<NDArray>[]>(2));
-  v_ = t_call_vectors[t_call_depth++].get();
-}
-
-CallVectors::~CallVectors() {
-  // Cleared, not kept: the arrays must not outlive the call.
-  v_[0].clear();
-  v_[1].clear();
-  --t_call_depth;
-}
-
-int InvokeAndPush(lua_State* L, const std::shared_ptr<const op::NodeAttrs>& attrs,
-                  const std::vector<NDArray>& inputs, std::vector<NDArray>* out) {
+int InvokeAndPush(lua_State* L, const std::shared_ptr<const op::NodeAttrs>& attrs, InputList inputs,
+                  std::vector<NDArray>* out) {
   if (out) {
-    CallVectors v;
-    v.outputs() = *out;
-    Invoke(attrs, inputs, &v.outputs());
-    *out = std::move(v.outputs());
+    Invoke(attrs, inputs, out);
     return 0;
   }
-  CallVectors v;
-  std::vector<NDArray>& outputs = v.outputs();
+  OutputScratch scratch;
+  std::vector<NDArray>& outputs = scratch.get();
   Invoke(attrs, inputs, &outputs);
   static const auto& visible = op::Op::GetAttr<op::FNumVisibleOutputs>("FNumVisibleOutputs");
   size_t n = outputs.size();

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/ndarray/imperative.h"
 #include "engine/ndarray/ndarray.h"
 #include "ops/registry/params.h"
 
@@ -61,24 +62,9 @@ std::string ShapeText(const Shape& s);
 // True when `op` has a parameter named "shape".
 bool FindShapeParam(const op::Op* op);
 
-// The input and output vectors of one operator call, reused by later calls
-// (no allocation per call); both are empty when the scope ends.
-class CallVectors {
- public:
-  CallVectors();
-  ~CallVectors();
-  CallVectors(const CallVectors&) = delete;
-  CallVectors& operator=(const CallVectors&) = delete;
-  std::vector<NDArray>& inputs() { return v_[0]; }
-  std::vector<NDArray>& outputs() { return v_[1]; }
-
- private:
-  std::vector<NDArray>* v_;
-};
-
 // Runs the op of `attrs` on `inputs`, as the overload below.
-int InvokeAndPush(lua_State* L, const std::shared_ptr<const op::NodeAttrs>& attrs,
-                  const std::vector<NDArray>& inputs, std::vector<NDArray>* out = nullptr);
+int InvokeAndPush(lua_State* L, const std::shared_ptr<const op::NodeAttrs>& attrs, InputList inputs,
+                  std::vector<NDArray>* out = nullptr);
 // Runs `op_name` on `inputs` with `params`. `out` empty: the outputs are new
 // arrays, pushed on the Lua stack; otherwise they are written. Returns the
 // number of values pushed.

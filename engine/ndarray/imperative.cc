@@ -71,8 +71,7 @@ std::string ShapeList(const Shapes& shapes) {
   return s;
 }
 
-Context PickContext(const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
-                    const InvokeOptions& opt) {
+Context PickContext(const NodeAttrs& attrs, InputList inputs, const InvokeOptions& opt) {
   if (!inputs.empty()) {
     const Context ctx = inputs[0].ctx();
     for (size_t i = 1; i < inputs.size(); ++i)
@@ -211,10 +210,10 @@ class InferMemo {
 // scripts/bench/ndarray_loop.lua).
 constexpr int64_t kInlineMaxElements = 1024;
 
-bool RunsInline(const std::vector<NDArray>& inputs, const std::vector<NDArray>& outputs) {
+bool RunsInline(InputList inputs, const std::vector<NDArray>& outputs) {
   int64_t n = 0;
-  for (const auto* list : {&inputs, &outputs})
-    for (const NDArray& a : *list) n += a.Size();
+  for (size_t i = 0; i < inputs.size(); ++i) n += inputs[i].Size();
+  for (const NDArray& a : outputs) n += a.Size();
   return n <= kInlineMaxElements;
 }
 
@@ -229,7 +228,7 @@ bool InplaceAllowed(const NodeAttrs& attrs, int in, int out) {
 
 }  // namespace
 
-void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, const std::vector<NDArray>& inputs,
+void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, InputList inputs,
             std::vector<NDArray>* outputs, const InvokeOptions& opt) {
   const NodeAttrs& attrs = *attrs_ptr;
   const Op* op = attrs.op;
@@ -350,14 +349,17 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, const std::vector
     mutate_vars.push_back((*written)[o].var());
   }
   if (const op::FMutateInputs* fm = fmutate.find(op))
-    for (uint32_t i : (*fm)(attrs)) mutate_vars.push_back(inputs.at(i).var());
+    for (uint32_t i : (*fm)(attrs)) {
+      TS_CHECK(i < n_in) << op::OpLabel(attrs) << ": mutates input " << i << " of " << n_in;
+      mutate_vars.push_back(inputs[i].var());
+    }
   if (state) mutate_vars.push_back(state.var());
 
   const RecordState& record = ThreadRecordState();
   const bool is_train = opt.is_train || record.training;
   if (fstate_ex) {
     // Holds the arrays, not just their blobs: the compute makes aliases.
-    auto run = [f = *fstate_ex, state, is_train, inputs, outs = *written, req,
+    auto run = [f = *fstate_ex, state, is_train, inputs = inputs.ToVector(), outs = *written, req,
                 resources = std::move(resources)](RunContext rctx,
                                                   std::function<void(std::exception_ptr)> done) {
       op::OpContext octx{is_train, rctx, resources, std::move(done)};
@@ -398,7 +400,7 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, const std::vector
       auto run = [&] { (*f)(attrs, octx, in_blobs, req, out_blobs); };
       if (Engine::Get()->TryRunNow(run, const_vars, mutate_vars, op->name().c_str())) {
         for (auto& [tmp, dst] : copy_back) CopyFromTo(tmp, dst, opt.priority);
-        if (record.recording && g_record_hook) g_record_hook(attrs_ptr, inputs, outputs);
+        if (record.recording && g_record_hook) g_record_hook(attrs_ptr, inputs.ToVector(), outputs);
         return;
       }
     }
@@ -413,7 +415,7 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, const std::vector
         op->name().c_str());
   }
   for (auto& [tmp, dst] : copy_back) CopyFromTo(tmp, dst, opt.priority);
-  if (record.recording && g_record_hook) g_record_hook(attrs_ptr, inputs, outputs);
+  if (record.recording && g_record_hook) g_record_hook(attrs_ptr, inputs.ToVector(), outputs);
 }
 
 std::vector<NDArray> Invoke(std::string_view op_name, const std::vector<NDArray>& inputs,

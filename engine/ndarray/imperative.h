@@ -22,6 +22,29 @@ struct InvokeOptions {
   int priority = 0;
 };
 
+// The inputs of a call, by reference: the elements of a vector, or arrays
+// held elsewhere (a binding's arguments) through an array of pointers. Nothing is copied; the
+// caller keeps the arrays alive for the call.
+class InputList {
+ public:
+  InputList(const std::vector<NDArray>& v) : data_(v.data()), n_(v.size()) {}
+  InputList(const NDArray* const* refs, size_t n) : refs_(refs), n_(n) {}
+  size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  const NDArray& operator[](size_t i) const { return refs_ ? *refs_[i] : data_[i]; }
+  std::vector<NDArray> ToVector() const {
+    std::vector<NDArray> v;
+    v.reserve(n_);
+    for (size_t i = 0; i < n_; ++i) v.push_back((*this)[i]);
+    return v;
+  }
+
+ private:
+  const NDArray* data_ = nullptr;
+  const NDArray* const* refs_ = nullptr;
+  size_t n_ = 0;
+};
+
 // Parses `params` for op `op_name`: unknown op, unknown key, bad value or
 // missing required parameter raise an error naming the op and the key.
 std::shared_ptr<const op::NodeAttrs> MakeAttrs(std::string_view op_name, op::ParamDict params = {});
@@ -30,8 +53,13 @@ std::shared_ptr<const op::NodeAttrs> MakeAttrs(std::string_view op_name, op::Par
 // written (shapes and dtypes must match what the op infers). An output that
 // is the same memory as an input is handled (in place where the op allows it,
 // else through a temporary).
-void Invoke(const std::shared_ptr<const op::NodeAttrs>& attrs, const std::vector<NDArray>& inputs,
+void Invoke(const std::shared_ptr<const op::NodeAttrs>& attrs, InputList inputs,
             std::vector<NDArray>* outputs, const InvokeOptions& opt = {});
+inline void Invoke(const std::shared_ptr<const op::NodeAttrs>& attrs,
+                   const std::vector<NDArray>& inputs, std::vector<NDArray>* outputs,
+                   const InvokeOptions& opt = {}) {
+  Invoke(attrs, InputList(inputs), outputs, opt);
+}
 
 // Shorthand: parse, run, return the outputs.
 std::vector<NDArray> Invoke(std::string_view op_name, const std::vector<NDArray>& inputs,
