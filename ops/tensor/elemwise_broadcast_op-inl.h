@@ -295,7 +295,10 @@ template <typename xpu, typename OP>
 void BroadcastCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                       const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
   if (req[0] == kNullOp) return;
-  const BroadcastPlan p = MakeBroadcastPlan(in[0].shape(), in[1].shape(), out[0].shape());
+  // Operands of the output's shape (every scalar among them) need no plan.
+  const bool same = in[0].shape() == out[0].shape() && in[1].shape() == out[0].shape();
+  const BroadcastPlan p =
+      same ? BroadcastPlan{} : MakeBroadcastPlan(in[0].shape(), in[1].shape(), out[0].shape());
   SwitchElemwiseDType<OP::kTypes>(
       out[0].dtype(),
       [&](auto tag) {
@@ -305,6 +308,7 @@ void BroadcastCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::v
         const T* b = in[1].dptr<T>();
         T* o = out[0].dptr<T>();
         const int64_t n = out[0].Size();
+        if (same) return BinarySameLaunch<xpu, OP, T>(ctx, req[0], out[0], a, b);
         const bool lf = p.Full(0), rf = p.Full(1);
         if (lf && rf) return BinarySameLaunch<xpu, OP, T>(ctx, req[0], out[0], a, b);
         SwitchReq(req[0], [&](auto r) {
