@@ -335,6 +335,17 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, InputList inputs,
     for (const auto& r : (*fr)(attrs))
       resources.push_back(storage::ResourceManager::Get()->Request(ctx, r));
 
+  // A tiny CPU op without resources (whose state other ops may hold) runs
+  // here and now when its arrays are free, without a push's allocations,
+  // or else inline on the thread that makes it ready (kAsync). Its new
+  // outputs need no engine variable while nothing else has seen them.
+  const bool tiny =
+      !fstate && !fstate_ex && !on_gpu && resources.empty() && RunsInline(inputs, *written);
+  const bool fresh_outputs = tiny && !given_outputs;
+  auto add_output_vars = [&](SmallVector<VarHandle, 8>* vars) {
+    for (size_t o = 0; o < n_out; ++o) vars->push_back((*written)[o].var());
+  };
+
   SmallVector<VarHandle, 8> const_vars, mutate_vars;
   std::vector<TBlob>& in_blobs = scratch->in_blobs;
   std::vector<TBlob>& out_blobs = scratch->out_blobs;
@@ -344,10 +355,8 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, InputList inputs,
     in_blobs[i] = inputs[i].data();
     const_vars.push_back(inputs[i].var());
   }
-  for (size_t o = 0; o < n_out; ++o) {
-    out_blobs[o] = (*written)[o].data();
-    mutate_vars.push_back((*written)[o].var());
-  }
+  for (size_t o = 0; o < n_out; ++o) out_blobs[o] = (*written)[o].data();
+  if (!fresh_outputs) add_output_vars(&mutate_vars);
   if (const op::FMutateInputs* fm = fmutate.find(op))
     for (uint32_t i : (*fm)(attrs)) {
       TS_CHECK(i < n_in) << op::OpLabel(attrs) << ": mutates input " << i << " of " << n_in;
@@ -390,15 +399,28 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, InputList inputs,
         ctx, const_vars, mutate_vars, engine::FnProperty::kNormal, opt.priority,
         op->name().c_str());
   } else {
-    // A tiny CPU op without resources (whose state other ops may hold) runs
-    // here and now when its arrays are free, without a push's allocations,
-    // or else inline on the thread that makes it ready (kAsync).
-    const bool tiny = !on_gpu && resources.empty() && RunsInline(inputs, *written);
     const op::FCompute* f = fcompute;
     if (tiny) {
       const op::OpContext octx{is_train, RunContext{ctx, nullptr}, resources, nullptr};
-      auto run = [&] { (*f)(attrs, octx, in_blobs, req, out_blobs); };
-      if (Engine::Get()->TryRunNow(run, const_vars, mutate_vars, op->name().c_str())) {
+      // New outputs are not among the variables the run holds, so a failure
+      // cannot poison them there: it is kept and pushed as a failing op
+      // that writes them (and the rest), which reports it as a kernel's.
+      std::exception_ptr failed;
+      auto run = [&] {
+        try {
+          (*f)(attrs, octx, in_blobs, req, out_blobs);
+        } catch (...) {
+          if (!fresh_outputs) throw;
+          failed = std::current_exception();
+        }
+      };
+      const bool ran = Engine::Get()->TryRunNow(run, const_vars, mutate_vars, op->name().c_str());
+      if (fresh_outputs) add_output_vars(&mutate_vars);
+      if (ran) {
+        if (failed)
+          Engine::Get()->PushSync([failed](RunContext) { std::rethrow_exception(failed); }, ctx, {},
+                                  mutate_vars, engine::FnProperty::kNormal, opt.priority,
+                                  op->name().c_str());
         for (auto& [tmp, dst] : copy_back) CopyFromTo(tmp, dst, opt.priority);
         if (record.recording && g_record_hook) g_record_hook(attrs_ptr, inputs.ToVector(), outputs);
         return;

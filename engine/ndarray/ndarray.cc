@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "engine/base/logging.h"
 #include "engine/scheduler/object_pool.h"
 #include "engine/storage/storage.h"
 
@@ -9,25 +10,29 @@ namespace tessera {
 
 using engine::Engine;
 
-NDArray::Chunk::Chunk(size_t bytes_, Context ctx_, bool delay_alloc)
-    : var(Engine::Get()->NewVariable()), ctx(ctx_), bytes(bytes_) {
+NDArray::Chunk::Chunk(size_t bytes_, Context ctx_, bool delay_alloc) : ctx(ctx_), bytes(bytes_) {
   handle.ctx = ctx;
-  if (delay_alloc) return;
-  try {
-    CheckAndAlloc();
-  } catch (...) {
-    // The destructor will not run: give the variable back here.
-    Engine::Get()->DeleteVariable(nullptr, Context::CPU(), var);
-    throw;
-  }
+  if (!delay_alloc) CheckAndAlloc();
 }
 
 NDArray::Chunk::~Chunk() {
+  const VarHandle v = var_if_made();
   // Never allocated (delay_alloc, or a context that cannot allocate), or an
-  // alias of another chunk's memory: nothing to free, and the deletion must
-  // not need the device's lanes.
-  if (!handle.dptr || owner) {
-    Engine::Get()->DeleteVariable(nullptr, Context::CPU(), var);
+  // alias of another chunk's memory: nothing to free.
+  const bool owns_block = handle.dptr && !owner;
+  if (!v) {
+    // No variable, so no op was ever pushed on the chunk: free at once.
+    if (!owns_block) return;
+    try {
+      storage::Storage::Get()->Free(handle);
+    } catch (const std::exception& e) {
+      TS_LOG(Error) << "NDArray: freeing its block failed: " << e.what();
+    }
+    return;
+  }
+  // Without a block the deletion must not need the device's lanes.
+  if (!owns_block) {
+    Engine::Get()->DeleteVariable(nullptr, Context::CPU(), v);
     return;
   }
   // The block goes back to the pool after every op pushed on it has run. The
@@ -37,7 +42,16 @@ NDArray::Chunk::~Chunk() {
       [dptr = handle.dptr, size = handle.size](RunContext r) {
         storage::Storage::Get()->Free(storage::Handle{dptr, size, r.ctx});
       },
-      ctx, var);
+      ctx, v);
+}
+
+VarHandle NDArray::Chunk::var() {
+  VarHandle v = var_.load(std::memory_order_acquire);
+  if (v) return v;
+  VarHandle made = Engine::Get()->NewVariable();
+  if (var_.compare_exchange_strong(v, made, std::memory_order_acq_rel)) return made;
+  Engine::Get()->DeleteVariable(nullptr, Context::CPU(), made);  // another thread made one first
+  return v;
 }
 
 void NDArray::Chunk::CheckAndAlloc() {
@@ -116,11 +130,13 @@ NDArray NDArray::AsView(const Shape& shape, DType dtype) const {
 }
 
 void NDArray::WaitToRead() const {
-  if (ptr_) Engine::Get()->WaitForVar(ptr_->var, engine::WaitMode::kRead);
+  if (VarHandle v = ptr_ ? ptr_->var_if_made() : nullptr)
+    Engine::Get()->WaitForVar(v, engine::WaitMode::kRead);
 }
 
 void NDArray::WaitToWrite() const {
-  if (ptr_) Engine::Get()->WaitForVar(ptr_->var, engine::WaitMode::kWrite);
+  if (VarHandle v = ptr_ ? ptr_->var_if_made() : nullptr)
+    Engine::Get()->WaitForVar(v, engine::WaitMode::kWrite);
 }
 
 NDArray NDArray::CopyTo(Context ctx) const {

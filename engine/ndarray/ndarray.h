@@ -8,6 +8,7 @@
 // WaitToRead/WaitToWrite and the Sync* copies are the synchronisation points.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -40,13 +41,22 @@ class NDArray {
     // Allocates on first need (delay_alloc arrays get memory when an op
     // first writes them, so shape inference can run before allocation).
     void CheckAndAlloc();
+    // The engine variable that orders the chunk's reads and writes, made on
+    // first need (thread-safe). An op's new output that is written at once
+    // on the calling thread (Invoke's tiny ops) and dropped before anything
+    // else used it never needs one.
+    VarHandle var();
+    // The variable if made, else null: then nothing is pending on the chunk.
+    VarHandle var_if_made() const { return var_.load(std::memory_order_acquire); }
 
     storage::Handle handle;
-    VarHandle var;
     // Alias chunks: the chunk whose memory this one borrows (kept alive).
     std::shared_ptr<Chunk> owner;
     Context ctx;
     size_t bytes;
+
+   private:
+    std::atomic<VarHandle> var_{nullptr};
   };
 
   NDArray() = default;
@@ -60,7 +70,7 @@ class NDArray {
   int ndim() const { return shape_.ndim(); }
   int64_t Size() const { return shape_.Size(); }
   size_t byte_offset() const { return byte_offset_; }
-  VarHandle var() const { return ptr_ ? ptr_->var : nullptr; }
+  VarHandle var() const { return ptr_ ? ptr_->var() : nullptr; }
   const std::shared_ptr<Chunk>& chunk() const { return ptr_; }
   // True when both views use the same storage.
   bool SameChunk(const NDArray& other) const { return ptr_ && ptr_ == other.ptr_; }
