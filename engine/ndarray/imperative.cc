@@ -415,7 +415,7 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, InputList inputs,
         }
       };
       const bool ran = Engine::Get()->TryRunNow(run, const_vars, mutate_vars, op->name().c_str());
-      if (fresh_outputs) add_output_vars(&mutate_vars);
+      if (fresh_outputs && (!ran || failed)) add_output_vars(&mutate_vars);
       if (ran) {
         if (failed)
           Engine::Get()->PushSync([failed](RunContext) { std::rethrow_exception(failed); }, ctx, {},

@@ -529,7 +529,10 @@ TEST_CASE("tiny ops run at once when their inputs are ready, in order when not")
   b.WaitToRead();
   // Ready inputs: the op has run by the time the call returns.
   NDArray c = Invoke("elemwise_add", {a, b})[0];
+  // Written here and now, the new output needed no engine variable yet.
+  CHECK(c.chunk()->var_if_made() == nullptr);
   CHECK(engine::Engine::IsSettled(c.var()));
+  CHECK(c.chunk()->var_if_made() == c.var());  // made on first need, once
   CheckClose(c, {11, 22});
   // An input still being written: the tiny op waits for that write.
   std::atomic<bool> release{false};
