@@ -579,6 +579,27 @@ TEST_CASE("repeated calls of one attributes object infer each call's shapes and 
   CHECK(call(a, b).shape() == Shape{2, 3});
 }
 
+TEST_CASE("a chunk's variable is made once when threads ask for it together") {
+  for (int rep = 0; rep < 100; ++rep) {
+    NDArray a(Shape{4}, Context::CPU());
+    REQUIRE(a.chunk()->var_if_made() == nullptr);
+    std::atomic<int> ready{0};
+    std::vector<VarHandle> seen(4);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+      threads.emplace_back([&, t] {
+        ready.fetch_add(1);
+        while (ready.load() < 4) {
+        }
+        seen[t] = a.var();
+      });
+    for (auto& th : threads) th.join();
+    CHECK(seen[0] != nullptr);
+    for (VarHandle v : seen) CHECK(v == seen[0]);
+    CHECK(a.chunk()->var_if_made() == seen[0]);
+  }
+}
+
 TEST_CASE("GPU contexts without a GPU raise clear errors") {
   if (NumGPUs() > 0) {
     // With a GPU: values go there and back, views included.
