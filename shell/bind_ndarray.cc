@@ -3,7 +3,9 @@
 #include "bind_ndarray.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <new>
 #include <string>
@@ -258,6 +260,26 @@ struct ArithOp {
   const char* rscalar;
 };
 
+// The parsed attributes of `op_name` (a scalar op) with `scalar` x, kept for
+// the last few (op, value) pairs: a loop's `a * 2 + 1` parses each once,
+// and Invoke's inference memo then knows the attributes object again. Keyed
+// by the name's address (the ArithOp tables' literals) and the bits of x.
+std::shared_ptr<const op::NodeAttrs> ScalarAttrs(const char* op_name, lua_Number x) {
+  struct Entry {
+    const char* op = nullptr;
+    uint64_t bits = 0;
+    std::shared_ptr<const op::NodeAttrs> attrs;
+  };
+  static Entry cache[16];
+  const auto bits = std::bit_cast<uint64_t>(x);
+  Entry& e = cache[(reinterpret_cast<uintptr_t>(op_name) ^ bits ^ (bits >> 29)) % 16];
+  if (e.op != op_name || e.bits != bits || !e.attrs) {
+    auto attrs = MakeAttrs(op_name, {{"scalar", NumberText(x)}});  // may throw: entry unchanged
+    e = {op_name, bits, std::move(attrs)};
+  }
+  return e.attrs;
+}
+
 int Arith(lua_State* L, const ArithOp& op, const std::shared_ptr<const op::NodeAttrs>& binary) {
   NDArray* a = ToNDArray(L, 1);
   NDArray* b = ToNDArray(L, 2);
@@ -267,9 +289,9 @@ int Arith(lua_State* L, const ArithOp& op, const std::shared_ptr<const op::NodeA
     return InvokeAndPush(L, binary, InputList(args, 2));
   }
   if (a && lua_type(L, 2) == LUA_TNUMBER)
-    return InvokeAndPush(L, op.scalar, {*a}, {{"scalar", NumberText(lua_tonumber(L, 2))}});
+    return InvokeAndPush(L, ScalarAttrs(op.scalar, lua_tonumber(L, 2)), InputList(&a, 1));
   if (b && lua_type(L, 1) == LUA_TNUMBER)
-    return InvokeAndPush(L, op.rscalar, {*b}, {{"scalar", NumberText(lua_tonumber(L, 1))}});
+    return InvokeAndPush(L, ScalarAttrs(op.rscalar, lua_tonumber(L, 1)), InputList(&b, 1));
   return luaL_error(L, "NDArray %s: operands must be NDArrays or numbers, got %s and %s", op.symbol,
                     luaL_typename(L, 1), luaL_typename(L, 2));
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The Lua NDArray loops of ndarray_loop.lua against their peers, printed as
 # `name: value unit` lines:
-#   - `c = a + b` on 1-element float32 arrays: Tessera from Lua, NumPy and
-#     PyTorch (CPU) from Python (`unavailable` when not installed);
+#   - `c = a + b` and `c = a + 1` on 1-element float32 arrays: Tessera from
+#     Lua, NumPy and PyTorch (CPU) from Python (`unavailable` when not
+#     installed);
 #   - summing 10M float32 through the FFI against the same loop in C (cc -O2),
 #     and their ratio.
 #   scripts/bench/lua_vs_peers.sh [path/to/tessera] [N]
@@ -39,6 +40,13 @@ peer torch_add_1elem torch 'import torch
 torch.set_num_threads(1)
 a = torch.tensor([1.0]); b = torch.tensor([2.0])
 f = lambda: a + b'
+peer numpy_add_scalar_1elem numpy 'import numpy as np
+a = np.array([1], dtype=np.float32)
+f = lambda: a + 1'
+peer torch_add_scalar_1elem torch 'import torch
+torch.set_num_threads(1)
+a = torch.tensor([1.0])
+f = lambda: a + 1'
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

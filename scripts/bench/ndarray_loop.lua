@@ -3,6 +3,7 @@
 --     wait on the last c: the per-op cost of the binding, the op invocation
 --     (parameter parsing, shape/type inference, allocation) and the engine
 --     push and completion;
+--   nd_add_scalar_1elem: the same for `c = a + 1` (a scalar op);
 --   nd_ffi_sum_10M: a Lua loop summing 10M float32 through a:data_ptr().
 --   tessera scripts/bench/ndarray_loop.lua [N]
 local ffi = require 'ffi'
@@ -30,6 +31,16 @@ local t0 = now()
 add_loop(n)
 local dt = now() - t0
 print(string.format('nd_add_1elem: %.2f us/op', dt / n * 1e6))
+
+local function add_scalar_loop(iters)
+  local c
+  for _ = 1, iters do c = a + 1 end
+  c:wait_to_read()
+end
+add_scalar_loop(1000)
+t0 = now()
+add_scalar_loop(n)
+print(string.format('nd_add_scalar_1elem: %.2f us/op', (now() - t0) / n * 1e6))
 
 local m = 10 * 1000 * 1000
 local x = mx.nd.ones({m})

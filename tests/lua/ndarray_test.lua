@@ -269,3 +269,20 @@ test('completion lists registered ops under mx.nd', function()
   for _, n in ipairs(complete.candidates('mx.nd.ze')) do set[n] = true end
   assert(set['mx.nd.zeros'] and set['mx.nd.zeros_like'], 'zeros not offered')
 end)
+
+test('operators with numbers use each number, reused or not', function()
+  -- The parsed scalar op of a (op, number) pair is reused by later calls:
+  -- every number, and each side, must still count.
+  local a = mx.nd.array({1, 2})
+  for i = 1, 40 do
+    local k = (i % 7) - 3
+    local r = (a + k):totable()
+    assert(r[1] == 1 + k and r[2] == 2 + k)
+    assert((k - a):totable()[2] == k - 2)
+    assert((a * k):totable()[2] == 2 * k)
+  end
+  -- 0 and -0 differ in their bits and in what they make.
+  assert(1 / (a * 0):totable()[1] == math.huge)
+  assert(1 / (a * -0.0):totable()[1] == -math.huge)
+  assert(1 / (a * 0):totable()[1] == math.huge)
+end)
