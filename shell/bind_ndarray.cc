@@ -558,9 +558,10 @@ void Open(lua_State* L, int mx) {
 
   luaL_newmetatable(L, kNDArrayMeta);
   const int meta = lua_gettop(L);
+  // Recorded for this state; a reference left by a closed earlier state
+  // means nothing here and is not released.
   g_meta = lua_topointer(L, meta);
   lua_pushvalue(L, meta);
-  luaL_unref(L, LUA_REGISTRYINDEX, g_meta_ref);
   g_meta_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_newtable(L);
   const int methods = lua_gettop(L);
