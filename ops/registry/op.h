@@ -74,7 +74,10 @@ class OpMap final : public OpMapBase {
  private:
   friend class Op;
   std::string key_;
-  std::vector<std::pair<T, bool>> data_;
+  // By op index; null where the op has none. Each attribute has its own
+  // allocation: registering another op does not move the attributes of
+  // earlier ones, which pushed ops and per-call caches point to.
+  std::vector<std::unique_ptr<T>> data_;
 };
 
 class Op {
@@ -110,7 +113,10 @@ class Op {
   Op& set_attr(const std::string& key, T value) {
     OpMap<T>& map = MutableAttrMap<T>(key);
     if (map.data_.size() <= index_) map.data_.resize(index_ + 1);
-    map.data_[index_] = {std::move(value), true};
+    if (map.data_[index_])
+      *map.data_[index_] = std::move(value);  // in place: its address stays
+    else
+      map.data_[index_] = std::make_unique<T>(std::move(value));
     return *this;
   }
 
@@ -160,20 +166,20 @@ class Op {
 
 template <typename T>
 bool OpMap<T>::contains(const Op* op) const {
-  return op && op->index() < data_.size() && data_[op->index()].second;
+  return op && op->index() < data_.size() && data_[op->index()];
 }
 template <typename T>
 const T* OpMap<T>::find(const Op* op) const {
-  return contains(op) ? &data_[op->index()].first : nullptr;
+  return contains(op) ? data_[op->index()].get() : nullptr;
 }
 template <typename T>
 const T& OpMap<T>::operator[](const Op* op) const {
   TS_CHECK(contains(op)) << "operator " << (op ? op->name() : "(null)") << " has no " << key_;
-  return data_[op->index()].first;
+  return *data_[op->index()];
 }
 template <typename T>
 const T& OpMap<T>::get(const Op* op, const T& fallback) const {
-  return contains(op) ? data_[op->index()].first : fallback;
+  return contains(op) ? *data_[op->index()] : fallback;
 }
 
 // The attr parser of ops whose parameters are a Params<P> struct.

@@ -71,3 +71,23 @@ TEST_CASE("Cast converts between every pair of dtypes") {
   CHECK(
       test::CheckNumericGradient("Cast", {{"dtype", "float64"}}, {test::RandomArray({5}, -1, 1)}));
 }
+
+TEST_CASE("an op's attributes keep their address while other ops register") {
+  // Pushed ops and the per-call memo of Invoke point at registered kernels;
+  // registering more ops (a plugin) must not move them.
+  const op::Op* add = op::Op::Get("elemwise_add");
+  const auto& fcompute = op::Op::GetAttr<op::FCompute>(op::kFComputeCPU);
+  const op::FCompute* before = fcompute.find(add);
+  REQUIRE(before != nullptr);
+  for (int i = 0; i < 300; ++i)
+    op::Op::Register("registry_test_growth_" + std::to_string(i))
+        .set_attr<op::FCompute>(
+            op::kFComputeCPU,
+            [](const op::NodeAttrs&, const op::OpContext&, const std::vector<TBlob>&,
+               const std::vector<OpReqType>&, const std::vector<TBlob>&) {});
+  CHECK(fcompute.find(add) == before);
+  CHECK(fcompute.find(op::Op::Get("registry_test_growth_299")) != nullptr);
+  // The sum still runs through it.
+  NDArray a = Array({2}, {1, 2}), b = Array({2}, {3, 4});
+  CheckClose(Invoke("elemwise_add", {a, b}, {})[0], {4, 6});
+}
