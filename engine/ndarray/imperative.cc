@@ -98,10 +98,13 @@ struct InferScratch {
 
 class ScratchLease {
  public:
-  ScratchLease(size_t n_in, size_t n_out) {
+  ScratchLease() {
     if (depth_ == stack_.size()) stack_.push_back(std::make_unique<InferScratch>());
     s_ = stack_[depth_++].get();
-    // Inputs are all set by the caller; outputs start unknown.
+  }
+  // Sizes the inference vectors: inputs are all set by the caller, outputs
+  // start unknown.
+  void SizeForInference(size_t n_in, size_t n_out) {
     s_->in_shapes.resize(n_in);
     s_->in_types.resize(n_in);
     s_->out_shapes.assign(n_out, Shape());
@@ -151,33 +154,42 @@ void InferTypes(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DTyp
 // inference is a function of the attributes and the input shapes and dtypes
 // alone, so a repeat is answered from here. Entries are keyed by the
 // attributes object, held weakly: while an entry lives, the object's address
-// is not reused for another (make_shared) or the entry has expired.
+// is not reused for another (make_shared) or the entry has expired. An entry
+// also keeps what the registry says of the op for a device kind (its kernel,
+// resource and mutate-input attributes): fixed once the op is registered, and
+// at stable addresses (OpMap).
 class InferMemo {
  public:
   static constexpr size_t kMaxInputs = 4, kMaxOutputs = 2;
 
-  // True, with the outputs filled in, when `attrs` was last inferred here
-  // with these inputs.
-  bool Find(const std::shared_ptr<const NodeAttrs>& attrs, const std::vector<Shape>& in_shapes,
-            const std::vector<DType>& in_types, std::vector<Shape>* out_shapes,
-            std::vector<DType>* out_types) const {
-    const Entry& e = slots_[SlotOf(attrs.get())];
-    if (e.attrs != attrs.get() || e.owner.expired() || e.n_in != in_shapes.size() ||
-        e.n_out != out_shapes->size())
-      return false;
+  struct Entry {
+    const NodeAttrs* attrs = nullptr;
+    std::weak_ptr<const NodeAttrs> owner;
+    size_t n_in = 0, n_out = 0;
+    Shape in_shapes[kMaxInputs], out_shapes[kMaxOutputs];
+    DType in_types[kMaxInputs], out_types[kMaxOutputs];
+    int kernel_on = -1;  // the device kind `kernel` was found for: 0 cpu, 1 gpu
+    op::DeviceKernel kernel;
+    const op::FResourceRequest* fresource = nullptr;
+    const op::FMutateInputs* fmutate = nullptr;
+  };
+
+  // The entry of `attrs` when it was last inferred here with inputs of
+  // these shapes and dtypes; else null.
+  Entry* Find(const std::shared_ptr<const NodeAttrs>& attrs, InputList inputs, size_t n_out) {
+    Entry& e = slots_[SlotOf(attrs.get())];
+    if (e.attrs != attrs.get() || e.owner.expired() || e.n_in != inputs.size() || e.n_out != n_out)
+      return nullptr;
     for (size_t i = 0; i < e.n_in; ++i)
-      if (e.in_types[i] != in_types[i] || e.in_shapes[i] != in_shapes[i]) return false;
-    for (size_t o = 0; o < e.n_out; ++o) {
-      (*out_shapes)[o] = e.out_shapes[o];
-      (*out_types)[o] = e.out_types[o];
-    }
-    return true;
+      if (e.in_types[i] != inputs[i].dtype() || e.in_shapes[i] != inputs[i].shape()) return nullptr;
+    return &e;
   }
 
-  void Store(const std::shared_ptr<const NodeAttrs>& attrs, const std::vector<Shape>& in_shapes,
-             const std::vector<DType>& in_types, const std::vector<Shape>& out_shapes,
-             const std::vector<DType>& out_types) {
-    if (in_shapes.size() > kMaxInputs || out_shapes.size() > kMaxOutputs) return;
+  // The new entry, or null when the call has too many inputs or outputs.
+  Entry* Store(const std::shared_ptr<const NodeAttrs>& attrs, const std::vector<Shape>& in_shapes,
+               const std::vector<DType>& in_types, const std::vector<Shape>& out_shapes,
+               const std::vector<DType>& out_types) {
+    if (in_shapes.size() > kMaxInputs || out_shapes.size() > kMaxOutputs) return nullptr;
     Entry& e = slots_[SlotOf(attrs.get())];
     e.attrs = attrs.get();
     e.owner = attrs;
@@ -187,17 +199,12 @@ class InferMemo {
     std::copy(in_types.begin(), in_types.end(), e.in_types);
     std::copy(out_shapes.begin(), out_shapes.end(), e.out_shapes);
     std::copy(out_types.begin(), out_types.end(), e.out_types);
+    e.kernel_on = -1;
+    return &e;
   }
 
  private:
   static constexpr size_t kSlots = 8;
-  struct Entry {
-    const NodeAttrs* attrs = nullptr;
-    std::weak_ptr<const NodeAttrs> owner;
-    size_t n_in = 0, n_out = 0;
-    Shape in_shapes[kMaxInputs], out_shapes[kMaxOutputs];
-    DType in_types[kMaxInputs], out_types[kMaxOutputs];
-  };
   static size_t SlotOf(const NodeAttrs* a) {
     return (reinterpret_cast<uintptr_t>(a) >> 4) % kSlots;
   }
@@ -244,31 +251,64 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, InputList inputs,
       << " given";
   const Context ctx = PickContext(attrs, inputs, opt);
 
-  ScratchLease scratch(n_in, n_out);
-  std::vector<Shape>& in_shapes = scratch->in_shapes;
-  std::vector<Shape>& out_shapes = scratch->out_shapes;
-  std::vector<DType>& in_types = scratch->in_types;
-  std::vector<DType>& out_types = scratch->out_types;
-  for (size_t i = 0; i < n_in; ++i) {
-    in_shapes[i] = inputs[i].shape();
-    in_types[i] = inputs[i].dtype();
-  }
-  if (given_outputs) {
-    for (size_t i = 0; i < n_out; ++i) {
-      TS_CHECK(!(*outputs)[i].is_none()) << op::OpLabel(attrs) << ": out " << i << " is empty";
-      out_shapes[i] = (*outputs)[i].shape();
-      out_types[i] = (*outputs)[i].dtype();
-    }
-  }
-  // Stateful ops are left out: their inference may run user code (a Custom
-  // op's infer_shape), which should see every call.
+  ScratchLease scratch;
+  // Stateful ops are left out of the memo: their inference may run user code
+  // (a Custom op's infer_shape), which should see every call. So a found
+  // entry is never one of theirs, and they always fill the vectors below.
   static const auto& fcreate = Op::GetAttr<op::FCreateOpState>("FCreateOpState");
   thread_local InferMemo memo;
-  const bool memo_ok = !given_outputs && !fcreate.find(op);
-  if (!memo_ok || !memo.Find(attrs_ptr, in_shapes, in_types, &out_shapes, &out_types)) {
-    InferShapes(attrs, &in_shapes, &out_shapes);
-    InferTypes(attrs, &in_types, &out_types);
-    if (memo_ok) memo.Store(attrs_ptr, in_shapes, in_types, out_shapes, out_types);
+  InferMemo::Entry* memo_entry = given_outputs ? nullptr : memo.Find(attrs_ptr, inputs, n_out);
+  std::vector<Shape>& in_shapes = scratch->in_shapes;
+  std::vector<DType>& in_types = scratch->in_types;
+  const Shape* out_shapes;
+  const DType* out_types;
+  if (memo_entry) {
+    out_shapes = memo_entry->out_shapes;
+    out_types = memo_entry->out_types;
+  } else {
+    scratch.SizeForInference(n_in, n_out);
+    for (size_t i = 0; i < n_in; ++i) {
+      in_shapes[i] = inputs[i].shape();
+      in_types[i] = inputs[i].dtype();
+    }
+    if (given_outputs) {
+      for (size_t i = 0; i < n_out; ++i) {
+        TS_CHECK(!(*outputs)[i].is_none()) << op::OpLabel(attrs) << ": out " << i << " is empty";
+        scratch->out_shapes[i] = (*outputs)[i].shape();
+        scratch->out_types[i] = (*outputs)[i].dtype();
+      }
+    }
+    InferShapes(attrs, &in_shapes, &scratch->out_shapes);
+    InferTypes(attrs, &in_types, &scratch->out_types);
+    if (!given_outputs && !fcreate.find(op))
+      memo_entry =
+          memo.Store(attrs_ptr, in_shapes, in_types, scratch->out_shapes, scratch->out_types);
+    out_shapes = scratch->out_shapes.data();
+    out_types = scratch->out_types.data();
+  }
+  // What the registry says of the op on this device: from the entry. Its
+  // pointers are used only until the outputs are made below; no op is
+  // invoked before that, which could reuse the slot.
+  static const auto& fresource_map = Op::GetAttr<op::FResourceRequest>("FResourceRequest");
+  static const auto& fmutate_map = Op::GetAttr<op::FMutateInputs>("FMutateInputs");
+  const bool on_gpu = ctx.is_gpu();
+  op::DeviceKernel kernel;
+  const op::FResourceRequest* fresource;
+  const op::FMutateInputs* fmutate;
+  if (memo_entry && memo_entry->kernel_on == int{on_gpu}) {
+    kernel = memo_entry->kernel;
+    fresource = memo_entry->fresource;
+    fmutate = memo_entry->fmutate;
+  } else {
+    kernel = op::FindDeviceKernel(attrs, on_gpu);
+    fresource = fresource_map.find(op);
+    fmutate = fmutate_map.find(op);
+    if (memo_entry) {
+      memo_entry->kernel_on = int{on_gpu};
+      memo_entry->kernel = kernel;
+      memo_entry->fresource = fresource;
+      memo_entry->fmutate = fmutate;
+    }
   }
   if (given_outputs) {
     for (size_t i = 0; i < n_out; ++i) {
@@ -282,10 +322,6 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, InputList inputs,
   }
 
   // Compute function for the device.
-  static const auto& fresource = Op::GetAttr<op::FResourceRequest>("FResourceRequest");
-  static const auto& fmutate = Op::GetAttr<op::FMutateInputs>("FMutateInputs");
-  const bool on_gpu = ctx.is_gpu();
-  const op::DeviceKernel kernel = op::FindDeviceKernel(attrs, on_gpu);
   const op::FCompute* fcompute = kernel.fcompute;
   const op::FStatefulCompute* fstate = kernel.fstate;
   const op::FStatefulComputeEx* fstate_ex = kernel.fstate_ex;
@@ -331,8 +367,8 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, InputList inputs,
   }
 
   std::vector<op::Resource> resources;
-  if (const op::FResourceRequest* fr = fresource.find(op))
-    for (const auto& r : (*fr)(attrs))
+  if (fresource)
+    for (const auto& r : (*fresource)(attrs))
       resources.push_back(storage::ResourceManager::Get()->Request(ctx, r));
 
   // A tiny CPU op without resources (whose state other ops may hold) runs
@@ -357,8 +393,8 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, InputList inputs,
   }
   for (size_t o = 0; o < n_out; ++o) out_blobs[o] = (*written)[o].data();
   if (!fresh_outputs) add_output_vars(&mutate_vars);
-  if (const op::FMutateInputs* fm = fmutate.find(op))
-    for (uint32_t i : (*fm)(attrs)) {
+  if (fmutate)
+    for (uint32_t i : (*fmutate)(attrs)) {
       TS_CHECK(i < n_in) << op::OpLabel(attrs) << ": mutates input " << i << " of " << n_in;
       mutate_vars.push_back(inputs[i].var());
     }
