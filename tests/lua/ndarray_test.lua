@@ -29,6 +29,21 @@ test('array from nested tables: shape, dtype, ctx, values', function()
   assert_eq(mx.nd.is_ndarray({}), false)
 end)
 
+test('arrays are told from other userdata, tables and values', function()
+  -- Other full userdata (a file, proxies with their own metatables) sit
+  -- where an array's metatable check looks: none may pass for an array.
+  local a = mx.nd.array({1, 2})
+  local others = {io.stdout, newproxy(true), newproxy(false), {}, 'x', true, print,
+                  coroutine.create(function() end)}
+  for _, v in ipairs(others) do
+    assert_eq(mx.nd.is_ndarray(v), false)
+    assert_error(function() return a + v end, 'got NDArray and ' .. type(v))
+    assert_error(function() return v * a end, 'got ' .. type(v) .. ' and NDArray')
+    assert_error(function() return mx.nd.exp(v) end, 'exp: ')
+  end
+  assert_eq((a + a):totable(), {2, 4})
+end)
+
 test('array dtypes and astype', function()
   for _, dt in ipairs({'float32', 'float64', 'int32', 'int64', 'int8', 'uint8'}) do
     local a = mx.nd.array({1, 2, 3}, {dtype = dt})
