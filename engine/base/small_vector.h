@@ -33,13 +33,10 @@ class SmallVector {
   }
 
   void push_back(const T& v) {
-    if (size_ < N) {
-      inline_[size_] = v;
-    } else {
-      if (size_ == N) heap_.assign(inline_, inline_ + N);
-      heap_.push_back(v);
-    }
-    ++size_;
+    if (size_ < N)
+      inline_[size_++] = v;
+    else
+      PushToHeap(v);
   }
   void clear() {
     size_ = 0;
@@ -67,6 +64,13 @@ class SmallVector {
   const T* end() const { return data() + size_; }
 
  private:
+  // Out of line, so that the common push inlines into its callers.
+  [[gnu::noinline]] void PushToHeap(const T& v) {
+    if (size_ == N) heap_.assign(inline_, inline_ + N);
+    heap_.push_back(v);
+    ++size_;
+  }
+
   T inline_[N];
   size_t size_ = 0;
   std::vector<T> heap_;  // holds every element once size_ > N

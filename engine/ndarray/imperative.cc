@@ -317,7 +317,7 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, InputList inputs,
                                << o.ctx().ToString() << ", the op runs on " << ctx.ToString();
     }
   } else {
-    outputs->reserve(n_out);
+    if (outputs->capacity() < n_out) outputs->reserve(n_out);
     for (size_t i = 0; i < n_out; ++i) outputs->emplace_back(out_shapes[i], ctx, out_types[i]);
   }
 
@@ -343,11 +343,14 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, InputList inputs,
     req = opt.req;
   }
   // What the kernel writes: the outputs, or a copy with temporaries in place
-  // of outputs that overlap an input.
-  std::vector<NDArray> replaced;
+  // of given outputs that overlap an input (new ones cannot; made only then).
+  struct Overlap {
+    std::vector<NDArray> replaced;
+    std::vector<std::pair<NDArray, NDArray>> copy_back;  // (temporary, output)
+  };
+  std::unique_ptr<Overlap> overlap;
   const std::vector<NDArray>* written = outputs;
-  std::vector<std::pair<NDArray, NDArray>> copy_back;
-  for (size_t o = 0; o < n_out; ++o) {
+  for (size_t o = 0; given_outputs && o < n_out; ++o) {
     for (size_t i = 0; i < n_in; ++i) {
       const NDArray& out = (*written)[o];
       if (!out.SameChunk(inputs[i])) continue;
@@ -358,9 +361,11 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, InputList inputs,
       } else {
         NDArray tmp(out.shape(), ctx, out.dtype());
         if (req[o] == kAddTo) CopyFromTo(out, tmp);
-        copy_back.emplace_back(tmp, out);
-        if (written != &replaced) replaced = *outputs, written = &replaced;
-        replaced[o] = tmp;
+        if (!overlap) overlap = std::make_unique<Overlap>();
+        overlap->copy_back.emplace_back(tmp, out);  // before `out` may be replaced below
+        if (written != &overlap->replaced)
+          overlap->replaced = *outputs, written = &overlap->replaced;
+        overlap->replaced[o] = tmp;
       }
       break;
     }
@@ -457,7 +462,8 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, InputList inputs,
           Engine::Get()->PushSync([failed](RunContext) { std::rethrow_exception(failed); }, ctx, {},
                                   mutate_vars, engine::FnProperty::kNormal, opt.priority,
                                   op->name().c_str());
-        for (auto& [tmp, dst] : copy_back) CopyFromTo(tmp, dst, opt.priority);
+        if (overlap)
+          for (auto& [tmp, dst] : overlap->copy_back) CopyFromTo(tmp, dst, opt.priority);
         if (record.recording && g_record_hook) g_record_hook(attrs_ptr, inputs.ToVector(), outputs);
         return;
       }
@@ -472,7 +478,8 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, InputList inputs,
         tiny ? engine::FnProperty::kAsync : engine::FnProperty::kNormal, opt.priority,
         op->name().c_str());
   }
-  for (auto& [tmp, dst] : copy_back) CopyFromTo(tmp, dst, opt.priority);
+  if (overlap)
+    for (auto& [tmp, dst] : overlap->copy_back) CopyFromTo(tmp, dst, opt.priority);
   if (record.recording && g_record_hook) g_record_hook(attrs_ptr, inputs.ToVector(), outputs);
 }
 
