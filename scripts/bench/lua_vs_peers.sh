@@ -6,33 +6,41 @@
 #     installed);
 #   - summing 10M float32 through the FFI against the same loop in C (cc -O2),
 #     and their ratio.
-#   scripts/bench/lua_vs_peers.sh [path/to/tessera] [N]
+#   - the ratios of Tessera's loops to NumPy's and PyTorch's (below 1: faster).
+# Every loop figure is the best of ROUNDS runs of N ops in one process.
+#   scripts/bench/lua_vs_peers.sh [path/to/tessera] [N] [ROUNDS]
 set -euo pipefail
 tessera=${1:-build/tessera}
 n=${2:-20000}
+rounds=${3:-5}
 here=$(cd "$(dirname "$0")" && pwd)
 python=/usr/bin/python3
 
-lua_out=$("$tessera" "$here/ndarray_loop.lua" "$n")
+lua_out=$("$tessera" "$here/ndarray_loop.lua" "$n" "$rounds")
 echo "$lua_out"
 
 peer() {
   local name=$1 module=$2 code=$3
   if "$python" -c "import $module" 2>/dev/null; then
-    "$python" - "$n" <<PY
+    "$python" - "$n" "$rounds" <<PY
 import sys, time
-n = int(sys.argv[1])
+n, rounds = int(sys.argv[1]), int(sys.argv[2])
 $code
-f()  # warm up
-t0 = time.perf_counter()
-for _ in range(n):
-    c = f()
-print("$name: %.2f us/op" % ((time.perf_counter() - t0) / n * 1e6))
+for _ in range(1000):  # warm up
+    f()
+best = float("inf")
+for _ in range(rounds):
+    t0 = time.perf_counter()
+    for _ in range(n):
+        c = f()
+    best = min(best, time.perf_counter() - t0)
+print("$name: %.3f us/op" % (best / n * 1e6))
 PY
   else
     echo "$name: unavailable"
   fi
 }
+peers_out=$(
 peer numpy_add_1elem numpy 'import numpy as np
 a = np.array([1], dtype=np.float32); b = np.array([2], dtype=np.float32)
 f = lambda: a + b'
@@ -47,6 +55,21 @@ peer torch_add_scalar_1elem torch 'import torch
 torch.set_num_threads(1)
 a = torch.tensor([1.0])
 f = lambda: a + 1'
+)
+echo "$peers_out"
+
+# Tessera's time over each peer's, for the loops both ran.
+printf '%s\n%s\n' "$lua_out" "$peers_out" | awk '
+  / us\/op$/ { t[$1] = $2 }
+  END {
+    n = split("add_1elem add_scalar_1elem", loops, " ")
+    for (i = 1; i <= n; ++i) {
+      l = loops[i]; nd = t["nd_" l ":"]
+      if (nd == "") continue
+      if (t["numpy_" l ":"] > 0) printf "ratio.%s.tessera_vs_numpy: %.2f x\n", l, nd / t["numpy_" l ":"]
+      if (t["torch_" l ":"] > 0) printf "ratio.%s.tessera_vs_torch: %.2f x\n", l, nd / t["torch_" l ":"]
+    }
+  }'
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
