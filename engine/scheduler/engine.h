@@ -140,10 +140,11 @@ class Engine {
 
   // Runs `fn` now, on the calling thread, when its variables are free: no
   // write pending on `const_vars` and nothing pending on `mutate_vars`. They
-  // are held as by a pushed op meanwhile, so work pushed on them from other
-  // threads queues behind it. Returns false, running nothing, when they are
-  // not free (or named twice, or poisoned, or the profiler is recording):
-  // the caller then pushes. An exception from `fn` poisons `mutate_vars`
+  // are held as by a pushed op meanwhile (each once, a write winning over a
+  // read of the same variable), so work pushed on them from other threads
+  // queues behind it. Returns false, running nothing, when they are not free
+  // (or poisoned, or deleted, or the profiler is recording): the caller then
+  // pushes. An exception from `fn` poisons `mutate_vars`
   // and is reported at the next wait, as a pushed op's would be. For tiny
   // ops whose push would cost more than their work; `fn` must not wait.
   template <typename F>

@@ -335,38 +335,41 @@ bool EngineBase::TryRunNowImpl(void (*call)(void*), void* fn, VarList const_vars
   constexpr size_t kMaxReads = 8, kMaxWrites = 4;
   if (const_vars.size() > kMaxReads || mutate_vars.size() > kMaxWrites) return false;
   if (Profiler::Get()->enabled()) return false;  // a pushed op shows in the trace
-  // Each variable once, none both read and written: the push normalises
-  // other lists. Deleted or poisoned ones too: the push reports or skips.
-  const VarHandle* lists[2] = {const_vars.begin(), mutate_vars.begin()};
-  const size_t sizes[2] = {const_vars.size(), mutate_vars.size()};
-  for (int l = 0; l < 2; ++l) {
-    for (size_t i = 0; i < sizes[l]; ++i) {
-      VarHandle v = lists[l][i];
-      if (!v || v->deleted.load(std::memory_order_relaxed)) return false;
-      for (int m = 0; m <= l; ++m)
-        for (size_t j = 0; j < (m == l ? i : sizes[m]); ++j)
-          if (lists[m][j] == v) return false;
-    }
+  // Each variable once, as a push normalises them: a write wins over a read
+  // of the same variable (`a * a` reads a twice). Deleted ones are left to
+  // the push, which reports them.
+  VarHandle reads[kMaxReads], writes[kMaxWrites];
+  size_t n_reads = 0, n_writes = 0;
+  auto listed = [](const VarHandle* list, size_t n, VarHandle v) {
+    return std::find(list, list + n, v) != list + n;
+  };
+  for (VarHandle v : mutate_vars) {
+    if (!v || v->deleted.load(std::memory_order_relaxed)) return false;
+    if (!listed(writes, n_writes, v)) writes[n_writes++] = v;
+  }
+  for (VarHandle v : const_vars) {
+    if (!v || v->deleted.load(std::memory_order_relaxed)) return false;
+    if (!listed(writes, n_writes, v) && !listed(reads, n_reads, v)) reads[n_reads++] = v;
   }
   auto grant = [this](OprBlock* b) { Grant(b); };
   size_t held_reads = 0, held_writes = 0;
   VarEntry entries[kMaxWrites];
   auto release = [&](bool wrote) {
-    for (size_t i = 0; i < held_reads; ++i) const_vars.begin()[i]->CompleteRead(grant);
-    for (size_t i = 0; i < held_writes; ++i) mutate_vars.begin()[i]->CompleteWrite(grant, wrote);
+    for (size_t i = 0; i < held_reads; ++i) reads[i]->CompleteRead(grant);
+    for (size_t i = 0; i < held_writes; ++i) writes[i]->CompleteWrite(grant, wrote);
   };
+  // Poisoned variables too are left to the push, which skips the op.
   bool free = true;
-  for (VarHandle v : const_vars) {
-    if (!(free = v->TryHoldRead())) break;
+  for (size_t i = 0; free && i < n_reads; ++i) {
+    if (!(free = reads[i]->TryHoldRead())) break;
     ++held_reads;
     // Read only by a holder of the variable (see Var::error).
-    if (!(free = !(v->error && v->error->pending()))) break;
+    free = !(reads[i]->error && reads[i]->error->pending());
   }
-  for (size_t i = 0; free && i < mutate_vars.size(); ++i) {
-    VarHandle v = mutate_vars.begin()[i];
-    if (!(free = v->TryHoldWrite(&entries[i]))) break;
+  for (size_t i = 0; free && i < n_writes; ++i) {
+    if (!(free = writes[i]->TryHoldWrite(&entries[i]))) break;
     ++held_writes;
-    free = !(v->error && v->error->pending());  // a pushed op would be skipped
+    free = !(writes[i]->error && writes[i]->error->pending());
   }
   if (!free) {
     release(false);
@@ -378,11 +381,11 @@ bool EngineBase::TryRunNowImpl(void (*call)(void*), void* fn, VarList const_vars
   } catch (...) {
     err = MakeErrorRecord(std::current_exception(), name ? name : "unnamed");
   }
-  for (VarHandle v : mutate_vars) {
+  for (size_t i = 0; i < n_writes; ++i) {
     if (err)
-      v->error = err;
-    else if (v->error)
-      v->error.reset();  // a successful write replaces the bad value
+      writes[i]->error = err;
+    else if (writes[i]->error)
+      writes[i]->error.reset();  // a successful write replaces the bad value
   }
   if (err) RecordError(err);
   release(true);
