@@ -89,7 +89,10 @@ void FindMetaOffset(lua_State* L) {
   const void* without = lua_newuserdata(L, sizeof(void*));
   ptrdiff_t found = 0;
   int matches = 0;
-  for (ptrdiff_t off = sizeof(void*); off <= 64; off += sizeof(void*)) {
+  // Only offsets inside the header of the GC64 LuaJIT the interpreter
+  // requires (48 bytes, the field 16 before the payload): no read leaves
+  // the object.
+  for (ptrdiff_t off = sizeof(void*); off <= 32; off += sizeof(void*)) {
     if (WordBefore(with[0], off) == metas[0] && WordBefore(with[1], off) == metas[1] &&
         WordBefore(without, off) == nullptr) {
       found = off;
