@@ -223,10 +223,17 @@ bool EngineBase::AppendToVars(OprBlock* blk) {
   // (and being freed by a worker) before this loop ends.
   blk->wait.store(n + 1, std::memory_order_relaxed);
   pushed_.fetch_add(1);
+  // Every variable's push lock, in address order, before the first append
+  // (see Var::LockPush). The lists are disjoint after Normalise.
+  SmallVector<VarHandle, 8> locked(op->const_vars.begin(), op->const_vars.end());
+  for (VarHandle v : op->mutate_vars) locked.push_back(v);
+  if (locked.size() > 1) std::sort(locked.begin(), locked.end());
+  for (VarHandle v : locked) v->LockPush();
   int granted = 1, i = 0;
   auto spare = [&] { return i < 2 ? &blk->entries[i++] : nullptr; };
   for (VarHandle v : op->const_vars) granted += v->AppendRead(blk, spare());
   for (VarHandle v : op->mutate_vars) granted += v->AppendWrite(blk, spare());
+  for (VarHandle v : locked) v->UnlockPush();
   return blk->wait.fetch_sub(granted, std::memory_order_acq_rel) == granted;
 }
 

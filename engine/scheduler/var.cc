@@ -5,28 +5,55 @@
 namespace tessera::engine {
 
 Var::Entry* Var::MakeEntry(VarEntry* spare, OprBlock* blk, bool write) {
-  if (spare) {
-    *spare = Entry{nullptr, blk, write, false};
-    return spare;
-  }
-  return ObjectPool<Entry>::New(Entry{nullptr, blk, write, true});
+  Entry* e = spare ? spare : ObjectPool<Entry>::New();
+  e->next.store(nullptr, std::memory_order_relaxed);
+  e->blk = blk;
+  e->write = write;
+  e->pooled = !spare;
+  return e;
 }
 
 void Var::FreeEntry(Entry* e) {
   if (e->pooled) ObjectPool<Entry>::Delete(e);
 }
 
+Var::Entry* Var::NextWrite(Entry* done, Entry** last) {
+  Entry* e = done->next.load(std::memory_order_acquire);
+  *last = done;
+  while (e && !e->write) {
+    *last = e;
+    e = e->next.load(std::memory_order_acquire);
+  }
+  return e;
+}
+
 bool Var::AppendRead(OprBlock* blk, VarEntry* spare) {
-  lock_.lock();
-  if (!first_write_) {
+  if (!tail_) {  // no write queued: the read is granted at once
+    lock_.lock();
     ++num_reads_;
     lock_.unlock();
     return true;
   }
   Entry* e = MakeEntry(spare, blk, false);
-  tail_->next = e;
+  Entry* prev = tail_;
   tail_ = e;
-  lock_.unlock();
+  prev->next.store(e, std::memory_order_release);  // the last touch of prev
+  return false;
+}
+
+bool Var::AppendWrite(OprBlock* blk, VarEntry* spare) {
+  Entry* e = MakeEntry(spare, blk, true);
+  if (!tail_) {
+    lock_.lock();
+    first_write_ = e;
+    const bool granted = write_granted_ = num_reads_ == 0;
+    lock_.unlock();
+    tail_ = e;
+    return granted;
+  }
+  Entry* prev = tail_;
+  tail_ = e;
+  prev->next.store(e, std::memory_order_release);  // the last touch of prev
   return false;
 }
 
@@ -39,14 +66,22 @@ bool Var::TryHoldRead() {
 }
 
 bool Var::TryHoldWrite(VarEntry* entry) {
-  lock_.lock();
-  const bool free = !first_write_ && num_reads_ == 0;
+  push_lock_.lock();
+  bool free = !tail_;
   if (free) {
-    *entry = Entry{nullptr, nullptr, true, false};
-    first_write_ = tail_ = entry;
-    write_granted_ = true;
+    lock_.lock();
+    free = num_reads_ == 0;
+    if (free) {
+      entry->next.store(nullptr, std::memory_order_relaxed);
+      entry->blk = nullptr;
+      entry->write = true;
+      entry->pooled = false;
+      first_write_ = tail_ = entry;
+      write_granted_ = true;
+    }
+    lock_.unlock();
   }
-  lock_.unlock();
+  push_lock_.unlock();
   return free;
 }
 
@@ -66,26 +101,13 @@ bool Var::Settled(bool for_write, ErrorRef* err) {
 }
 
 bool Var::Retire() {
+  push_lock_.lock();
   lock_.lock();
   const bool idle = !first_write_ && num_reads_ == 0;
   if (idle) deleted.store(true, std::memory_order_relaxed);
   lock_.unlock();
+  push_lock_.unlock();
   return idle;
-}
-
-bool Var::AppendWrite(OprBlock* blk, VarEntry* spare) {
-  Entry* e = MakeEntry(spare, blk, true);
-  lock_.lock();
-  bool granted = false;
-  if (!first_write_) {
-    first_write_ = tail_ = e;
-    granted = write_granted_ = (num_reads_ == 0);
-  } else {
-    tail_->next = e;
-    tail_ = e;
-  }
-  lock_.unlock();
-  return granted;
 }
 
 }  // namespace tessera::engine

@@ -97,10 +97,13 @@ class WorkerPool {
   ReadyRing ring_;
   alignas(64) std::atomic<int64_t> num_high_{0};
   std::atomic<int64_t> num_overflow_{0};
+  // Every Push from outside the pool reads it with a read-modify-write, so
+  // it has a line of its own: beside excess_ and stop_, which each worker
+  // loop reads, it would pull that line away from the polling workers.
   alignas(64) std::atomic<int> num_sleepers_{0};
   // Workers beyond the target that should step aside (a blocked worker came
   // back); recomputed under mu_, read without it by every worker loop.
-  std::atomic<int> excess_{0};
+  alignas(64) std::atomic<int> excess_{0};
   std::atomic<bool> stop_{false};
   alignas(64) std::atomic<int64_t> running_{0};
 
