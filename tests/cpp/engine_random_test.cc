@@ -13,6 +13,7 @@
 #include <mutex>
 #include <random>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "engine/scheduler/engine.h"
@@ -367,14 +368,13 @@ TEST_CASE("concurrent random pushes follow one push order") {
       constexpr int kThreads = 3, kOps = 2000, kVars = 6;
       std::vector<VarHandle> vars(kVars);
       for (auto& v : vars) v = eng->NewVariable();
-      struct Use {
+      struct Use {  // one op's use of one variable
         int op;
         bool write;
       };
       std::vector<std::vector<Use>> log(kVars);  // per variable, in run order
       std::vector<std::mutex> log_mu(kVars);     // readers of one version run at once
       std::vector<uint64_t> writes(kVars, 0);
-      std::mutex writes_mu;
       auto pusher = [&](int t) {
         std::mt19937_64 rng(seed * 100 + t);
         for (int k = 0; k < kOps; ++k) {
@@ -382,23 +382,20 @@ TEST_CASE("concurrent random pushes follow one push order") {
           for (int n = rng() % 3; n > 0; --n) reads.push_back(vars[rng() % kVars]);
           for (int n = rng() % 3; n > 0; --n) mutates.push_back(vars[rng() % kVars]);
           // What the engine must hold: each variable once, written if named
-          // as written at all.
-          std::vector<Use> uses;
+          // as written at all. (variable index, written)
+          std::vector<std::pair<int, bool>> holds;
           for (int i = 0; i < kVars; ++i) {
             bool w = std::count(mutates.begin(), mutates.end(), vars[i]) > 0;
             bool r = std::count(reads.begin(), reads.end(), vars[i]) > 0;
-            if (w || r) uses.push_back({i, w});
+            if (w || r) holds.emplace_back(i, w);
           }
           const int id = t * kOps + k;
           eng->PushSync(
-              [&, uses, id](RunContext) {
-                for (const Use& u : uses) {
-                  std::lock_guard<std::mutex> lock(log_mu[u.op]);
-                  log[u.op].push_back({id, u.write});
-                  if (u.write) {
-                    std::lock_guard<std::mutex> w(writes_mu);
-                    ++writes[u.op];
-                  }
+              [&, holds, id](RunContext) {
+                for (auto [v, write] : holds) {
+                  std::lock_guard<std::mutex> lock(log_mu[v]);
+                  log[v].push_back({id, write});
+                  writes[v] += write;
                 }
               },
               Context::CPU(), reads, mutates);
