@@ -17,6 +17,7 @@ int g_wake_fd = -1;
 pthread_t g_interpreter_thread;
 volatile sig_atomic_t g_pending = 0;
 volatile sig_atomic_t g_default_restored = 0;
+bool g_restart_reads = true;  // interpreter thread only
 
 void OnSigint(int sig) {
   // Engine and helper threads may receive the signal: only the interpreter's
@@ -44,7 +45,9 @@ void Install() {
   struct sigaction sa {};
   sa.sa_handler = OnSigint;
   sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART;  // plain reads and writes carry on; poll() still returns EINTR
+  // Plain reads and writes carry on unless an InterruptBreaksReads lives;
+  // poll() returns EINTR either way.
+  sa.sa_flags = g_restart_reads ? SA_RESTART : 0;
   sigaction(SIGINT, &sa, nullptr);
 }
 
@@ -70,6 +73,16 @@ bool TakeInterrupt() {
 
 bool InterruptPending() {
   return g_pending != 0;
+}
+
+InterruptBreaksReads::InterruptBreaksReads() {
+  g_restart_reads = false;
+  if (g_state && !g_default_restored) Install();
+}
+
+InterruptBreaksReads::~InterruptBreaksReads() {
+  g_restart_reads = true;
+  if (g_state && !g_default_restored) Install();
 }
 
 }  // namespace tessera::shell

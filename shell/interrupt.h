@@ -20,4 +20,17 @@ void InstallInterruptHandler(lua_State* L, lua_Hook hook, int wake_fd);
 bool TakeInterrupt();
 bool InterruptPending();
 
+// While one lives, Ctrl-C ends a blocking read() of the interpreter thread
+// with EINTR instead of restarting it. The line editor reads a key only
+// after poll() said one is there, but the terminal drops typed-ahead input
+// when Ctrl-C arrives, so that read can block after all; restarted, it
+// would sit there with the Ctrl-C untaken until the next key.
+class InterruptBreaksReads {
+ public:
+  InterruptBreaksReads();
+  ~InterruptBreaksReads();
+  InterruptBreaksReads(const InterruptBreaksReads&) = delete;
+  InterruptBreaksReads& operator=(const InterruptBreaksReads&) = delete;
+};
+
 }  // namespace tessera::shell

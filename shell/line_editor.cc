@@ -52,6 +52,9 @@ struct LineEditor::Libedit {
         }
         if (!(fds[0].revents & (POLLIN | POLLHUP))) continue;
       }
+      // Can block although poll() saw a key: Ctrl-C makes the terminal drop
+      // what was typed ahead. The signal then ends the read (ReadLine's
+      // InterruptBreaksReads) and the next poll() takes it.
       char c;
       ssize_t r = read(STDIN_FILENO, &c, 1);
       if (r < 0 && errno == EINTR) continue;
@@ -146,7 +149,11 @@ LineEditor::Status LineEditor::ReadLine(const char* prompt, std::string* line) {
   // quick Ctrl-D) would meet the cooked terminal: echoed twice, or an EOF
   // lost in the switch. el_gets restores cooked mode when it returns.
   el_set(static_cast<EditLine*>(el_), EL_PREP_TERM, 1);
-  const char* s = el_gets(static_cast<EditLine*>(el_), &count);
+  const char* s;
+  {
+    InterruptBreaksReads breaks_reads;  // see GetChar's read
+    s = el_gets(static_cast<EditLine*>(el_), &count);
+  }
   if (interrupted_) {
     // Drop what was typed: the next read starts on a fresh line.
     el_reset(static_cast<EditLine*>(el_));
