@@ -36,11 +36,11 @@ struct CurrentOpScope {
   }
 };
 
-bool Contains(const SmallVector<VarHandle, 4>& vars, VarHandle v) {
+bool Contains(std::span<const VarHandle> vars, VarHandle v) {
   return std::find(vars.begin(), vars.end(), v) != vars.end();
 }
 
-// Sorts and deduplicates, and drops from `reads` what is also written: a
+// Sorts and deduplicates, and drops from the reads what is also written: a
 // variable named twice, or read and written, is written once.
 void Normalise(Opr* op, VarList const_vars, VarList mutate_vars) {
   for (VarList list : {const_vars, mutate_vars}) {
@@ -50,21 +50,24 @@ void Normalise(Opr* op, VarList const_vars, VarList mutate_vars) {
           << "engine op '" << op->name << "': variable used after DeleteVariable";
     }
   }
-  auto& w = op->mutate_vars;
-  w = SmallVector<VarHandle, 4>(mutate_vars.begin(), mutate_vars.end());
-  if (w.size() > 1) {
-    std::sort(w.begin(), w.end());
-    w.resize_down(std::unique(w.begin(), w.end()) - w.begin());
-  }
-  auto& r = op->const_vars;
-  r.clear();
+  auto sorted_unique = [](VarHandle* first, size_t n) {
+    if (n < 2) return n;
+    std::sort(first, first + n);
+    return static_cast<size_t>(std::unique(first, first + n) - first);
+  };
+  VarHandle* w = op->vars.Reserve(const_vars.size() + mutate_vars.size());
+  size_t n_writes = 0, n_reads = 0;
+  for (VarHandle v : mutate_vars) w[n_writes++] = v;
+  n_writes = sorted_unique(w, n_writes);
+  VarHandle* r = w + n_writes;
   for (VarHandle v : const_vars)
-    if (!Contains(w, v) && !Contains(r, v)) r.push_back(v);
+    if (std::find(w, w + n_writes, v) == w + n_writes) r[n_reads++] = v;
+  op->vars.Fill(n_writes, sorted_unique(r, n_reads));
 }
 
 ErrorRef FindPoison(const Opr* op) {
-  for (const auto* list : {&op->const_vars, &op->mutate_vars})
-    for (VarHandle v : *list)
+  for (auto list : {op->vars.reads(), op->vars.writes()})
+    for (VarHandle v : list)
       if (v->error && v->error->pending()) return v->error;
   return nullptr;
 }
@@ -83,9 +86,7 @@ Opr* EngineBase::NewTempOpr(VarList const_vars, VarList mutate_vars, FnProperty 
   if (persistent) {
     op = ObjectPool<Opr>::New();
   } else {
-    OprBlock* home = ObjectPool<OprBlock>::New();
-    op = &home->temp_opr;
-    op->home = home;
+    op = ObjectPool<OprBlock>::New()->MakeTempOpr();
   }
   op->prop = prop;
   op->name = name ? name : "unnamed";
@@ -108,7 +109,7 @@ void EngineBase::FreeOpr(Opr* op) {
 void EngineBase::PushSync(SyncFn fn, Context ctx, VarList const_vars, VarList mutate_vars,
                           FnProperty prop, int priority, const char* name) {
   Opr* op = NewTempOpr(const_vars, mutate_vars, prop, name);
-  op->sync_fn = std::move(fn);
+  op->SetSync(std::move(fn));
   try {
     Submit(op, ctx, priority);
   } catch (...) {
@@ -121,8 +122,7 @@ void EngineBase::PushAsync(AsyncFn fn, Context ctx, VarList const_vars, VarList 
                            FnProperty prop, int priority, const char* name) {
   TS_CHECK(fn) << "engine op '" << (name ? name : "unnamed") << "': empty async function";
   Opr* op = NewTempOpr(const_vars, mutate_vars, prop, name);
-  op->async_fn = std::move(fn);
-  op->is_async = true;
+  op->SetAsync(std::move(fn));
   try {
     Submit(op, ctx, priority);
   } catch (...) {
@@ -135,18 +135,15 @@ OprHandle EngineBase::NewOperator(AsyncFn fn, VarList const_vars, VarList mutate
                                   FnProperty prop, const char* name) {
   TS_CHECK(fn) << "engine op '" << (name ? name : "unnamed") << "': empty async function";
   Opr* op = NewTempOpr(const_vars, mutate_vars, prop, name, /*persistent=*/true);
-  op->async_fn = std::move(fn);
-  op->is_async = true;
-  op->temporary = false;
-  if (op->const_vars.empty() && op->mutate_vars.empty())
-    op->refs = std::make_unique<Opr::RefCount>();
+  op->SetAsync(std::move(fn));
+  if (op->vars.size() == 0) op->refs = std::make_unique<Opr::RefCount>();
   return op;
 }
 
 void EngineBase::Push(OprHandle op, Context ctx, int priority) {
   TS_CHECK(op != nullptr) << "Push: null operator";
-  for (const auto* list : {&op->const_vars, &op->mutate_vars})
-    for (VarHandle v : *list)
+  for (auto list : {op->vars.reads(), op->vars.writes()})
+    for (VarHandle v : list)
       TS_CHECK(!v->deleted.load(std::memory_order_relaxed))
           << "engine op '" << op->name << "': variable used after DeleteVariable";
   if (op->refs) op->refs->n.fetch_add(1, std::memory_order_relaxed);
@@ -166,10 +163,10 @@ void EngineBase::DeleteOperator(OprHandle op) {
   }
   // Writing every variable of the operator, the deletion runs after each of
   // its pushes (MXNet's way), and needs no worker.
-  SmallVector<VarHandle, 8> all(op->const_vars.begin(), op->const_vars.end());
-  for (VarHandle v : op->mutate_vars) all.push_back(v);
+  SmallVector<VarHandle, 8> all(op->vars.reads().begin(), op->vars.reads().end());
+  for (VarHandle v : op->vars.writes()) all.push_back(v);
   Opr* del = NewTempOpr({}, all, FnProperty::kAsync, "DeleteOperator");
-  del->sync_fn = [op](RunContext) { FreeOpr(op); };
+  del->SetSync([op](RunContext) { FreeOpr(op); });
   del->always_run = true;  // also after a failed push; changes no variable
   try {
     Submit(del, Context::CPU(), 0);
@@ -196,7 +193,7 @@ void EngineBase::DeleteVariable(SyncFn delete_fn, Context ctx, VarHandle var) {
     return;
   }
   Opr* op = NewTempOpr({}, {var}, FnProperty::kDeleteVar, "DeleteVariable");
-  op->sync_fn = std::move(delete_fn);
+  op->SetSync(std::move(delete_fn));
   op->always_run = true;  // a poisoned array's memory goes back to the pool too
   var->deleted.store(true, std::memory_order_relaxed);
   try {
@@ -218,22 +215,26 @@ OprBlock* EngineBase::NewBlock(Opr* opr, Context ctx, int priority) {
 
 bool EngineBase::AppendToVars(OprBlock* blk) {
   const Opr* op = blk->opr;
-  int n = static_cast<int>(op->const_vars.size() + op->mutate_vars.size());
+  auto reads = op->vars.reads(), writes = op->vars.writes();
   // One extra count, held while appending, keeps the op from becoming ready
   // (and being freed by a worker) before this loop ends.
-  blk->wait.store(n + 1, std::memory_order_relaxed);
+  blk->wait.store(static_cast<int>(op->vars.size()) + 1, std::memory_order_relaxed);
   pushed_.fetch_add(1);
   // Every variable's push lock, in address order, before the first append
-  // (see Var::LockPush). The lists are disjoint after Normalise.
-  SmallVector<VarHandle, 8> locked(op->const_vars.begin(), op->const_vars.end());
-  for (VarHandle v : op->mutate_vars) locked.push_back(v);
-  if (locked.size() > 1) std::sort(locked.begin(), locked.end());
-  for (VarHandle v : locked) v->LockPush();
+  // (see Var::LockPush): the two sorted, disjoint lists merged.
+  auto in_address_order = [&](auto fn) {
+    size_t r = 0, w = 0;
+    while (r < reads.size() || w < writes.size())
+      fn(w == writes.size() || (r < reads.size() && reads[r] < writes[w]) ? reads[r++]
+                                                                          : writes[w++]);
+  };
+  in_address_order([](VarHandle v) { v->LockPush(); });
   int granted = 1, i = 0;
   auto spare = [&] { return i < 2 ? &blk->entries[i++] : nullptr; };
-  for (VarHandle v : op->const_vars) granted += v->AppendRead(blk, spare());
-  for (VarHandle v : op->mutate_vars) granted += v->AppendWrite(blk, spare());
-  for (VarHandle v : locked) v->UnlockPush();
+  for (VarHandle v : reads) granted += v->AppendRead(blk, spare());
+  for (VarHandle v : writes) granted += v->AppendWrite(blk, spare());
+  for (VarHandle v : reads) v->UnlockPush();
+  for (VarHandle v : writes) v->UnlockPush();
   return blk->wait.fetch_sub(granted, std::memory_order_acq_rel) == granted;
 }
 
@@ -255,12 +256,12 @@ void EngineBase::Execute(OprBlock* blk, const RunContext& rctx, const char* lane
     blk->thread = Profiler::ThreadIndex();
   }
   RunContext run{blk->ctx, rctx.stream};
-  if (!op->is_async) {
+  if (!op->is_async()) {
     ErrorRef err;
     {
       CurrentOpScope scope(op);
       try {
-        if (op->sync_fn) op->sync_fn(run);
+        if (op->sync_fn()) op->sync_fn()(run);
         if (run.ctx.is_gpu() && run.stream) GpuStreams()->sync(run.stream);
       } catch (...) {
         err = MakeErrorRecord(std::current_exception(), op->name);
@@ -276,7 +277,7 @@ void EngineBase::Execute(OprBlock* blk, const RunContext& rctx, const char* lane
     const OprBlock* saved = tls_running_async;
     tls_running_async = blk;
     try {
-      op->async_fn(run, CallbackOnComplete(&EngineBase::OnAsyncDone, this, blk));
+      op->async_fn()(run, CallbackOnComplete(&EngineBase::OnAsyncDone, this, blk));
     } catch (...) {
       tls_running_async = saved;
       Complete(blk, MakeErrorRecord(std::current_exception(), op->name), true);
@@ -312,25 +313,25 @@ void EngineBase::Complete(OprBlock* blk, ErrorRef err, bool new_error, bool free
   Opr* op = blk->opr;
   const bool real_op = !op->always_run;  // waiters leave variables as they were
   if (err) {
-    for (VarHandle v : op->mutate_vars) v->error = err;
+    for (VarHandle v : op->vars.writes()) v->error = err;
     if (new_error) RecordError(err);
   } else if (real_op) {
-    for (VarHandle v : op->mutate_vars)
+    for (VarHandle v : op->vars.writes())
       if (v->error) v->error.reset();  // a successful write replaces the bad value
   }
   auto grant = [this](OprBlock* b) { Grant(b); };
-  for (VarHandle v : op->const_vars) v->CompleteRead(grant);
-  for (VarHandle v : op->mutate_vars) v->CompleteWrite(grant, real_op);
+  for (VarHandle v : op->vars.reads()) v->CompleteRead(grant);
+  for (VarHandle v : op->vars.writes()) v->CompleteWrite(grant, real_op);
   if (op->prop == FnProperty::kDeleteVar)
-    for (VarHandle v : op->mutate_vars) ObjectPool<Var>::Delete(v);
+    for (VarHandle v : op->vars.writes()) ObjectPool<Var>::Delete(v);
   // A temporary op is freed with its block, below.
   if (op->refs && op->refs->n.fetch_sub(1, std::memory_order_acq_rel) == 1) FreeOpr(op);
-  std::atomic<bool>* done = blk->done_flag;
-  Parker* pusher = blk->pusher;
+  NaiveWait* naive = blk->naive;
   if (free_block) ObjectPool<OprBlock>::Delete(blk);
   OpFinished();
-  if (done) {
-    done->store(true, std::memory_order_release);
+  if (naive) {
+    Parker* pusher = naive->pusher;  // `naive` may be gone once `done` is set
+    naive->done.store(true, std::memory_order_release);
     pusher->Unpark();
   }
 }
@@ -413,8 +414,8 @@ void EngineBase::BlockUntil(const std::atomic<bool>& done) {
 void EngineBase::WaitForVar(VarHandle var, WaitMode mode) {
   TS_CHECK(var != nullptr) << "WaitForVar: null variable";
   if (const Opr* op = tls_current_op) {
-    bool self_wait = Contains(op->mutate_vars, var) ||
-                     (mode == WaitMode::kWrite && Contains(op->const_vars, var));
+    bool self_wait = Contains(op->vars.writes(), var) ||
+                     (mode == WaitMode::kWrite && Contains(op->vars.reads(), var));
     TS_CHECK(!self_wait) << "WaitForVar inside engine op '" << op->name
                          << "' on a variable that op uses would wait for the op itself";
   }
@@ -442,14 +443,13 @@ void EngineBase::WaitForVar(VarHandle var, WaitMode mode) {
   Opr* op = NewTempOpr(mode == WaitMode::kRead ? self : none,
                        mode == WaitMode::kWrite ? self : none, FnProperty::kAsync, "WaitForVar");
   op->always_run = true;
-  op->is_async = true;
-  op->async_fn = [s = &st](RunContext, CallbackOnComplete done) {
+  op->SetAsync([s = &st](RunContext, CallbackOnComplete done) {
     s->error = s->var->error;
     Parker* p = s->parker;  // `s` may be gone once `done` is set
     s->done.store(true, std::memory_order_release);
     p->Unpark();
     done();
-  };
+  });
   try {
     Submit(op, Context::CPU(), 0);
   } catch (...) {
@@ -465,10 +465,9 @@ void EngineBase::NotifyWhenSettled(VarList vars, std::function<void(std::excepti
   // follows reads too), that hands the poison over instead of blocking.
   Opr* op = NewTempOpr({}, vars, FnProperty::kAsync, "NotifyWhenSettled");
   op->always_run = true;
-  op->is_async = true;
-  op->async_fn = [fn = std::move(fn), op](RunContext, CallbackOnComplete done) {
+  op->SetAsync([fn = std::move(fn), op](RunContext, CallbackOnComplete done) {
     std::exception_ptr error;
-    for (VarHandle v : op->mutate_vars) {
+    for (VarHandle v : op->vars.writes()) {
       ErrorRef e = v->error;
       if (!error && e && e->Claim()) {
         try {
@@ -480,7 +479,7 @@ void EngineBase::NotifyWhenSettled(VarList vars, std::function<void(std::excepti
     }
     fn(error);
     done();
-  };
+  });
   try {
     Submit(op, Context::CPU(), 0);
   } catch (...) {

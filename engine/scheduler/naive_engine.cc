@@ -23,22 +23,21 @@ void* NaiveEngine::StreamFor(Context ctx) {
 
 void NaiveEngine::Submit(Opr* opr, Context ctx, int priority) {
   void* stream = StreamFor(ctx);  // throws before any state changes
-  std::atomic<bool> ready{false}, done{false};
+  NaiveWait wait;
+  wait.pusher = Parker::Current();
   OprBlock* blk = NewBlock(opr, ctx, priority);
-  blk->pusher = Parker::Current();
-  blk->ready_flag = &ready;
-  blk->done_flag = &done;
+  blk->naive = &wait;
   // Another thread's op may hold a variable: wait for it like a queued op would.
-  if (AppendToVars(blk)) ready.store(true, std::memory_order_relaxed);
-  BlockUntil(ready);
+  if (AppendToVars(blk)) wait.ready.store(true, std::memory_order_relaxed);
+  BlockUntil(wait.ready);
   Execute(blk, RunContext{ctx, stream}, "naive");
-  BlockUntil(done);  // an async op may finish on another thread
+  BlockUntil(wait.done);  // an async op may finish on another thread
 }
 
 void NaiveEngine::OnReady(OprBlock* blk) {
-  std::atomic<bool>* ready = blk->ready_flag;
-  Parker* pusher = blk->pusher;
-  ready->store(true, std::memory_order_release);
+  NaiveWait* wait = blk->naive;
+  Parker* pusher = wait->pusher;
+  wait->ready.store(true, std::memory_order_release);
   pusher->Unpark();
 }
 

@@ -1,13 +1,19 @@
 // The engine's internal op records. An Opr is what was pushed (function,
 // normalised variable lists, properties); an OprBlock is one pending
 // execution of it, counting the variables it still waits for.
+//
+// Both are written by the pushing thread and read by the worker that runs
+// the op, so every cache line they span crosses between cores on every push:
+// they are kept small. A push of a persistent operator touches the block's
+// first two lines; a temporary op, which lives inside its block, four.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <new>
+#include <span>
 
-#include "engine/base/small_vector.h"
 #include "engine/scheduler/engine.h"
 #include "engine/scheduler/var.h"
 
@@ -17,16 +23,68 @@ class WorkerPool;
 class Parker;
 struct OprBlock;
 
+// The variables of an op, normalised: writes, then reads; each list sorted
+// by address, without duplicates, and the two disjoint. Short lists (nearly
+// all) live inline.
+class OprVars {
+ public:
+  OprVars() = default;
+  OprVars(const OprVars&) = delete;
+  OprVars& operator=(const OprVars&) = delete;
+  ~OprVars() { Release(); }
+
+  // Room for `n` variables, to be filled with the writes, then the reads,
+  // and closed by Fill.
+  VarHandle* Reserve(size_t n) {
+    Release();
+    if (n > kInline) data_ = new VarHandle[n];
+    return data_;
+  }
+  void Fill(size_t n_writes, size_t n_reads) {
+    n_writes_ = static_cast<uint32_t>(n_writes);
+    n_reads_ = static_cast<uint32_t>(n_reads);
+  }
+  std::span<VarHandle const> writes() const { return {data_, n_writes_}; }
+  std::span<VarHandle const> reads() const { return {data_ + n_writes_, n_reads_}; }
+  size_t size() const { return n_writes_ + n_reads_; }
+
+ private:
+  static constexpr size_t kInline = 6;
+  void Release() {
+    if (data_ != inline_) delete[] data_;
+    data_ = inline_;
+  }
+  VarHandle* data_ = inline_;
+  uint32_t n_writes_ = 0, n_reads_ = 0;
+  VarHandle inline_[kInline];
+};
+
 class Opr {
  public:
-  SyncFn sync_fn;    // may be empty: a no-op that only orders variables
-  AsyncFn async_fn;  // set when is_async
-  bool is_async = false;
-  SmallVector<VarHandle, 4> const_vars;   // read, none also in mutate_vars
-  SmallVector<VarHandle, 4> mutate_vars;  // written
-  FnProperty prop = FnProperty::kNormal;
-  bool temporary = true;    // made by PushSync/PushAsync, freed after its run
-  bool always_run = false;  // waiters and deletions run even on poisoned variables
+  Opr() : sync_fn_() {}
+  Opr(const Opr&) = delete;
+  Opr& operator=(const Opr&) = delete;
+  ~Opr() {
+    if (is_async_)
+      async_fn_.~AsyncFn();
+    else
+      sync_fn_.~SyncFn();
+  }
+
+  // One function, sync or async, in one slot.
+  void SetSync(SyncFn fn) { sync_fn_ = std::move(fn); }
+  void SetAsync(AsyncFn fn) {
+    sync_fn_.~SyncFn();
+    new (&async_fn_) AsyncFn(std::move(fn));
+    is_async_ = true;
+  }
+  bool is_async() const { return is_async_; }
+  // A sync op without a function only orders its variables.
+  bool has_fn() const { return is_async_ || sync_fn_; }
+  const SyncFn& sync_fn() const { return sync_fn_; }
+  const AsyncFn& async_fn() const { return async_fn_; }
+
+  OprVars vars;
   const char* name = "unnamed";
   // Persistent operators without variables: one for the handle plus one per
   // push in flight, on a cache line of its own (pushers and workers both
@@ -36,26 +94,63 @@ class Opr {
     std::atomic<int> n{1};
   };
   std::unique_ptr<RefCount> refs;
-  // A temporary op lives inside the block that runs it (one allocation per
-  // push, and fewer cache lines crossing from the pushing thread to the worker).
+  // The block a temporary op (made by PushSync/PushAsync, freed after its
+  // run) lives in: one allocation per push. Null for persistent operators.
   OprBlock* home = nullptr;
+  FnProperty prop = FnProperty::kNormal;
+  bool always_run = false;  // waiters and deletions run even on poisoned variables
+
+ private:
+  bool is_async_ = false;
+  union {
+    SyncFn sync_fn_;
+    AsyncFn async_fn_;
+  };
 };
 
-struct OprBlock {
+// The naive engine's pushing thread waits on these.
+struct NaiveWait {
+  Parker* pusher = nullptr;
+  std::atomic<bool> ready{false}, done{false};
+};
+
+struct alignas(64) OprBlock {
+  // Leaves temp_storage_ alone: a pooled block is not zeroed on reuse.
+  OprBlock() {}
+  OprBlock(const OprBlock&) = delete;
+  OprBlock& operator=(const OprBlock&) = delete;
+  ~OprBlock() {
+    if (owns_temp_) temp_opr()->~Opr();
+  }
+
+  // The temporary op that lives in this block, made on first call.
+  Opr* MakeTempOpr() {
+    owns_temp_ = true;
+    Opr* op = new (temp_storage_) Opr();
+    op->home = this;
+    return op;
+  }
+
+  // ---- first line: what running and completing the op reads ----
+  std::atomic<int> wait{0};  // variables not yet granted, plus one while pushing
+  int priority = 0;
   Opr* opr = nullptr;
   Context ctx;
-  int priority = 0;
   WorkerPool* pool = nullptr;  // where it runs; null for inline ops
-  std::atomic<int> wait{0};    // variables not yet granted, plus one while pushing
-  // Naive engine: the pushing thread waits for these.
-  Parker* pusher = nullptr;
-  std::atomic<bool>* ready_flag = nullptr;
-  std::atomic<bool>* done_flag = nullptr;
-  const char* lane = "";  // profiler, async ops
-  uint64_t begin_ns = 0;  // profiler, async ops
-  uint32_t thread = 0;
-  Opr temp_opr;         // the op itself when it is temporary
+  NaiveWait* naive = nullptr;  // naive engine only
+  uint64_t begin_ns = 0;       // profiler, async ops: set when the op started
+  const char* lane = "";       // profiler, async ops
+  uint32_t thread = 0;         // profiler, async ops
+
+ private:
+  bool owns_temp_ = false;
+
+ public:
   VarEntry entries[2];  // queue places for the op's first two variables
+
+ private:
+  Opr* temp_opr() { return std::launder(reinterpret_cast<Opr*>(temp_storage_)); }
+  alignas(Opr) unsigned char temp_storage_[sizeof(Opr)];
 };
 
 }  // namespace tessera::engine

@@ -102,8 +102,7 @@ WorkerPool* ThreadedEngine::PoolFor(Context ctx, FnProperty prop, bool has_work)
 }
 
 void ThreadedEngine::Submit(Opr* opr, Context ctx, int priority) {
-  WorkerPool* pool =
-      PoolFor(ctx, opr->prop, opr->is_async || opr->sync_fn);  // throws before any state changes
+  WorkerPool* pool = PoolFor(ctx, opr->prop, opr->has_fn());  // throws before any state changes
   WaitForInflightBound();
   OprBlock* blk = NewBlock(opr, ctx, priority);
   blk->pool = pool;
