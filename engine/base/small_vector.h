@@ -42,15 +42,6 @@ class SmallVector {
     size_ = 0;
     heap_.clear();
   }
-  // Keeps the first n elements (n <= size()).
-  void resize_down(size_t n) {
-    if (size_ > N && n <= N) std::copy(heap_.begin(), heap_.begin() + n, inline_);
-    if (n > N)
-      heap_.resize(n);
-    else
-      heap_.clear();
-    size_ = n;
-  }
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
