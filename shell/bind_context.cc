@@ -55,7 +55,8 @@ int Index(lua_State* L) {
   } else if (k == "device_id") {
     lua_pushinteger(L, c.dev_id);
   } else {
-    lua_pushnil(L);
+    PushContextMethods(L);
+    lua_getfield(L, -1, key);
   }
   return 1;
 }
@@ -68,6 +69,8 @@ void Open(lua_State* L, int mx) {
   lua_setfield(L, -2, "__eq");
   lua_pushcfunction(L, Index);
   lua_setfield(L, -2, "__index");
+  lua_newtable(L);
+  lua_setfield(L, -2, "methods");
   lua_pop(L, 1);
 
   SetFunctions(
@@ -77,7 +80,9 @@ void Open(lua_State* L, int mx) {
        {"cpu_pinned", CpuPinned,
         "mx.cpu_pinned(i = 0) -> page-locked host memory, for fast GPU copies"}});
   lua_newtable(L);
-  SetDoc(L, -1, "mx.context: devices. Fields: cpu, gpu, cpu_pinned, num_gpus");
+  SetDoc(L, -1,
+         "mx.context: devices and their memory. Fields: cpu, gpu, cpu_pinned, num_gpus, "
+         "memory_stats, reset_peak_memory, empty_cache, gpu_memory_info, memory_report");
   lua_getfield(L, mx, "cpu");
   lua_setfield(L, -2, "cpu");
   lua_getfield(L, mx, "gpu");
@@ -96,6 +101,12 @@ void PushContext(lua_State* L, Context ctx) {
   auto* p = static_cast<Context*>(lua_newuserdata(L, sizeof(Context)));
   *p = ctx;
   luaL_setmetatable(L, kMeta);
+}
+
+void PushContextMethods(lua_State* L) {
+  luaL_getmetatable(L, kMeta);
+  lua_getfield(L, -1, "methods");
+  lua_remove(L, -2);
 }
 
 bool IsContext(lua_State* L, int index) {

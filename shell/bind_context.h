@@ -14,5 +14,8 @@ Context CheckContext(lua_State* L, int index, const char* what = "context");
 // The context at `index`, or `fallback` when the value is nil or absent.
 Context OptContext(lua_State* L, int index, Context fallback);
 bool IsContext(lua_State* L, int index);
+// Pushes the table of context methods (ctx:empty_cache()), which other
+// bindings fill.
+void PushContextMethods(lua_State* L);
 
 }  // namespace tessera::shell

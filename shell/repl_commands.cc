@@ -9,6 +9,7 @@
 #include "engine/scheduler/engine.h"
 #include "engine/scheduler/profiler.h"
 #include "engine_wait.h"
+#include "memory.h"
 #include "repl_eval.h"
 #include "run.h"
 
@@ -18,6 +19,7 @@ const char* const kCommandHelp =
     "  :help              this list\n"
     "  :wait              wait for all engine work (mx.waitall())\n"
     "  :engine            engine type, pending ops, workers and queues per lane\n"
+    "  :memory            memory in use, pooled and peak per device\n"
     "  :time STATEMENT    run it and wait for the work it pushed; print the wall time\n"
     "  :profile on|off    start or stop the op profiler\n"
     "  :profile dump [F]  wait for all work, write the Chrome trace to F (or the\n"
@@ -102,6 +104,8 @@ CommandResult Dispatch(lua_State* L, const std::string& line, bool color) {
     WaitForAll(L);
   } else if (cmd == "engine") {
     PrintEngine();
+  } else if (cmd == "memory") {
+    std::printf("%s", MemoryReport().c_str());
   } else if (cmd == "time") {
     Time(L, args, color);
   } else if (cmd == "profile") {

@@ -11,7 +11,8 @@
 // batches would keep cycling through whatever mix of slabs the burst left on
 // top, and ops on a hundred scattered pages run measurably slower than ops on
 // a few contiguous ones. Slabs are kept for the next burst: handing them
-// back to the system made every burst fault its memory in again.
+// back to the system as they empty made every burst fault its memory in
+// again. ReleaseObjectPools() gives back the wholly free ones on request.
 #pragma once
 
 #include <cstddef>
@@ -28,6 +29,24 @@ struct ObjectPoolStats {
   size_t slabs = 0;        // slabs held, in use or free
   size_t global_free = 0;  // free objects in the global store (not in caches)
 };
+
+// Every ObjectPool in the process, together.
+struct ObjectPoolsMemory {
+  size_t bytes_held = 0;      // in all slabs
+  size_t bytes_released = 0;  // by this call (ReleaseObjectPools)
+};
+ObjectPoolsMemory ObjectPoolsHeld();
+// Returns to the system every slab whose objects are all free in a global
+// store (objects in threads' caches keep their slab). Safe at any time.
+ObjectPoolsMemory ReleaseObjectPools();
+
+namespace detail {
+struct ObjectPoolHooks {
+  size_t (*bytes_held)();
+  size_t (*release)();  // returns the bytes released
+};
+void RegisterObjectPool(ObjectPoolHooks hooks);
+}  // namespace detail
 
 template <typename T>
 class ObjectPool {
@@ -49,6 +68,12 @@ class ObjectPool {
   static ObjectPoolStats Stats() {
     std::lock_guard<std::mutex> lock(global().mu);
     return {global().slabs, global().num_free};
+  }
+  // Gives back the slabs whose objects are all in the global store; returns
+  // how many.
+  static size_t ReleaseFreeSlabs() {
+    std::lock_guard<std::mutex> lock(global().mu);
+    return global().ReleaseWhollyFree();
   }
 
   static constexpr size_t kBatch = 128;
@@ -95,11 +120,31 @@ class ObjectPool {
         if (slab.empty()) free_by_slab.erase(it);
       }
     }
+    size_t ReleaseWhollyFree() {
+      size_t released = 0;
+      for (auto it = free_by_slab.begin(); it != free_by_slab.end();) {
+        if (it->second.size() < kPerSlab) {
+          ++it;
+          continue;
+        }
+        ::operator delete(reinterpret_cast<void*>(it->first), std::align_val_t(kSlabBytes));
+        num_free -= kPerSlab;
+        it = free_by_slab.erase(it);
+        ++released;
+      }
+      slabs -= released;
+      return released;
+    }
   };
   // Never destroyed: thread caches flush into it at thread exit, which may
   // come after static destructors.
   static Global& global() {
-    static Global* g = new Global();
+    static Global* g = [] {
+      auto* made = new Global();
+      detail::RegisterObjectPool({[] { return Stats().slabs * kSlabBytes; },
+                                  [] { return ReleaseFreeSlabs() * kSlabBytes; }});
+      return made;
+    }();
     return *g;
   }
 

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "engine/storage/raw_allocator.h"
+#include "engine/storage/storage_types.h"
 
 namespace tessera::storage {
 
@@ -15,5 +16,7 @@ std::unique_ptr<RawAllocator> NewGpuAllocator(int dev_id);
 // Page-locked host memory (cudaHostAlloc, portable across devices), so
 // host<->device copies run asynchronously at full bandwidth.
 std::unique_ptr<RawAllocator> NewPinnedAllocator(int dev_id);
+// cudaMemGetInfo on device dev_id; throws tessera::Error if CUDA fails.
+DeviceMemory QueryGpuMemory(int dev_id);
 
 }  // namespace tessera::storage

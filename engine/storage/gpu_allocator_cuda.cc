@@ -17,10 +17,8 @@ class GpuAllocator final : public RawAllocator {
     CudaDeviceGuard guard(dev_id_);
     void* ptr = nullptr;
     const cudaError_t err = cudaMalloc(&ptr, bytes);
-    if (err == cudaErrorMemoryAllocation) {
-      cudaGetLastError();  // not sticky, but later launch checks must not see it
-      return nullptr;
-    }
+    if (err != cudaSuccess) cudaGetLastError();  // later launch checks must not see it
+    if (err == cudaErrorMemoryAllocation) return nullptr;
     TS_CHECK(err == cudaSuccess) << "cudaMalloc of " << FormatBytes(bytes) << " on gpu(" << dev_id_
                                  << ") failed: " << cudaGetErrorString(err);
     return ptr;
@@ -29,11 +27,13 @@ class GpuAllocator final : public RawAllocator {
   // cudaFree waits for the device to finish all work, which is why freed
   // blocks are pooled instead.
   void Deallocate(void* ptr, size_t /*bytes*/) noexcept override {
+    // No CudaDeviceGuard: it throws, and this must not. Every failure here is
+    // cleared, or a later op's launch check on this thread would report it.
     int prev = -1;
-    cudaGetDevice(&prev);
-    if (prev != dev_id_) cudaSetDevice(dev_id_);
+    if (cudaGetDevice(&prev) != cudaSuccess) cudaGetLastError();
+    if (prev != dev_id_ && cudaSetDevice(dev_id_) != cudaSuccess) cudaGetLastError();
     const cudaError_t err = cudaFree(ptr);
-    if (prev >= 0 && prev != dev_id_) cudaSetDevice(prev);
+    if (prev >= 0 && prev != dev_id_ && cudaSetDevice(prev) != cudaSuccess) cudaGetLastError();
     // At process exit the runtime may already be gone; the memory goes with it.
     if (err != cudaSuccess && err != cudaErrorCudartUnloading) {
       TS_LOG(Warning) << "cudaFree on gpu(" << dev_id_ << ") failed: " << cudaGetErrorString(err);
@@ -42,17 +42,12 @@ class GpuAllocator final : public RawAllocator {
   }
 
   std::string MemoryInfo() override {
-    size_t free_bytes = 0, total_bytes = 0;
-    int prev = -1;
-    cudaGetDevice(&prev);
-    if (prev != dev_id_) cudaSetDevice(dev_id_);
-    const cudaError_t err = cudaMemGetInfo(&free_bytes, &total_bytes);
-    if (prev >= 0 && prev != dev_id_) cudaSetDevice(prev);
-    if (err != cudaSuccess) {
-      cudaGetLastError();
-      return {};
+    try {
+      const DeviceMemory m = QueryGpuMemory(dev_id_);
+      return "device has " + FormatBytes(m.free_bytes) + " free of " + FormatBytes(m.total_bytes);
+    } catch (const Error&) {
+      return {};  // detail for an out-of-memory message; that message matters more
     }
-    return "device has " + FormatBytes(free_bytes) + " free of " + FormatBytes(total_bytes);
   }
 
  private:
@@ -60,6 +55,16 @@ class GpuAllocator final : public RawAllocator {
 };
 
 }  // namespace
+
+DeviceMemory QueryGpuMemory(int dev_id) {
+  CudaDeviceGuard guard(dev_id);
+  DeviceMemory m;
+  const cudaError_t err = cudaMemGetInfo(&m.free_bytes, &m.total_bytes);
+  if (err != cudaSuccess) cudaGetLastError();
+  TS_CHECK(err == cudaSuccess) << "cudaMemGetInfo on gpu(" << dev_id
+                               << ") failed: " << cudaGetErrorString(err);
+  return m;
+}
 
 std::unique_ptr<RawAllocator> NewGpuAllocator(int dev_id) {
   return std::make_unique<GpuAllocator>(dev_id);

@@ -126,4 +126,9 @@ StorageStats MemoryPool::Stats() const {
   return stats_;
 }
 
+void MemoryPool::ResetPeak() {
+  std::lock_guard<SpinLock> lock(mu_);
+  stats_.peak_bytes_in_use = stats_.bytes_in_use;
+}
+
 }  // namespace tessera::storage

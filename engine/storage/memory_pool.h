@@ -46,6 +46,8 @@ class MemoryPool {
   // Returns every pooled block to the system.
   void ReleaseAll();
   StorageStats Stats() const;
+  // Starts a new peak measurement: peak_bytes_in_use drops to bytes_in_use.
+  void ResetPeak();
   const PoolOptions& options() const { return options_; }
 
  private:

@@ -20,10 +20,8 @@ class PinnedAllocator final : public RawAllocator {
     CudaDeviceGuard guard(dev_id_);
     void* ptr = nullptr;
     const cudaError_t err = cudaHostAlloc(&ptr, bytes, cudaHostAllocPortable);
-    if (err == cudaErrorMemoryAllocation) {
-      cudaGetLastError();
-      return nullptr;
-    }
+    if (err != cudaSuccess) cudaGetLastError();  // later launch checks must not see it
+    if (err == cudaErrorMemoryAllocation) return nullptr;
     TS_CHECK(err == cudaSuccess) << "cudaHostAlloc of " << FormatBytes(bytes)
                                  << " failed: " << cudaGetErrorString(err);
     return ptr;

@@ -107,4 +107,27 @@ StorageStats Storage::Stats(Context ctx) const {
   return pool ? pool->Stats() : StorageStats{};
 }
 
+void Storage::ResetPeak(Context ctx) {
+  if (MemoryPool* pool = Find(ctx)) pool->ResetPeak();
+}
+
+std::vector<Context> Storage::Devices() const {
+  std::vector<Context> devices;
+  for (DeviceType type : {DeviceType::kCPU, DeviceType::kGPU, DeviceType::kCPUPinned}) {
+    for (int id = 0; id < kMaxDeviceIds; ++id) {
+      if (Find(Context{type, id})) devices.push_back(Context{type, id});
+    }
+  }
+  return devices;
+}
+
+DeviceMemory Storage::GpuMemory(int dev_id) {
+  CheckContext(Context::GPU(dev_id));  // throws without CUDA or without that GPU
+#ifdef TESSERA_WITH_CUDA
+  return QueryGpuMemory(dev_id);
+#else
+  TS_THROW << "gpu(" << dev_id << "): this build has no CUDA";
+#endif
+}
+
 }  // namespace tessera::storage

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstddef>
 #include <mutex>
+#include <vector>
 
 #include "engine/base/context.h"
 #include "engine/storage/pool_options.h"
@@ -43,6 +44,15 @@ class Storage {
   void ReleaseAll();
   // All zero for a device never used.
   StorageStats Stats(Context ctx) const;
+  // Makes ctx's peak_bytes_in_use its current bytes_in_use, to measure the
+  // peak of what comes next.
+  void ResetPeak(Context ctx);
+  // The devices Storage has allocated on, cpu first, then gpu, then pinned.
+  std::vector<Context> Devices() const;
+  // Free and total memory of gpu(dev_id) as the driver reports them (memory
+  // other processes hold counts as used). The errors of Alloc for a GPU this
+  // build or machine cannot use.
+  static DeviceMemory GpuMemory(int dev_id);
 
   // Largest device id per device type that Storage serves.
   static constexpr int kMaxDeviceIds = 64;

@@ -25,6 +25,12 @@ struct StorageStats {
   size_t num_pool_hits = 0;      // allocations served from the pool
 };
 
+// A device's memory as its driver sees it, for every process together.
+struct DeviceMemory {
+  size_t free_bytes = 0;
+  size_t total_bytes = 0;
+};
+
 // Nothing asks any device for more than this: a larger request is a wrong
 // shape, not a real need, and rounding it up could overflow.
 inline constexpr size_t kMaxAllocBytes = size_t{1} << 47;  // 128 TiB

@@ -101,3 +101,40 @@ TEST_CASE("after a burst freed in random order, a steady stream settles on the l
   CHECK(used_slabs.size() <= 3);
   CHECK(ObjectPool<O>::Stats().slabs == slabs);  // the stream needed no new memory
 }
+
+TEST_CASE("releasing gives back wholly free slabs and keeps any slab with a live object") {
+  using O = Obj<3>;
+  using tessera::engine::ObjectPoolsHeld;
+  using tessera::engine::ReleaseObjectPools;
+  constexpr size_t kPerSlab = ObjectPool<O>::kSlabBytes / sizeof(O);
+  std::vector<O*> objs;
+  for (int i = 0; i < 4000; ++i) objs.push_back(ObjectPool<O>::New(i));
+  const size_t slabs = ObjectPool<O>::Stats().slabs;
+  REQUIRE(slabs >= 4000 / kPerSlab);
+  CHECK(ObjectPoolsHeld().bytes_held >= slabs * ObjectPool<O>::kSlabBytes);
+
+  // Keep every 1000th object; free the rest, flushing every cache into the
+  // global store.
+  std::vector<O*> kept, freed;
+  for (size_t i = 0; i < objs.size(); ++i) (i % 1000 == 0 ? kept : freed).push_back(objs[i]);
+  FreeOnAnotherThread(freed);
+  ObjectPool<O>::FlushThreadCache();
+  std::set<uintptr_t> live_slabs;
+  for (O* p : kept) live_slabs.insert(SlabOf(p));
+
+  const auto released = ReleaseObjectPools();
+  CHECK(ObjectPool<O>::Stats().slabs == live_slabs.size());
+  CHECK(released.bytes_released >= (slabs - live_slabs.size()) * ObjectPool<O>::kSlabBytes);
+  CHECK(ObjectPool<O>::Stats().global_free == live_slabs.size() * kPerSlab - kept.size());
+  for (size_t i = 0; i < kept.size(); ++i) CHECK(kept[i]->value == static_cast<int>(1000 * i));
+
+  // The pool works on: new objects come from the kept slabs' free ones first.
+  O* again = ObjectPool<O>::New(-1);
+  CHECK(live_slabs.count(SlabOf(again)) == 1);
+  ObjectPool<O>::Delete(again);
+  FreeOnAnotherThread(kept);
+  ObjectPool<O>::FlushThreadCache();
+  ReleaseObjectPools();
+  CHECK(ObjectPool<O>::Stats().slabs == 0);
+  CHECK(ObjectPool<O>::Stats().global_free == 0);
+}

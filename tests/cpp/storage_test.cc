@@ -1,6 +1,7 @@
 // Tests of the pooled allocators (engine/storage).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -174,6 +175,21 @@ TEST_CASE("pool: a freed block comes back for the same size class, stats are exa
   pool.DirectFree(d, 1000);
   CHECK(pool.Stats().bytes_pooled == 0);
   CHECK(pool.Stats().bytes_in_use == 0);
+}
+
+TEST_CASE("pool: ResetPeak restarts the peak at the bytes in use") {
+  MemoryPool pool = MakeCpuPool();
+  void* a = pool.Alloc(4096);
+  void* b = pool.Alloc(8192);
+  pool.Free(b, 8192);
+  CHECK(pool.Stats().peak_bytes_in_use == 4096 + 8192);
+  pool.ResetPeak();
+  CHECK(pool.Stats().peak_bytes_in_use == 4096);
+  void* c = pool.Alloc(1024);
+  CHECK(pool.Stats().peak_bytes_in_use == 4096 + 1024);
+  pool.Free(a, 4096);
+  pool.Free(c, 1024);
+  CHECK(pool.Stats().peak_bytes_in_use == 4096 + 1024);
 }
 
 TEST_CASE("live table: random inserts and erases agree with a reference map") {
@@ -376,6 +392,23 @@ TEST_CASE("Storage: gpu contexts without a usable GPU are clear errors") {
                      (n == 1 ? " GPU" : " GPUs"));
   }
   CHECK(st->Stats(Context::GPU(n)).bytes_in_use == 0);
+  CHECK(ErrorOf([&] { Storage::GpuMemory(n); }) == msg);
+  for (Context used : st->Devices()) CHECK(used != Context::GPU(n));
+}
+
+TEST_CASE("Storage: Devices lists the devices allocated on, and ResetPeak is per device") {
+  Storage* st = Storage::Get();
+  Handle h = st->Alloc(100, Context::CPU(3));
+  const std::vector<Context> devices = st->Devices();
+  CHECK(std::find(devices.begin(), devices.end(), Context::CPU(3)) != devices.end());
+  CHECK(std::is_sorted(devices.begin(), devices.end()));
+  st->Free(h);
+  CHECK(st->Stats(Context::CPU(3)).peak_bytes_in_use > 0);
+  st->ResetPeak(Context::CPU(3));
+  CHECK(st->Stats(Context::CPU(3)).peak_bytes_in_use == 0);
+  st->ResetPeak(Context::CPU(4));  // never used: nothing to reset, no error
+  CHECK(st->Stats(Context::CPU(4)).peak_bytes_in_use == 0);
+  st->ReleaseAll(Context::CPU(3));
 }
 
 TEST_CASE("Storage: pinned memory works with or without a GPU") {
@@ -465,6 +498,10 @@ TEST_CASE("Storage: GPU pool reuse, stats and out-of-memory message") {
   CHECK(Contains(msg, "free of"));
   CHECK(st->Stats(gpu).bytes_pooled == 0);  // released before the retry
   CHECK(cudaGetLastError() == cudaSuccess);
+
+  const DeviceMemory m = Storage::GpuMemory(0);
+  CHECK(m.total_bytes > 0);
+  CHECK(m.free_bytes <= m.total_bytes);
 
   Handle pinned = st->Alloc(4096, Context::CPUPinned(0));
   cudaPointerAttributes attr{};
