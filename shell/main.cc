@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/base/context.h"
+#include "engine/scheduler/engine.h"
 #include "interpreter.h"
 #include "lua_util.h"
 #include "ops/custom/plugin_loader.h"
@@ -111,6 +112,13 @@ int Main(int argc, char** argv) {
   // Work still pushed runs to the end, and its failure is the run's failure.
   if (!WaitForEngine(L)) ok = false;
   in->Close();
+  // Closing Lua freed its arrays through engine ops; they must end before the
+  // process does, or a GPU free could race the CUDA runtime's own shutdown.
+  try {
+    tessera::engine::Engine::Get()->WaitForAll();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tessera: freeing arrays at exit: %s\n", e.what());
+  }
   std::fflush(stdout);
   return status != 0 ? status : ok ? 0 : 1;
 }

@@ -261,10 +261,22 @@ void EngineBase::Execute(OprBlock* blk, const RunContext& rctx, const char* lane
     {
       CurrentOpScope scope(op);
       try {
+        TS_CHECK(!run.ctx.is_gpu() || run.stream || !op->sync_fn() ||
+                 op->prop == FnProperty::kAsync)
+            << run.ctx.ToString() << ": the " << lane
+            << " worker running this op has no CUDA stream (making it failed; see the log)";
         if (op->sync_fn()) op->sync_fn()(run);
-        if (run.ctx.is_gpu() && run.stream) GpuStreams()->sync(run.stream);
       } catch (...) {
         err = MakeErrorRecord(std::current_exception(), op->name);
+      }
+      // After a throw too: what the op queued before it failed must finish
+      // before its variables are released and its inputs perhaps freed.
+      if (run.ctx.is_gpu() && run.stream) {
+        try {
+          GpuStreams()->sync(run.stream);
+        } catch (...) {
+          if (!err) err = MakeErrorRecord(std::current_exception(), op->name);
+        }
       }
     }
     if (profiling)

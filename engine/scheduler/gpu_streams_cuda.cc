@@ -1,10 +1,21 @@
 #include <cuda_runtime.h>
 
+#include "engine/base/context.h"
 #include "engine/base/cuda_utils.h"
 #include "engine/scheduler/gpu_streams.h"
 
 namespace tessera::engine {
+
+const GpuStreamOps* BuiltinGpuStreams();
+
 namespace {
+
+int SetDevice(int dev_id) {
+  int prev = 0;
+  TS_CUDA_CALL(cudaGetDevice(&prev));
+  if (prev != dev_id) TS_CUDA_CALL(cudaSetDevice(dev_id));
+  return prev;
+}
 
 void* Create(int dev_id) {
   TS_CUDA_CALL(cudaSetDevice(dev_id));
@@ -20,14 +31,15 @@ void Sync(void* stream) {
 }
 
 void Destroy(void* stream) {
-  if (stream) cudaStreamDestroy(static_cast<cudaStream_t>(stream));
+  if (stream && cudaStreamDestroy(static_cast<cudaStream_t>(stream)) != cudaSuccess)
+    cudaGetLastError();  // at exit the runtime may be gone; later calls must not see it
 }
 
-const GpuStreamOps kOps{&Create, &Sync, &Destroy};
+const GpuStreamOps kOps{&NumGPUs, &SetDevice, &Create, &Sync, &Destroy};
 
 }  // namespace
 
-const GpuStreamOps* GpuStreams() {
+const GpuStreamOps* BuiltinGpuStreams() {
   return &kOps;
 }
 

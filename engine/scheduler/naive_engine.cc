@@ -1,6 +1,5 @@
 #include "engine/scheduler/naive_engine.h"
 
-#include <algorithm>
 #include <thread>
 
 #include "engine/base/error.h"
@@ -10,11 +9,37 @@
 
 namespace tessera::engine {
 
+namespace {
+
+// Ops run on the pushing thread, which must be on the op's device (a stream
+// takes launches from its own device only); it gets its own device back after.
+class DeviceScope {
+ public:
+  DeviceScope(Context ctx, int max_gpus) {
+    if (!ctx.is_gpu()) return;
+    ops_ = &GpuStreamsFor(ctx, max_gpus);
+    prev_ = ops_->set_device(ctx.dev_id);
+  }
+  ~DeviceScope() {
+    if (!ops_) return;
+    try {
+      ops_->set_device(prev_);
+    } catch (...) {
+      // Nothing to restore to: the op ran, and its outcome is what matters.
+    }
+  }
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  const GpuStreamOps* ops_ = nullptr;
+  int prev_ = 0;
+};
+
+}  // namespace
+
 void* NaiveEngine::StreamFor(Context ctx) {
   if (!ctx.is_gpu()) return nullptr;
-  TS_CHECK(GpuStreams() != nullptr) << ctx.ToString() << ": this build has no CUDA";
-  TS_CHECK(ctx.dev_id >= 0 && ctx.dev_id < std::min<int>(NumGPUs(), streams_.size()))
-      << ctx.ToString() << " is not available: " << NumGPUs() << " GPUs";
   std::lock_guard<std::mutex> lock(stream_mu_);
   void*& s = streams_[ctx.dev_id];
   if (!s) s = GpuStreams()->create(ctx.dev_id);
@@ -22,7 +47,8 @@ void* NaiveEngine::StreamFor(Context ctx) {
 }
 
 void NaiveEngine::Submit(Opr* opr, Context ctx, int priority) {
-  void* stream = StreamFor(ctx);  // throws before any state changes
+  DeviceScope device(ctx, static_cast<int>(streams_.size()));  // these two throw
+  void* stream = StreamFor(ctx);                               // before any state changes
   NaiveWait wait;
   wait.pusher = Parker::Current();
   OprBlock* blk = NewBlock(opr, ctx, priority);

@@ -48,6 +48,17 @@ WorkerPool* ThreadedEngine::MakePool(int slot, Context ctx, Lane lane) {
     workers = lane == kCompute ? opts_.gpu_workers : lane == kCopy ? opts_.gpu_copy_workers : 1;
     const GpuStreamOps* ops = GpuStreams();
     int dev = ctx.dev_id;
+    // A worker thread could not report a failure to make its stream (the
+    // device in exclusive use by another process, out of memory): make one
+    // here first, so that the push starting the lane fails with CUDA's reason.
+    const int prev = ops->set_device(dev);
+    try {
+      ops->destroy(ops->create(dev));
+    } catch (...) {
+      ops->set_device(prev);
+      throw;
+    }
+    ops->set_device(prev);
     hooks.create = [ops, dev] { return ops->create(dev); };
     hooks.destroy = [ops](void* s) { ops->destroy(s); };
   } else {
@@ -90,9 +101,7 @@ WorkerPool* ThreadedEngine::PoolFor(Context ctx, FnProperty prop, bool has_work)
   }
   int slot = lane;
   if (ctx.is_gpu()) {
-    TS_CHECK(GpuStreams() != nullptr) << ctx.ToString() << ": this build has no CUDA";
-    TS_CHECK(ctx.dev_id >= 0 && ctx.dev_id < std::min(NumGPUs(), kMaxGPUs))
-        << ctx.ToString() << " is not available: " << NumGPUs() << " GPUs";
+    GpuStreamsFor(ctx, kMaxGPUs);  // throws for a GPU this build or machine lacks
     slot = kNumLanes * (1 + ctx.dev_id) + lane;
   } else {
     ctx = Context::CPU();

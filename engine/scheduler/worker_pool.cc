@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "engine/base/error.h"
+#include "engine/base/logging.h"
 #include "engine/scheduler/opr.h"
 #include "engine/scheduler/parker.h"
 #include "engine/scheduler/profiler.h"
@@ -193,7 +194,17 @@ void WorkerPool::WorkerLoop(int index) {
   Profiler::SetThreadName(ctx_.ToString() + " " + lane_ + " " + std::to_string(index));
   std::string short_name = "ts-" + lane_.substr(0, 4) + std::to_string(index);
   pthread_setname_np(pthread_self(), short_name.substr(0, 15).c_str());
-  RunContext rctx{ctx_, hooks_.create ? hooks_.create() : nullptr};
+  RunContext rctx{ctx_, nullptr};
+  if (hooks_.create) {
+    try {
+      rctx.stream = hooks_.create();
+    } catch (const std::exception& e) {
+      // The lane's first stream was made at its first push, so the device
+      // worked then; this worker's ops now fail for want of a stream.
+      TS_LOG(Error) << ctx_.ToString() << " " << lane_ << " worker " << index
+                    << ": cannot make a CUDA stream: " << e.what();
+    }
+  }
 
   while (!stop_.load(std::memory_order_relaxed)) {
     if (excess_.load(std::memory_order_relaxed) > 0) {  // a blocked worker came back
