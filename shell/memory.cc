@@ -1,6 +1,7 @@
 #include "memory.h"
 
 #include <cstdio>
+#include <exception>
 #include <vector>
 
 #include "engine/scheduler/object_pool.h"
@@ -32,9 +33,13 @@ std::string MemoryReport() {
   out += "engine op blocks: " + FormatBytes(engine::ObjectPoolsHeld().bytes_held) + "\n";
   for (Context ctx : devices) {
     if (!ctx.is_gpu()) continue;
-    const storage::DeviceMemory m = Storage::GpuMemory(ctx.dev_id);
-    out += ctx.ToString() + ": the driver reports " + FormatBytes(m.free_bytes) + " free of " +
-           FormatBytes(m.total_bytes) + "\n";
+    try {
+      const storage::DeviceMemory m = Storage::GpuMemory(ctx.dev_id);
+      out += ctx.ToString() + ": the driver reports " + FormatBytes(m.free_bytes) + " free of " +
+             FormatBytes(m.total_bytes) + "\n";
+    } catch (const std::exception& e) {  // the pools' figures above still hold
+      out += ctx.ToString() + ": " + e.what() + "\n";
+    }
   }
   return out;
 }

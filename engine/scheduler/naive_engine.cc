@@ -38,11 +38,24 @@ class DeviceScope {
 
 }  // namespace
 
+NaiveEngine::~NaiveEngine() {
+  try {
+    WaitForAll();
+  } catch (...) {
+    // An error nobody waited for dies with the engine.
+  }
+  for (void* s : streams_)
+    if (s) stream_ops_->destroy(s);
+}
+
 void* NaiveEngine::StreamFor(Context ctx) {
   if (!ctx.is_gpu()) return nullptr;
   std::lock_guard<std::mutex> lock(stream_mu_);
   void*& s = streams_[ctx.dev_id];
-  if (!s) s = GpuStreams()->create(ctx.dev_id);
+  if (!s) {
+    stream_ops_ = GpuStreams();
+    s = stream_ops_->create(ctx.dev_id);
+  }
   return s;
 }
 

@@ -10,8 +10,15 @@
 
 namespace tessera::engine {
 
+struct GpuStreamOps;
+
 class NaiveEngine final : public EngineBase {
  public:
+  NaiveEngine() = default;
+  ~NaiveEngine() override;  // waits for every op, then drops the streams
+  NaiveEngine(const NaiveEngine&) = delete;
+  NaiveEngine& operator=(const NaiveEngine&) = delete;
+
   EngineType type() const override { return EngineType::kNaive; }
   EngineStats Stats() const override;
   int OpThreads() const override;
@@ -24,6 +31,7 @@ class NaiveEngine final : public EngineBase {
   void* StreamFor(Context ctx);  // one CUDA stream per GPU, made on first use
   std::mutex stream_mu_;
   std::array<void*, 64> streams_{};
+  const GpuStreamOps* stream_ops_ = nullptr;  // what made the streams
 };
 
 }  // namespace tessera::engine
