@@ -1,5 +1,6 @@
 #include "line_editor.h"
 
+#include <fcntl.h>
 #include <histedit.h>
 #include <poll.h>
 #include <unistd.h>
@@ -30,13 +31,14 @@ struct LineEditor::Libedit {
   static int GetChar(EditLine* el, wchar_t* out) {
     LineEditor* self = Self(el);
     std::mbstate_t state{};
+    auto interrupted = [self] { return self->interrupted_ = TakeInterrupt(); };
     for (;;) {
-      pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0}, {self->opts_.idle_fd, POLLIN, 0}};
+      // Checked before poll() too: on_idle clears the wakeup a Ctrl-C wrote,
+      // so one that arrived during it would otherwise leave poll() asleep.
+      if (interrupted()) return -1;
+      pollfd fds[2] = {{self->key_fd_, POLLIN, 0}, {self->opts_.idle_fd, POLLIN, 0}};
       int n = poll(fds, self->opts_.idle_fd >= 0 ? 2 : 1, -1);
-      if (TakeInterrupt()) {
-        self->interrupted_ = true;
-        return -1;
-      }
+      if (interrupted()) return -1;
       if (n < 0) {
         if (errno == EINTR) continue;
         return -1;
@@ -52,12 +54,14 @@ struct LineEditor::Libedit {
         }
         if (!(fds[0].revents & (POLLIN | POLLHUP))) continue;
       }
-      // Can block although poll() saw a key: Ctrl-C makes the terminal drop
-      // what was typed ahead. The signal then ends the read (ReadLine's
-      // InterruptBreaksReads) and the next poll() takes it.
+      // Finds nothing although poll() saw a key when a Ctrl-C came in
+      // between: the terminal drops what was typed ahead. key_fd_ does not
+      // block, so the next poll() takes the interrupt. (On the blocking
+      // fallback, ReadLine's InterruptBreaksReads ends the read, unless the
+      // signal came before it started.)
       char c;
-      ssize_t r = read(STDIN_FILENO, &c, 1);
-      if (r < 0 && errno == EINTR) continue;
+      ssize_t r = read(self->key_fd_, &c, 1);
+      if (r < 0 && (errno == EINTR || errno == EAGAIN)) continue;
       if (r <= 0) return static_cast<int>(r);
       size_t k = std::mbrtowc(out, &c, 1, &state);
       if (k == static_cast<size_t>(-2)) continue;  // more bytes of a multibyte character
@@ -114,6 +118,12 @@ LineEditor::LineEditor(Options opts) : opts_(std::move(opts)) {
   EditLine* el = el_init("tessera", stdin, stdout, stderr);
   if (!el) return;
   el_ = el;
+  // Keys are read through a second, non-blocking open of the terminal: a
+  // blocking read can miss a Ctrl-C that arrives just before it. O_NONBLOCK
+  // on stdin itself would reach the shell that started us.
+  if (const char* tty = ttyname(STDIN_FILENO))
+    key_fd_ = open(tty, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (key_fd_ < 0) key_fd_ = STDIN_FILENO;
   el_set(el, EL_CLIENTDATA, this);
   el_set(el, EL_EDITOR, "emacs");
   el_set(el, EL_PROMPT, &Libedit::Prompt);
@@ -137,6 +147,7 @@ LineEditor::LineEditor(Options opts) : opts_(std::move(opts)) {
 LineEditor::~LineEditor() {
   if (hist_) history_end(static_cast<History*>(hist_));
   if (el_) el_end(static_cast<EditLine*>(el_));
+  if (key_fd_ != STDIN_FILENO) close(key_fd_);
 }
 
 LineEditor::Status LineEditor::ReadLine(const char* prompt, std::string* line) {

@@ -43,6 +43,7 @@ class LineEditor {
   void* hist_ = nullptr;  // History*
   const char* prompt_ = "";
   bool interrupted_ = false;
+  int key_fd_ = 0;  // stdin, or a non-blocking open of the terminal (see the constructor)
 };
 
 }  // namespace tessera::shell
