@@ -120,9 +120,10 @@ LineEditor::LineEditor(Options opts) : opts_(std::move(opts)) {
   el_ = el;
   // Keys are read through a second, non-blocking open of the terminal: a
   // blocking read can miss a Ctrl-C that arrives just before it. O_NONBLOCK
-  // on stdin itself would reach the shell that started us.
-  if (const char* tty = ttyname(STDIN_FILENO))
-    key_fd_ = open(tty, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  // on stdin itself would reach the shell that started us. /proc's link
+  // serves where the terminal has no name here (a container without /dev/pts).
+  const char* tty = ttyname(STDIN_FILENO);
+  key_fd_ = open(tty ? tty : "/proc/self/fd/0", O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (key_fd_ < 0) key_fd_ = STDIN_FILENO;
   el_set(el, EL_CLIENTDATA, this);
   el_set(el, EL_EDITOR, "emacs");
