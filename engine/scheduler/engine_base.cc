@@ -331,7 +331,7 @@ void EngineBase::Complete(OprBlock* blk, ErrorRef err, bool new_error, bool free
     for (VarHandle v : op->vars.writes())
       if (v->error) v->error.reset();  // a successful write replaces the bad value
   }
-  auto grant = [this](OprBlock* b) { Grant(b); };
+  auto grant = [this](OprBlock* b, const VarEntry* newest) { Grant(b, newest); };
   for (VarHandle v : op->vars.reads()) v->CompleteRead(grant);
   for (VarHandle v : op->vars.writes()) v->CompleteWrite(grant, real_op);
   if (op->prop == FnProperty::kDeleteVar)
@@ -371,7 +371,7 @@ bool EngineBase::TryRunNowImpl(void (*call)(void*), void* fn, VarList const_vars
     if (!v || v->deleted.load(std::memory_order_relaxed)) return false;
     if (!listed(writes, n_writes, v) && !listed(reads, n_reads, v)) reads[n_reads++] = v;
   }
-  auto grant = [this](OprBlock* b) { Grant(b); };
+  auto grant = [this](OprBlock* b, const VarEntry* newest) { Grant(b, newest); };
   size_t held_reads = 0, held_writes = 0;
   VarEntry entries[kMaxWrites];
   auto release = [&](bool wrote) {

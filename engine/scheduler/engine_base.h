@@ -40,16 +40,17 @@ class EngineBase : public Engine {
   // Starts one run of `opr`, whose reference the caller has taken. Must check
   // the context before changing any state, so a bad push throws cleanly.
   virtual void Submit(Opr* opr, Context ctx, int priority) = 0;
-  // `blk` was granted every variable it needs.
-  virtual void OnReady(OprBlock* blk) = 0;
+  // `blk` was granted every variable it needs; `newest` as for
+  // Var::CompleteWrite's grant.
+  virtual void OnReady(OprBlock* blk, const VarEntry* newest) = 0;
   // A user thread is about to wait for `var`: run its pending write here if
   // that op is ready and no worker has taken it yet.
   virtual void HelpWith(VarHandle) {}
 
   // Queues `blk` on each of its variables; true when all were granted at once.
   bool AppendToVars(OprBlock* blk);
-  void Grant(OprBlock* blk) {
-    if (blk->wait.fetch_sub(1, std::memory_order_acq_rel) == 1) OnReady(blk);
+  void Grant(OprBlock* blk, const VarEntry* newest) {
+    if (blk->wait.fetch_sub(1, std::memory_order_acq_rel) == 1) OnReady(blk, newest);
   }
   // Runs the op (or skips it when an input is poisoned) and, for sync ops,
   // completes it. `lane` labels the profiler event.

@@ -73,7 +73,7 @@ void NaiveEngine::Submit(Opr* opr, Context ctx, int priority) {
   BlockUntil(wait.done);  // an async op may finish on another thread
 }
 
-void NaiveEngine::OnReady(OprBlock* blk) {
+void NaiveEngine::OnReady(OprBlock* blk, const VarEntry* /*newest*/) {
   NaiveWait* wait = blk->naive;
   Parker* pusher = wait->pusher;
   wait->ready.store(true, std::memory_order_release);

@@ -25,7 +25,7 @@ class NaiveEngine final : public EngineBase {
 
  protected:
   void Submit(Opr* opr, Context ctx, int priority) override;
-  void OnReady(OprBlock* blk) override;
+  void OnReady(OprBlock* blk, const VarEntry* newest) override;
 
  private:
   void* StreamFor(Context ctx);  // one CUDA stream per GPU, made on first use

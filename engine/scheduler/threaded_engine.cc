@@ -115,12 +115,12 @@ void ThreadedEngine::Submit(Opr* opr, Context ctx, int priority) {
   WaitForInflightBound();
   OprBlock* blk = NewBlock(opr, ctx, priority);
   blk->pool = pool;
-  if (AppendToVars(blk)) OnReady(blk);
+  if (AppendToVars(blk)) OnReady(blk, nullptr);
 }
 
-void ThreadedEngine::OnReady(OprBlock* blk) {
+void ThreadedEngine::OnReady(OprBlock* blk, const VarEntry* newest) {
   if (blk->pool) {
-    if (!WorkerPool::TryHandOff(blk->pool, blk)) blk->pool->Push(blk, blk->priority > 0);
+    if (!WorkerPool::TryHandOff(blk->pool, blk, newest)) blk->pool->Push(blk, blk->priority > 0);
   } else if (tls_inline_depth < kMaxInlineDepth) {
     RunInline(blk);
   } else {

@@ -25,7 +25,7 @@ class ThreadedEngine final : public EngineBase {
 
  protected:
   void Submit(Opr* opr, Context ctx, int priority) override;
-  void OnReady(OprBlock* blk) override;
+  void OnReady(OprBlock* blk, const VarEntry* newest) override;
   void HelpWith(VarHandle var) override;
 
  private:

@@ -63,8 +63,11 @@ class alignas(64) Var {
   // Marks the variable deleted if nothing is queued on it (no read, no
   // write) and says whether it did: then no op can use it any more.
   bool Retire();
-  // End a granted read or write; `grant(blk)` is called, outside the locks,
-  // for every op this makes ready to use the variable.
+  // End a granted read or write; `grant(blk, newest)` is called, outside the
+  // locks, for every op this makes ready to use the variable. `newest` is
+  // the entry of a granted write that had nothing queued behind it (a pusher
+  // may be appending behind it right now), else null; it stays valid until
+  // that write completes.
   template <typename Grant>
   void CompleteRead(Grant grant);
   // `counts` is false for internal waiters, which hold the variable like a
@@ -118,7 +121,7 @@ void Var::CompleteRead(Grant grant) {
     ready = first_write_->blk;
   }
   lock_.unlock();
-  if (ready) grant(ready);
+  if (ready) grant(ready, nullptr);
 }
 
 template <typename Grant>
@@ -146,16 +149,18 @@ void Var::CompleteWrite(Grant grant, bool counts) {
   OprBlock* ready_write = write_granted_ ? next_write->blk : nullptr;
   lock_.unlock();
   if (at_tail) push_lock_.unlock();
+  const VarEntry* newest =
+      ready_write && !next_write->next.load(std::memory_order_relaxed) ? next_write : nullptr;
   // The granted readers are out of the queue now; walk them unlocked.
   FreeEntry(done);
   for (Entry* e = reads; e != reads_end;) {
     Entry* next = e->next.load(std::memory_order_relaxed);
     OprBlock* blk = e->blk;
     FreeEntry(e);
-    grant(blk);
+    grant(blk, nullptr);
     e = next;
   }
-  if (ready_write) grant(ready_write);
+  if (ready_write) grant(ready_write, newest);
 }
 
 }  // namespace tessera::engine

@@ -17,6 +17,7 @@ thread_local WorkerPool* tls_pool = nullptr;
 // An op made ready by the op this worker just completed, to run next: a chain
 // of dependent ops then stays on one thread without touching the queue.
 thread_local OprBlock* tls_next = nullptr;
+thread_local const VarEntry* tls_next_newest = nullptr;
 thread_local bool tls_handoff_allowed = false;
 
 // More threads than this per lane means ops are blocking on each other in a
@@ -26,6 +27,9 @@ constexpr int kMaxThreadsPerLane = 256;
 // next one usually arrives within microseconds, and a futex wake costs more.
 constexpr int kIdleSpins = 2000;
 constexpr int kPollEvery = 8;
+// How long a worker that has caught up with a pusher lets it get ahead (see
+// LetPusherAhead): about half a microsecond on current x86 cores.
+constexpr int kCatchUpPauses = 24;
 
 void Erase(std::vector<Parker*>& list, Parker* p) {
   auto it = std::find(list.begin(), list.end(), p);
@@ -36,6 +40,26 @@ inline void CpuRelax() {
 #if defined(__x86_64__)
   __builtin_ia32_pause();
 #endif
+}
+
+// The op handed to this worker is the newest write on its variable (`entry`
+// is its place there): the worker has caught up with a thread pushing a
+// chain. Running it at once would have the two cores pass the lines of each
+// new op back and forth as one writes them and the other reads them, which
+// slows both (measured in docs/engine.md, "keeping distance"). A moment's
+// pause lets the pusher get several ops ahead, which then run back to back
+// on lines it has finished with. A wait queued behind the op (WaitForVar, a
+// deletion) ends the pause: then a thread waits for this op rather than
+// pushing more.
+void LetPusherAhead(const VarEntry* entry) {
+  for (int i = 0; i < kCatchUpPauses; ++i) {
+    // The entry and whatever queues behind it stay until this op completes.
+    if (i % 4 == 0) {
+      const VarEntry* behind = entry->next.load(std::memory_order_acquire);
+      if (behind && behind->blk->opr->always_run) return;
+    }
+    CpuRelax();
+  }
 }
 
 }  // namespace
@@ -71,9 +95,10 @@ WorkerPool::HandOffScope::~HandOffScope() {
   tls_handoff_allowed = saved_;
 }
 
-bool WorkerPool::TryHandOff(WorkerPool* pool, OprBlock* blk) {
+bool WorkerPool::TryHandOff(WorkerPool* pool, OprBlock* blk, const VarEntry* newest) {
   if (!tls_handoff_allowed || pool != tls_pool || tls_next) return false;
   tls_next = blk;
+  tls_next_newest = newest;
   return true;
 }
 
@@ -228,6 +253,7 @@ void WorkerPool::WorkerLoop(int index) {
         run_(blk, rctx);
         blk = tls_next;
         tls_next = nullptr;
+        if (blk && tls_next_newest) LetPusherAhead(tls_next_newest);
       }
       running_.fetch_sub(1, std::memory_order_relaxed);
       continue;

@@ -20,6 +20,7 @@
 namespace tessera::engine {
 
 struct OprBlock;
+struct VarEntry;
 class Parker;
 
 // Per-thread device setup for a lane: a CUDA stream for GPU workers.
@@ -41,7 +42,9 @@ class WorkerPool {
   // Keeps `blk` for the calling worker to run next, skipping the queue, when
   // that is safe: the caller is a worker of `pool` inside a HandOffScope and
   // its slot is free. A chain of dependent ops then stays on one thread.
-  static bool TryHandOff(WorkerPool* pool, OprBlock* blk);
+  // `newest`: `blk`'s entry on a variable with nothing queued behind it yet,
+  // or null (see WorkerLoop).
+  static bool TryHandOff(WorkerPool* pool, OprBlock* blk, const VarEntry* newest);
   // Allows (or forbids) hand-off on this thread for its lifetime. Allowed only
   // while completing an op whose user code has returned: an op still running
   // could wait for the op kept in the slot, which would never run.

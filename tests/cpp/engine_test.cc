@@ -75,6 +75,29 @@ TEST_CASE("writes run in push order; versions count writes only") {
   }
 }
 
+TEST_CASE("bursts of writes to one variable, each followed by a wait, run once and in order") {
+  // A worker handed the newest write on a variable pauses for the pusher to
+  // get ahead, looking at what queues behind that write meanwhile: waits,
+  // reads and the final deletion arrive there while it looks.
+  auto eng = Threaded(1);
+  VarHandle v = eng->NewVariable();
+  std::vector<int> order;
+  int pushed = 0, read_sum = 0;
+  for (int round = 0; round < 3000; ++round) {
+    for (int i = 0; i <= round % 3; ++i, ++pushed)
+      eng->PushSync([&order, pushed](RunContext) { order.push_back(pushed); }, kCPU, {}, {v});
+    if (round % 4 == 0) eng->PushSync([&](RunContext) { read_sum += 1; }, kCPU, {v}, {});
+    eng->WaitForVar(v, round % 2 ? WaitMode::kWrite : WaitMode::kRead);
+  }
+  int at_delete = -1;
+  eng->DeleteVariable([&](RunContext) { at_delete = static_cast<int>(order.size()); }, kCPU, v);
+  eng->WaitForAll();
+  REQUIRE(order.size() == size_t(pushed));
+  for (int i = 0; i < pushed; ++i) REQUIRE(order[i] == i);
+  CHECK(read_sum == 750);
+  CHECK(at_delete == pushed);
+}
+
 TEST_CASE("readers of one version run in parallel; a write waits for them") {
   auto eng = Threaded(2);
   VarHandle v = eng->NewVariable();
