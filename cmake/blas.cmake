@@ -4,5 +4,6 @@ find_package(PkgConfig REQUIRED)
 pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
 find_library(DNNL_LIBRARY NAMES dnnl REQUIRED)
 find_path(DNNL_INCLUDE_DIR NAMES oneapi/dnnl/dnnl.h REQUIRED)
-target_include_directories(tessera_engine SYSTEM PUBLIC ${DNNL_INCLUDE_DIR})
-target_link_libraries(tessera_engine PUBLIC PkgConfig::OPENBLAS ${DNNL_LIBRARY})
+# The kernels call both; the tensor layer holds the GEMM and the oneDNN helpers.
+target_include_directories(tessera_tensor SYSTEM PUBLIC ${DNNL_INCLUDE_DIR})
+target_link_libraries(tessera_tensor PUBLIC PkgConfig::OPENBLAS ${DNNL_LIBRARY})

@@ -1,7 +1,7 @@
 # `cmake --install`: the tessera executable (component Runtime) and what an
 # outside project needs to build C++ operator plugins (component
 # Development): the headers a plugin compiles against, under
-# include/tessera/ with the in-tree paths ("ops/registry/simple_op.h"), and
+# include/tessera/ with the in-tree paths ("engine/legacy_op/simple_op.h"), and
 # the CMake package (lib/cmake/Tessera: find_package(Tessera),
 # tessera_add_op_library). Also the in-tree Tessera::headers target, so the
 # tests build plugins with the same helper.
@@ -19,7 +19,8 @@ endif()
 # include, by folder, so a header added to one of them is installed without
 # editing this list (the plugin package test compiles every installed header).
 set(TESSERA_INSTALL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/tessera)
-foreach(dir engine/base engine/scheduler engine/storage engine/ndarray ops/registry)
+foreach(dir engine/base engine/scheduler engine/storage engine/resource engine/op engine/legacy_op
+            engine/ndarray)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/ DESTINATION ${TESSERA_INSTALL_INCLUDEDIR}/${dir}
           COMPONENT Development FILES_MATCHING PATTERN "*.h" PATTERN "*.cuh")
 endforeach()

@@ -5,6 +5,13 @@ function(tessera_warnings target)
     $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
 endfunction()
 
+# Invariant checks (TS_DCHECK in engine/base/error.h): on in Debug and
+# sanitizer builds, compiled out in the others.
+add_compile_definitions($<$<CONFIG:Debug>:TESSERA_DCHECK=1>)
+if(TESSERA_SANITIZE)
+  add_compile_definitions(TESSERA_DCHECK=1)
+endif()
+
 if(TESSERA_SANITIZE STREQUAL "address")
   add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined>
                       $<$<COMPILE_LANGUAGE:CXX>:-fno-omit-frame-pointer>

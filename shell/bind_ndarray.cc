@@ -20,11 +20,11 @@
 #include "engine/base/error.h"
 #include "engine/ndarray/format.h"
 #include "engine/ndarray/imperative.h"
+#include "engine/op/op_attr_types.h"
 #include "engine/scheduler/object_pool.h"
 #include "engine_wait.h"
 #include "interpreter.h"
 #include "lua_util.h"
-#include "ops/registry/op_attr_types.h"
 
 namespace tessera::shell::nd {
 

@@ -16,7 +16,7 @@
 
 #include "engine/ndarray/imperative.h"
 #include "engine/ndarray/ndarray.h"
-#include "ops/registry/params.h"
+#include "engine/op/params.h"
 
 namespace tessera::op {
 class Op;

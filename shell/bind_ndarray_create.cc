@@ -8,10 +8,10 @@
 #include "bind_context.h"
 #include "bind_ndarray.h"
 #include "engine/base/error.h"
-#include "engine/storage/resource.h"
+#include "engine/op/op.h"
+#include "engine/resource/resource.h"
 #include "engine_wait.h"
 #include "lua_util.h"
-#include "ops/registry/op.h"
 
 namespace tessera::shell::nd {
 namespace {
@@ -177,10 +177,10 @@ int Seed(lua_State* L) {
   const lua_Number n = luaL_checknumber(L, 1);
   TS_CHECK(n >= 0) << "seed: must be >= 0, got " << n;
   if (lua_isnoneornil(L, 2))
-    storage::ResourceManager::Get()->SeedRandom(static_cast<uint64_t>(n));
+    resource::ResourceManager::Get()->SeedRandom(static_cast<uint64_t>(n));
   else
-    storage::ResourceManager::Get()->SeedRandom(CheckContext(L, 2, "seed"),
-                                                static_cast<uint64_t>(n));
+    resource::ResourceManager::Get()->SeedRandom(CheckContext(L, 2, "seed"),
+                                                 static_cast<uint64_t>(n));
   return 0;
 }
 

@@ -16,8 +16,8 @@
 #include "bindings.h"
 #include "engine/base/error.h"
 #include "engine/ndarray/imperative.h"
+#include "engine/op/op.h"
 #include "lua_util.h"
-#include "ops/registry/op.h"
 
 namespace tessera::shell::nd {
 namespace {

@@ -17,8 +17,8 @@
 #include "bindings.h"
 #include "engine/base/dtype.h"
 #include "engine/base/error.h"
+#include "engine/op/op_attr_types.h"
 #include "lua_util.h"
-#include "ops/registry/op_attr_types.h"
 
 namespace tessera::shell::sym {
 

@@ -4,10 +4,10 @@
 #include <exception>
 #include <vector>
 
+#include "engine/resource/temp_space.h"
 #include "engine/scheduler/object_pool.h"
 #include "engine/storage/format_bytes.h"
 #include "engine/storage/storage.h"
-#include "engine/storage/temp_space.h"
 
 namespace tessera::shell {
 
@@ -54,7 +54,7 @@ size_t EmptyCache(std::optional<Context> ctx) {
     const size_t after = st->Stats(c).bytes_pooled;  // blocks freed meanwhile
     if (before > after) released += before - after;
   }
-  storage::TempSpace::ReleaseAll();
+  resource::TempSpace::ReleaseAll();
   if (!ctx) released += engine::ReleaseObjectPools().bytes_released;
   return released;
 }

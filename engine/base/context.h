@@ -39,9 +39,13 @@ struct Context {
 int NumGPUs();
 bool BuiltWithCUDA();
 
+// What a running op is given besides its data: where it runs, its stream,
+// and how many OpenMP threads a CPU kernel may use (the engine's share of the
+// cores per worker, so that workers x threads never oversubscribes them).
 struct RunContext {
   Context ctx;
   void* stream = nullptr;  // cudaStream_t for GPU ops, null on CPU
+  int omp_threads = 1;
   template <typename T>
   T get_stream() const {
     return static_cast<T>(stream);

@@ -2,6 +2,8 @@
 // names what went wrong; nothing in the runtime aborts the process.
 #pragma once
 
+#include <cstdio>
+#include <cstdlib>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -41,6 +43,14 @@ class ErrorBuilder {
   std::ostringstream where_, msg_;
 };
 
+// A broken invariant of the runtime itself (never a user's mistake): the
+// state is already wrong, and unwinding through it would hide where.
+[[noreturn]] inline void DCheckFailed(const char* cond, const char* file, int line) {
+  std::fprintf(stderr, "tessera: invariant broken: %s (%s:%d)\n", cond, file, line);
+  std::fflush(stderr);
+  std::abort();
+}
+
 }  // namespace detail
 }  // namespace tessera
 
@@ -53,3 +63,15 @@ class ErrorBuilder {
 
 // TS_THROW << "message";  always throws.
 #define TS_THROW ::tessera::detail::ErrorBuilder()
+
+// TS_DCHECK(cond);  an invariant of the runtime's own code, such as a count
+// that never goes negative. Checked where TESSERA_DCHECK is defined (Debug
+// and sanitizer builds: a failure prints the condition and aborts); compiled
+// out elsewhere, where the condition is parsed but never evaluated, so it
+// costs a release build nothing and cannot go stale.
+#ifdef TESSERA_DCHECK
+#define TS_DCHECK(cond) \
+  ((cond) ? (void)0 : ::tessera::detail::DCheckFailed(#cond, __FILE__, __LINE__))
+#else
+#define TS_DCHECK(cond) ((void)sizeof(!(cond)))
+#endif

@@ -38,7 +38,7 @@ std::string GraphExecutor::DebugStr() const {
            << storage(e) << "]";
       }
       // Temp space is not planned here: ops take it from the device's
-      // shared, growable scratch (storage/temp_space.h) while they run.
+      // shared, growable scratch (engine/resource/temp_space.h) while they run.
       const auto& exec = *ops_[nid];
       if (exec.resources.size() > exec.random_slots.size()) os << " +temp";
       if (!exec.random_slots.empty()) os << " +random";

@@ -1,19 +1,15 @@
-// One ready-to-push call per node, prepared once at bind: the kernel for the
-// device, the op state (stateful ops), the resources, the data pointers of
-// its views and the engine variables it reads and writes.
+// One ready-to-push call per node, prepared once at bind through the op-call
+// steps (engine/ndarray/op_call.h): the kernel for the device, the op state
+// (stateful ops), the resources, the data pointers of its views and the
+// engine variables it reads and writes.
 #include "engine/graph/graph_executor.h"
-#include "ops/registry/op_attr_ndarray.h"
 
 namespace tessera::graph {
 
 void GraphExecutor::InitOps() {
   using op::Op;
-  static const auto& fcreate = Op::GetAttr<op::FCreateOpState>("FCreateOpState");
-  static const auto& fresource = Op::GetAttr<op::FResourceRequest>("FResourceRequest");
-  static const auto& fmutate = Op::GetAttr<op::FMutateInputs>("FMutateInputs");
   static const auto& is_backward = Op::GetAttr<op::TIsBackward>("TIsBackward");
   const IndexedGraph& g = *idx_;
-  const bool on_gpu = ctx_.is_gpu();
 
   ops_.assign(g.num_nodes(), nullptr);
   // Node ids are topological, so a forward node's state exists before the
@@ -26,18 +22,11 @@ void GraphExecutor::InitOps() {
     auto exec = std::make_shared<OpExec>();
     exec->node = node;
     exec->name = op->name().c_str();  // the registry outlives every push
-    const op::DeviceKernel kernel = op::FindDeviceKernel(node->attrs, on_gpu);
-    exec->fcompute = kernel.fcompute;
-    exec->fstate = kernel.fstate;
-    exec->fstate_ex = kernel.fstate_ex;
-    exec->is_async = kernel.is_async;
-    if (!kernel.found()) {
-      if (on_gpu && !BuiltWithCUDA())
-        TS_THROW << "bind: node '" << node->attrs.name << "' (" << op->name() << ") on "
-                 << ctx_.ToString() << ": this build has no CUDA";
-      TS_THROW << "bind: node '" << node->attrs.name << "' (" << op->name() << ") has no "
-               << (on_gpu ? "GPU" : "CPU") << " implementation";
-    }
+    const opcall::OpOnDevice on = opcall::LookUpOp(node->attrs, ctx_.is_gpu());
+    opcall::CheckKernel(on, node->attrs, ctx_, "bind: ");
+    opcall::KernelCall& call = exec->call;
+    call.kernel = on.kernel;
+    call.attrs = std::shared_ptr<const op::NodeAttrs>(node, &node->attrs);
 
     std::vector<Shape> in_shapes;
     std::vector<DType> in_types;
@@ -45,50 +34,40 @@ void GraphExecutor::InitOps() {
       in_shapes.push_back(shapes_[g.entry_id(in)]);
       in_types.push_back(types_[g.entry_id(in)]);
     }
-    if (exec->fstate || exec->fstate_ex) {
-      // Created once here, as MXNet does; a backward op without a creator of
-      // its own shares its forward node's state (control_deps[0]).
-      if (const op::FCreateOpState* fc = fcreate.find(op)) {
-        exec->state = (*fc)(node->attrs, ctx_, in_shapes, in_types);
-      } else if (is_backward.get(op, false) && !node->control_deps.empty() &&
-                 g.contains(node->control_deps[0].get())) {
-        const auto& fwd = ops_[g.node_id(node->control_deps[0].get())];
-        if (fwd) exec->state = fwd->state;
-      }
-      TS_CHECK(exec->state) << "bind: node '" << node->attrs.name << "' (" << op->name()
-                            << ") is stateful but has no state (FCreateOpState)";
-    }
+    // Created once here, as MXNet does; a backward op without a creator of
+    // its own shares its forward node's state (control_deps[0]).
+    op::OpStatePtr forward_state;
+    if (is_backward.get(op, false) && !node->control_deps.empty() &&
+        g.contains(node->control_deps[0].get()))
+      if (const auto& fwd = ops_[g.node_id(node->control_deps[0].get())])
+        forward_state = fwd->call.state;
+    call.state =
+        opcall::CreateState(on, node->attrs, ctx_, in_shapes, in_types, forward_state, "bind: ");
 
     // Temp space once, at bind; random streams again at every push, so each
     // forward draws new numbers.
-    if (const op::FResourceRequest* fr = fresource.find(op))
-      for (const auto& r : (*fr)(node->attrs)) {
-        if (r.type == storage::ResourceRequest::kRandom)
-          exec->random_slots.push_back(exec->resources.size());
-        exec->resources.push_back(storage::ResourceManager::Get()->Request(ctx_, r));
-      }
+    opcall::RequestResources(on, node->attrs, ctx_, &exec->resources, &exec->random_slots);
 
     for (const auto& in : info.inputs) {
       const NDArray& a = entry_arrays_[g.entry_id(in)];
-      exec->in.push_back(a.data());
-      if (exec->fstate_ex) exec->in_arrays.push_back(a);
+      call.in.push_back(a.data());
+      if (on.kernel.fstate_ex) call.in_arrays.push_back(a);
       exec->const_vars.push_back(a.var());
     }
     for (uint32_t o = 0; o < node->num_outputs(); ++o) {
       const uint32_t e = g.entry_id(nid, o);
       const NDArray& a = entry_arrays_[e];
-      TS_CHECK(!a.is_none()) << "bind: internal: output " << o << " of node '" << node->attrs.name
-                             << "' has no array";
-      exec->out.push_back(a.data());
-      if (exec->fstate_ex) exec->out_arrays.push_back(a);
-      exec->req.push_back(entry_req_[e]);
+      TS_DCHECK(!a.is_none());  // the memory plan gives every output an array
+      call.out.push_back(a.data());
+      if (on.kernel.fstate_ex) call.out_arrays.push_back(a);
+      call.req.push_back(entry_req_[e]);
       exec->mutate_vars.push_back(a.var());
     }
-    if (const op::FMutateInputs* fm = fmutate.find(op))
-      for (uint32_t i : (*fm)(node->attrs))
-        if (i < info.inputs.size())
-          exec->mutate_vars.push_back(entry_arrays_[g.entry_id(info.inputs[i])].var());
-    if (exec->state) exec->mutate_vars.push_back(exec->state.var());
+    opcall::AddMutatedInputs(
+        on, node->attrs, info.inputs.size(),
+        [&](uint32_t i) { return entry_arrays_[g.entry_id(info.inputs[i])].var(); },
+        &exec->mutate_vars);
+    if (call.state) exec->mutate_vars.push_back(call.state.var());
     ops_[nid] = std::move(exec);
   }
 }

@@ -13,46 +13,26 @@ namespace {
 
 using OpExec = GraphExecutor::OpExec;
 
-void RunOp(const OpExec& exec, const op::OpContext& octx) {
-  if (exec.fstate_ex) {
-    (*exec.fstate_ex)(exec.state, octx, exec.in_arrays, exec.req, exec.out_arrays);
-  } else if (exec.fstate) {
-    (*exec.fstate)(exec.state, octx, exec.in, exec.req, exec.out);
-  } else {
-    (*exec.fcompute)(exec.node->attrs, octx, exec.in, exec.req, exec.out);
-  }
-}
-
 // The op's resources for one push: temp space as requested at bind, random
 // streams new, so every forward draws new numbers.
 std::vector<op::Resource> PushResources(const OpExec& exec, Context ctx) {
   std::vector<op::Resource> resources = exec.resources;
   for (size_t slot : exec.random_slots)
     resources[slot] =
-        storage::ResourceManager::Get()->Request(ctx, storage::ResourceRequest::kRandom);
+        resource::ResourceManager::Get()->Request(ctx, resource::ResourceRequest::kRandom);
   return resources;
 }
 
 }  // namespace
 
 void GraphExecutor::Push(const std::shared_ptr<const OpExec>& exec, bool is_train) const {
-  if (exec->is_async) {
-    engine::Engine::Get()->PushAsync(
-        [exec, is_train, resources = PushResources(*exec, ctx_)](RunContext rctx,
-                                                                 engine::CallbackOnComplete done) {
-          RunOp(*exec, op::OpContext{is_train, rctx, resources, [done](std::exception_ptr e) {
-                                       e ? done(std::move(e)) : done();
-                                     }});
-        },
-        // Started by the thread that makes it ready, as in Invoke.
-        ctx_, exec->const_vars, exec->mutate_vars, engine::FnProperty::kAsync, 0, exec->name);
-    return;
-  }
-  engine::Engine::Get()->PushSync(
-      [exec, is_train, resources = PushResources(*exec, ctx_)](RunContext rctx) {
-        RunOp(*exec, op::OpContext{is_train, rctx, resources, nullptr});
+  opcall::PushOp(
+      exec->call.kernel.is_async,
+      [exec, is_train, resources = PushResources(*exec, ctx_)](const RunContext& rctx,
+                                                               opcall::DoneFn done) {
+        opcall::RunKernel(exec->call, op::OpContext{is_train, rctx, resources, std::move(done)});
       },
-      ctx_, exec->const_vars, exec->mutate_vars, engine::FnProperty::kNormal, 0, exec->name);
+      ctx_, exec->const_vars, exec->mutate_vars, 0, exec->name);
 }
 
 void GraphExecutor::Push(const Segment& seg, bool is_train) const {
@@ -63,7 +43,7 @@ void GraphExecutor::Push(const Segment& seg, bool is_train) const {
       [ops = seg.ops, is_train, resources = std::move(resources)](RunContext rctx) {
         for (size_t i = 0; i < ops.size(); ++i) {
           try {
-            RunOp(*ops[i], op::OpContext{is_train, rctx, resources[i], nullptr});
+            opcall::RunKernel(ops[i]->call, op::OpContext{is_train, rctx, resources[i], nullptr});
           } catch (const Error& e) {
             // The push is named after the bulk: say which node failed.
             throw Error("node '" + ops[i]->node->attrs.name + "' (" + ops[i]->name +
@@ -82,7 +62,7 @@ std::vector<GraphExecutor::Segment> GraphExecutor::MakeSegments(
     Segment seg;
     std::string name = "bulk(";
     // Ops computing on NDArrays go alone: their code pushes further work.
-    auto alone = [&](size_t i) { return ops_[nodes[i]]->fstate_ex != nullptr; };
+    auto alone = [&](size_t i) { return ops_[nodes[i]]->call.kernel.fstate_ex != nullptr; };
     end = begin + 1;
     if (!alone(begin))
       while (end < std::min(nodes.size(), begin + size) && !alone(end)) ++end;

@@ -4,7 +4,7 @@
 #include <unordered_set>
 
 #include "engine/graph/symbol.h"
-#include "ops/registry/op_attr_types.h"
+#include "engine/op/op_attr_types.h"
 
 namespace tessera::graph {
 

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "ops/registry/node.h"
+#include "engine/op/node.h"
 
 namespace tessera::graph {
 

@@ -16,8 +16,7 @@
 #include "engine/graph/executor.h"
 #include "engine/graph/indexed_graph.h"
 #include "engine/graph/plan_memory.h"
-#include "ops/registry/op_attr_ndarray.h"
-#include "ops/registry/op_attr_types.h"
+#include "engine/ndarray/op_call.h"
 
 namespace tessera::graph {
 
@@ -61,22 +60,15 @@ class GraphExecutor final : public Executor {
   void set_bulk_size(int n);
   int bulk_size() const { return bulk_size_; }
 
-  // One node ready to push: everything the kernel call needs, shared with
-  // the pushed closures so the executor may go away while they run.
+  // One node ready to push: the kernel call and everything around it,
+  // shared with the pushed closures so the executor may go away while they
+  // run. Ops computing on NDArrays (custom ops, call.kernel.fstate_ex) are
+  // never bulked: their code pushes further work.
   struct OpExec {
     op::NodePtr node;
-    const op::FCompute* fcompute = nullptr;
-    const op::FStatefulCompute* fstate = nullptr;
-    // Ops computing on NDArrays (custom ops): the arrays, and whether the
-    // compute ends the op itself (ExecType::kAsync). Never bulked.
-    const op::FStatefulComputeEx* fstate_ex = nullptr;
-    std::vector<NDArray> in_arrays, out_arrays;
-    bool is_async = false;
-    op::OpStatePtr state;
+    opcall::KernelCall call;
     std::vector<op::Resource> resources;  // temp space requested at bind
     std::vector<size_t> random_slots;     // resources drawn again at each push
-    std::vector<TBlob> in, out;
-    std::vector<OpReqType> req;
     std::vector<VarHandle> const_vars, mutate_vars;
     const char* name = nullptr;
   };

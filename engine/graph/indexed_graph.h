@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "ops/registry/node.h"
+#include "engine/op/node.h"
 
 namespace tessera::graph {
 

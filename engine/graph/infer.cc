@@ -3,8 +3,8 @@
 #include <cstdlib>
 
 #include "engine/graph/input_names.h"
-#include "ops/registry/infer_utils.h"
-#include "ops/registry/op_attr_types.h"
+#include "engine/op/infer_utils.h"
+#include "engine/op/op_attr_types.h"
 
 namespace tessera::graph {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/registry/op.h"
+#include "engine/op/op.h"
 
 namespace tessera::graph {
 

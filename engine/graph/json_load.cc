@@ -20,7 +20,7 @@
 #include "engine/base/error.h"
 #include "engine/graph/input_names.h"
 #include "engine/graph/json.h"
-#include "ops/registry/op_attr_types.h"
+#include "engine/op/op_attr_types.h"
 
 namespace tessera::graph {
 

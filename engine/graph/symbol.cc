@@ -7,7 +7,7 @@
 #include <unordered_set>
 
 #include "engine/graph/input_names.h"
-#include "ops/registry/op_attr_types.h"
+#include "engine/op/op_attr_types.h"
 
 namespace tessera::graph {
 

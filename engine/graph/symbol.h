@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ops/registry/node.h"
+#include "engine/op/node.h"
 
 namespace tessera::graph {
 

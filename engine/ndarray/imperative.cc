@@ -5,9 +5,8 @@
 #include <functional>
 
 #include "engine/base/small_vector.h"
-#include "ops/registry/infer_utils.h"
-#include "ops/registry/op_attr_ndarray.h"
-#include "ops/registry/op_attr_types.h"
+#include "engine/ndarray/op_call.h"
+#include "engine/op/infer_utils.h"
 
 namespace tessera {
 
@@ -92,8 +91,7 @@ Context PickContext(const NodeAttrs& attrs, InputList inputs, const InvokeOption
 struct InferScratch {
   std::vector<Shape> in_shapes, out_shapes;
   std::vector<DType> in_types, out_types;
-  std::vector<TBlob> in_blobs, out_blobs;  // copied into a pushed op's closure
-  std::vector<OpReqType> req;
+  opcall::KernelCall call;  // copied into a pushed op's closure
 };
 
 class ScratchLease {
@@ -155,9 +153,7 @@ void InferTypes(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DTyp
 // alone, so a repeat is answered from here. Entries are keyed by the
 // attributes object, held weakly: while an entry lives, the object's address
 // is not reused for another (make_shared) or the entry has expired. An entry
-// also keeps what the registry says of the op for a device kind (its kernel,
-// resource and mutate-input attributes): fixed once the op is registered, and
-// at stable addresses (OpMap).
+// also keeps what the registry says of the op for a device kind (OpOnDevice).
 class InferMemo {
  public:
   static constexpr size_t kMaxInputs = 4, kMaxOutputs = 2;
@@ -168,10 +164,8 @@ class InferMemo {
     size_t n_in = 0, n_out = 0;
     Shape in_shapes[kMaxInputs], out_shapes[kMaxOutputs];
     DType in_types[kMaxInputs], out_types[kMaxOutputs];
-    int kernel_on = -1;  // the device kind `kernel` was found for: 0 cpu, 1 gpu
-    op::DeviceKernel kernel;
-    const op::FResourceRequest* fresource = nullptr;
-    const op::FMutateInputs* fmutate = nullptr;
+    int info_on = -1;  // the device kind `info` was looked up for: 0 cpu, 1 gpu
+    opcall::OpOnDevice info;
   };
 
   // The entry of `attrs` when it was last inferred here with inputs of
@@ -199,7 +193,7 @@ class InferMemo {
     std::copy(in_types.begin(), in_types.end(), e.in_types);
     std::copy(out_shapes.begin(), out_shapes.end(), e.out_shapes);
     std::copy(out_types.begin(), out_types.end(), e.out_types);
-    e.kernel_on = -1;
+    e.info_on = -1;
     return &e;
   }
 
@@ -233,11 +227,10 @@ bool InplaceAllowed(const NodeAttrs& attrs, int in, int out) {
   return false;
 }
 
-}  // namespace
+// ---- the steps of a call ----------------------------------------------------
 
-void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, InputList inputs,
-            std::vector<NDArray>* outputs, const InvokeOptions& opt) {
-  const NodeAttrs& attrs = *attrs_ptr;
+// Step 1: the inputs and given outputs fit the op.
+void CheckCall(const NodeAttrs& attrs, InputList inputs, const std::vector<NDArray>& outputs) {
   const Op* op = attrs.op;
   TS_CHECK(op) << "invoke: node has no operator";
   const uint32_t n_in = op->NumInputs(attrs), n_out = op->NumOutputs(attrs);
@@ -245,241 +238,233 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, InputList inputs,
                                   << (n_in == 1 ? "" : "s") << ", got " << inputs.size();
   for (size_t i = 0; i < inputs.size(); ++i)
     TS_CHECK(!inputs[i].is_none()) << op::OpLabel(attrs) << ": input " << i << " is empty (none)";
-  const bool given_outputs = !outputs->empty();
-  TS_CHECK(!given_outputs || outputs->size() == n_out)
-      << op::OpLabel(attrs) << ": produces " << n_out << " outputs, " << outputs->size()
-      << " given";
-  const Context ctx = PickContext(attrs, inputs, opt);
+  TS_CHECK(outputs.empty() || outputs.size() == n_out)
+      << op::OpLabel(attrs) << ": produces " << n_out << " outputs, " << outputs.size() << " given";
+  for (size_t o = 0; o < outputs.size(); ++o)
+    TS_CHECK(!outputs[o].is_none()) << op::OpLabel(attrs) << ": out " << o << " is empty";
+}
 
-  ScratchLease scratch;
-  // Stateful ops are left out of the memo: their inference may run user code
-  // (a Custom op's infer_shape), which should see every call. So a found
-  // entry is never one of theirs, and they always fill the vectors below.
-  static const auto& fcreate = Op::GetAttr<op::FCreateOpState>("FCreateOpState");
-  thread_local InferMemo memo;
-  InferMemo::Entry* memo_entry = given_outputs ? nullptr : memo.Find(attrs_ptr, inputs, n_out);
-  std::vector<Shape>& in_shapes = scratch->in_shapes;
-  std::vector<DType>& in_types = scratch->in_types;
+// What step 2 found: the outputs' shapes and dtypes (in the memo or the
+// scratch) and what the registry says of the op on the call's device.
+struct Inferred {
   const Shape* out_shapes;
   const DType* out_types;
-  if (memo_entry) {
-    out_shapes = memo_entry->out_shapes;
-    out_types = memo_entry->out_types;
-  } else {
-    scratch.SizeForInference(n_in, n_out);
-    for (size_t i = 0; i < n_in; ++i) {
-      in_shapes[i] = inputs[i].shape();
-      in_types[i] = inputs[i].dtype();
-    }
-    if (given_outputs) {
-      for (size_t i = 0; i < n_out; ++i) {
-        TS_CHECK(!(*outputs)[i].is_none()) << op::OpLabel(attrs) << ": out " << i << " is empty";
-        scratch->out_shapes[i] = (*outputs)[i].shape();
-        scratch->out_types[i] = (*outputs)[i].dtype();
-      }
-    }
-    InferShapes(attrs, &in_shapes, &scratch->out_shapes);
-    InferTypes(attrs, &in_types, &scratch->out_types);
-    if (!given_outputs && !fcreate.find(op))
-      memo_entry =
-          memo.Store(attrs_ptr, in_shapes, in_types, scratch->out_shapes, scratch->out_types);
-    out_shapes = scratch->out_shapes.data();
-    out_types = scratch->out_types.data();
-  }
-  // What the registry says of the op on this device: from the entry. Its
-  // pointers are used only until the outputs are made below; no op is
-  // invoked before that, which could reuse the slot.
-  static const auto& fresource_map = Op::GetAttr<op::FResourceRequest>("FResourceRequest");
-  static const auto& fmutate_map = Op::GetAttr<op::FMutateInputs>("FMutateInputs");
+  opcall::OpOnDevice info;
+};
+
+// Step 2: output shapes and dtypes, and the registry's entries for the op,
+// from the memo when this call repeats a recent one. Stateful ops are left
+// out of the memo: their inference may run user code (a Custom op's
+// infer_shape), which should see every call. The scratch's input shapes and
+// dtypes are filled whenever inference runs (stateful ops always).
+Inferred InferCall(const std::shared_ptr<const NodeAttrs>& attrs_ptr, InputList inputs,
+                   const std::vector<NDArray>& outputs, Context ctx, ScratchLease& scratch) {
+  const NodeAttrs& attrs = *attrs_ptr;
+  const size_t n_out = attrs.op->NumOutputs(attrs);
   const bool on_gpu = ctx.is_gpu();
-  op::DeviceKernel kernel;
-  const op::FResourceRequest* fresource;
-  const op::FMutateInputs* fmutate;
-  if (memo_entry && memo_entry->kernel_on == int{on_gpu}) {
-    kernel = memo_entry->kernel;
-    fresource = memo_entry->fresource;
-    fmutate = memo_entry->fmutate;
+  thread_local InferMemo memo;
+  InferMemo::Entry* e = outputs.empty() ? memo.Find(attrs_ptr, inputs, n_out) : nullptr;
+  if (e && e->info_on == int{on_gpu}) return {e->out_shapes, e->out_types, e->info};
+  Inferred r;
+  if (e) {
+    r.out_shapes = e->out_shapes;
+    r.out_types = e->out_types;
   } else {
-    kernel = op::FindDeviceKernel(attrs, on_gpu);
-    fresource = fresource_map.find(op);
-    fmutate = fmutate_map.find(op);
-    if (memo_entry) {
-      memo_entry->kernel_on = int{on_gpu};
-      memo_entry->kernel = kernel;
-      memo_entry->fresource = fresource;
-      memo_entry->fmutate = fmutate;
+    scratch.SizeForInference(inputs.size(), n_out);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      scratch->in_shapes[i] = inputs[i].shape();
+      scratch->in_types[i] = inputs[i].dtype();
     }
-  }
-  if (given_outputs) {
-    for (size_t i = 0; i < n_out; ++i) {
-      const NDArray& o = (*outputs)[i];
-      TS_CHECK(o.ctx() == ctx) << op::OpLabel(attrs) << ": out " << i << " is on "
-                               << o.ctx().ToString() << ", the op runs on " << ctx.ToString();
+    for (size_t o = 0; o < outputs.size(); ++o) {
+      scratch->out_shapes[o] = outputs[o].shape();
+      scratch->out_types[o] = outputs[o].dtype();
     }
-  } else {
-    if (outputs->capacity() < n_out) outputs->reserve(n_out);
-    for (size_t i = 0; i < n_out; ++i) outputs->emplace_back(out_shapes[i], ctx, out_types[i]);
+    InferShapes(attrs, &scratch->in_shapes, &scratch->out_shapes);
+    InferTypes(attrs, &scratch->in_types, &scratch->out_types);
+    r.out_shapes = scratch->out_shapes.data();
+    r.out_types = scratch->out_types.data();
   }
-
-  // Compute function for the device.
-  const op::FCompute* fcompute = kernel.fcompute;
-  const op::FStatefulCompute* fstate = kernel.fstate;
-  const op::FStatefulComputeEx* fstate_ex = kernel.fstate_ex;
-  if (!kernel.found()) {
-    if (on_gpu && !BuiltWithCUDA())
-      TS_THROW << op->name() << " on " << ctx.ToString() << ": this build has no CUDA";
-    TS_THROW << op->name() << " has no " << (on_gpu ? "GPU" : "CPU") << " implementation";
+  r.info = opcall::LookUpOp(attrs, on_gpu);
+  if (!e && outputs.empty() && !r.info.fcreate)
+    e = memo.Store(attrs_ptr, scratch->in_shapes, scratch->in_types, scratch->out_shapes,
+                   scratch->out_types);
+  if (e) {
+    e->info_on = int{on_gpu};
+    e->info = r.info;
   }
-  op::OpStatePtr state;
-  if (fstate || fstate_ex) state = fcreate[op](attrs, ctx, in_shapes, in_types);
+  return r;
+}
 
-  // Requests: write, or what the caller asked; an output sharing memory with
-  // an input is written in place only where the op allows it.
-  std::vector<OpReqType>& req = scratch->req;
-  req.assign(n_out, kWriteTo);
+// Step 3a: new outputs allocated, or given ones on the right device.
+void MakeOutputs(const NodeAttrs& attrs, const Inferred& inf, Context ctx,
+                 std::vector<NDArray>* outputs) {
+  const size_t n_out = attrs.op->NumOutputs(attrs);
+  if (!outputs->empty()) {
+    for (size_t o = 0; o < n_out; ++o)
+      TS_CHECK((*outputs)[o].ctx() == ctx)
+          << op::OpLabel(attrs) << ": out " << o << " is on " << (*outputs)[o].ctx().ToString()
+          << ", the op runs on " << ctx.ToString();
+    return;
+  }
+  if (outputs->capacity() < n_out) outputs->reserve(n_out);
+  for (size_t o = 0; o < n_out; ++o)
+    outputs->emplace_back(inf.out_shapes[o], ctx, inf.out_types[o]);
+}
+
+// What the kernel writes: the outputs, or a copy with temporaries in place of
+// given outputs that overlap an input (new ones cannot; made only then), each
+// copied back once the kernel is pushed.
+struct Overlap {
+  std::vector<NDArray> replaced;
+  std::vector<std::pair<NDArray, NDArray>> copy_back;  // (temporary, output)
+};
+
+// Step 3b: the write requests (write, or what the caller asked); an output
+// sharing memory with an input is written in place only where the op allows
+// it, else through a temporary. Returns the arrays the kernel writes.
+const std::vector<NDArray>* PlanWrites(const NodeAttrs& attrs, InputList inputs,
+                                       const std::vector<NDArray>& outputs, bool given_outputs,
+                                       Context ctx, const InvokeOptions& opt,
+                                       std::vector<OpReqType>* req,
+                                       std::unique_ptr<Overlap>* overlap) {
+  const size_t n_out = outputs.size();
+  req->assign(n_out, kWriteTo);
   if (!opt.req.empty()) {
     TS_CHECK(opt.req.size() == n_out) << op::OpLabel(attrs) << ": " << opt.req.size()
                                       << " write requests for " << n_out << " outputs";
-    req = opt.req;
+    *req = opt.req;
   }
-  // What the kernel writes: the outputs, or a copy with temporaries in place
-  // of given outputs that overlap an input (new ones cannot; made only then).
-  struct Overlap {
-    std::vector<NDArray> replaced;
-    std::vector<std::pair<NDArray, NDArray>> copy_back;  // (temporary, output)
-  };
-  std::unique_ptr<Overlap> overlap;
-  const std::vector<NDArray>* written = outputs;
+  const std::vector<NDArray>* written = &outputs;
   for (size_t o = 0; given_outputs && o < n_out; ++o) {
-    for (size_t i = 0; i < n_in; ++i) {
-      const NDArray& out = (*written)[o];
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const NDArray& out = outputs[o];
       if (!out.SameChunk(inputs[i])) continue;
       const bool same_view =
           out.byte_offset() == inputs[i].byte_offset() && out.shape() == inputs[i].shape();
-      if (same_view && req[o] == kWriteTo && InplaceAllowed(attrs, int(i), int(o))) {
-        req[o] = kWriteInplace;
+      if (same_view && (*req)[o] == kWriteTo && InplaceAllowed(attrs, int(i), int(o))) {
+        (*req)[o] = kWriteInplace;
       } else {
         NDArray tmp(out.shape(), ctx, out.dtype());
-        if (req[o] == kAddTo) CopyFromTo(out, tmp);
-        if (!overlap) overlap = std::make_unique<Overlap>();
-        overlap->copy_back.emplace_back(tmp, out);  // before `out` may be replaced below
-        if (written != &overlap->replaced)
-          overlap->replaced = *outputs, written = &overlap->replaced;
-        overlap->replaced[o] = tmp;
+        if ((*req)[o] == kAddTo) CopyFromTo(out, tmp);
+        if (!*overlap) *overlap = std::make_unique<Overlap>();
+        (*overlap)->copy_back.emplace_back(tmp, out);
+        if (written != &(*overlap)->replaced) {
+          (*overlap)->replaced = outputs;
+          written = &(*overlap)->replaced;
+        }
+        (*overlap)->replaced[o] = tmp;
       }
       break;
     }
   }
+  return written;
+}
 
-  std::vector<op::Resource> resources;
-  if (fresource)
-    for (const auto& r : (*fresource)(attrs))
-      resources.push_back(storage::ResourceManager::Get()->Request(ctx, r));
-
-  // A tiny CPU op without resources (whose state other ops may hold) runs
-  // here and now when its arrays are free, without a push's allocations,
-  // or else inline on the thread that makes it ready (kAsync). Its new
-  // outputs need no engine variable while nothing else has seen them.
-  const bool tiny =
-      !fstate && !fstate_ex && !on_gpu && resources.empty() && RunsInline(inputs, *written);
-  const bool fresh_outputs = tiny && !given_outputs;
-  auto add_output_vars = [&](SmallVector<VarHandle, 8>* vars) {
-    for (size_t o = 0; o < n_out; ++o) vars->push_back((*written)[o].var());
-  };
-
-  SmallVector<VarHandle, 8> const_vars, mutate_vars;
-  std::vector<TBlob>& in_blobs = scratch->in_blobs;
-  std::vector<TBlob>& out_blobs = scratch->out_blobs;
-  in_blobs.resize(n_in);
-  out_blobs.resize(n_out);
-  for (size_t i = 0; i < n_in; ++i) {
-    in_blobs[i] = inputs[i].data();
-    const_vars.push_back(inputs[i].var());
+// Step 4: the call's data (blobs, or arrays for NDArray-level computes).
+void FillCall(opcall::KernelCall* call, const opcall::OpOnDevice& info,
+              const std::shared_ptr<const NodeAttrs>& attrs, InputList inputs,
+              const std::vector<NDArray>& written) {
+  call->kernel = info.kernel;
+  call->attrs = attrs;
+  call->in.resize(inputs.size());
+  call->out.resize(written.size());
+  for (size_t i = 0; i < inputs.size(); ++i) call->in[i] = inputs[i].data();
+  for (size_t o = 0; o < written.size(); ++o) call->out[o] = written[o].data();
+  if (info.kernel.fstate_ex) {
+    call->in_arrays = inputs.ToVector();
+    call->out_arrays = written;
   }
-  for (size_t o = 0; o < n_out; ++o) out_blobs[o] = (*written)[o].data();
-  if (!fresh_outputs) add_output_vars(&mutate_vars);
-  if (fmutate)
-    for (uint32_t i : (*fmutate)(attrs)) {
-      TS_CHECK(i < n_in) << op::OpLabel(attrs) << ": mutates input " << i << " of " << n_in;
-      mutate_vars.push_back(inputs[i].var());
-    }
-  if (state) mutate_vars.push_back(state.var());
+}
 
+// The engine variables of a call: inputs read; outputs, mutated inputs and
+// the state written.
+struct CallVars {
+  SmallVector<VarHandle, 8> reads, writes;
+};
+
+// Step 5, now: a tiny CPU op without resources (whose state other ops may
+// hold) runs on the calling thread when its arrays are free, without a push's
+// allocations. New outputs need no engine variable while nothing else has
+// seen them; a failure is pushed as a failing op that writes them, which
+// reports it as a kernel's. False when it could not run now.
+bool RunNow(const opcall::KernelCall& call, const std::vector<NDArray>& written, bool fresh_outputs,
+            bool is_train, Context ctx, CallVars* vars, int priority) {
+  const NodeAttrs& attrs = *call.attrs;
+  const op::OpContext octx{
+      is_train, RunContext{ctx, nullptr, Engine::Get()->OpThreads()}, {}, nullptr};
+  std::exception_ptr failed;
+  auto run = [&] {
+    try {
+      opcall::RunKernel(call, octx);
+    } catch (...) {
+      if (!fresh_outputs) throw;
+      failed = std::current_exception();
+    }
+  };
+  const char* name = attrs.op->name().c_str();
+  const bool ran = Engine::Get()->TryRunNow(run, vars->reads, vars->writes, name);
+  if (fresh_outputs && (!ran || failed))
+    for (const NDArray& a : written) vars->writes.push_back(a.var());
+  if (ran && failed)
+    Engine::Get()->PushSync([failed](RunContext) { std::rethrow_exception(failed); }, ctx, {},
+                            vars->writes, engine::FnProperty::kNormal, priority, name);
+  return ran;
+}
+
+}  // namespace
+
+void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, InputList inputs,
+            std::vector<NDArray>* outputs, const InvokeOptions& opt) {
+  const NodeAttrs& attrs = *attrs_ptr;
+  CheckCall(attrs, inputs, *outputs);
+  const Context ctx = PickContext(attrs, inputs, opt);
+  const bool given_outputs = !outputs->empty();
+  ScratchLease scratch;
+  const Inferred inf = InferCall(attrs_ptr, inputs, *outputs, ctx, scratch);
+  opcall::CheckKernel(inf.info, attrs, ctx);
+  MakeOutputs(attrs, inf, ctx, outputs);
+  opcall::KernelCall& call = scratch->call;
+  std::unique_ptr<Overlap> overlap;
+  const std::vector<NDArray>& written =
+      *PlanWrites(attrs, inputs, *outputs, given_outputs, ctx, opt, &call.req, &overlap);
+
+  // Step 4: state, resources and data.
+  call.state = opcall::CreateState(inf.info, attrs, ctx, scratch->in_shapes, scratch->in_types);
+  std::vector<op::Resource> resources;
+  opcall::RequestResources(inf.info, attrs, ctx, &resources);
+  FillCall(&call, inf.info, attrs_ptr, inputs, written);
+  CallVars vars;
+  for (size_t i = 0; i < inputs.size(); ++i) vars.reads.push_back(inputs[i].var());
+  const bool tiny =
+      !call.state && !ctx.is_gpu() && resources.empty() && RunsInline(inputs, written);
+  const bool fresh_outputs = tiny && !given_outputs;
+  if (!fresh_outputs)
+    for (const NDArray& a : written) vars.writes.push_back(a.var());
+  opcall::AddMutatedInputs(
+      inf.info, attrs, inputs.size(), [&](uint32_t i) { return inputs[i].var(); }, &vars.writes);
+  if (call.state) vars.writes.push_back(call.state.var());
+
+  // Step 5: run now, or push.
   const RecordState& record = ThreadRecordState();
   const bool is_train = opt.is_train || record.training;
-  if (fstate_ex) {
-    // Holds the arrays, not just their blobs: the compute makes aliases.
-    auto run = [f = *fstate_ex, state, is_train, inputs = inputs.ToVector(), outs = *written, req,
-                resources = std::move(resources)](RunContext rctx,
-                                                  std::function<void(std::exception_ptr)> done) {
-      op::OpContext octx{is_train, rctx, resources, std::move(done)};
-      f(state, octx, inputs, req, outs);
-    };
-    if (kernel.is_async) {
-      Engine::Get()->PushAsync(
-          [run](RunContext rctx, engine::CallbackOnComplete done) {
-            run(rctx, [done](std::exception_ptr e) { e ? done(std::move(e)) : done(); });
-          },
-          // Started by whichever thread makes it ready (at once when its
-          // inputs are): it only hands its work on, and a Lua op whose
-          // inputs are ready runs without a round trip through a worker.
-          ctx, const_vars, mutate_vars, engine::FnProperty::kAsync, opt.priority,
-          op->name().c_str());
-    } else {
-      Engine::Get()->PushSync([run](RunContext rctx) { run(rctx, nullptr); }, ctx, const_vars,
-                              mutate_vars, engine::FnProperty::kNormal, opt.priority,
-                              op->name().c_str());
-    }
-  } else if (fstate) {
-    Engine::Get()->PushSync(
-        [f = *fstate, state, is_train, in_blobs, out_blobs, req,
-         resources = std::move(resources)](RunContext rctx) {
-          op::OpContext octx{is_train, rctx, resources, nullptr};
-          f(state, octx, in_blobs, req, out_blobs);
+  if (!tiny || !RunNow(call, written, fresh_outputs, is_train, ctx, &vars, opt.priority)) {
+    opcall::PushOp(
+        call.kernel.is_async,
+        [call, is_train, resources = std::move(resources)](const RunContext& rctx,
+                                                           opcall::DoneFn done) {
+          opcall::RunKernel(call, op::OpContext{is_train, rctx, resources, std::move(done)});
         },
-        ctx, const_vars, mutate_vars, engine::FnProperty::kNormal, opt.priority,
-        op->name().c_str());
-  } else {
-    const op::FCompute* f = fcompute;
-    if (tiny) {
-      const op::OpContext octx{is_train, RunContext{ctx, nullptr}, resources, nullptr};
-      // New outputs are not among the variables the run holds, so a failure
-      // cannot poison them there: it is kept and pushed as a failing op
-      // that writes them (and the rest), which reports it as a kernel's.
-      std::exception_ptr failed;
-      auto run = [&] {
-        try {
-          (*f)(attrs, octx, in_blobs, req, out_blobs);
-        } catch (...) {
-          if (!fresh_outputs) throw;
-          failed = std::current_exception();
-        }
-      };
-      const bool ran = Engine::Get()->TryRunNow(run, const_vars, mutate_vars, op->name().c_str());
-      if (fresh_outputs && (!ran || failed)) add_output_vars(&mutate_vars);
-      if (ran) {
-        if (failed)
-          Engine::Get()->PushSync([failed](RunContext) { std::rethrow_exception(failed); }, ctx, {},
-                                  mutate_vars, engine::FnProperty::kNormal, opt.priority,
-                                  op->name().c_str());
-        if (overlap)
-          for (auto& [tmp, dst] : overlap->copy_back) CopyFromTo(tmp, dst, opt.priority);
-        if (record.recording && g_record_hook) g_record_hook(attrs_ptr, inputs.ToVector(), outputs);
-        return;
-      }
-    }
-    Engine::Get()->PushSync(
-        [f, attrs_ptr, is_train, in_blobs, out_blobs, req,
-         resources = std::move(resources)](RunContext rctx) {
-          op::OpContext octx{is_train, rctx, resources, nullptr};
-          (*f)(*attrs_ptr, octx, in_blobs, req, out_blobs);
-        },
-        ctx, const_vars, mutate_vars,
-        tiny ? engine::FnProperty::kAsync : engine::FnProperty::kNormal, opt.priority,
-        op->name().c_str());
+        ctx, vars.reads, vars.writes, opt.priority, attrs.op->name().c_str(),
+        tiny ? engine::FnProperty::kAsync : engine::FnProperty::kNormal);
   }
+  // Step 6: temporaries copied back, and the call recorded for autograd.
   if (overlap)
     for (auto& [tmp, dst] : overlap->copy_back) CopyFromTo(tmp, dst, opt.priority);
+  // The scratch's call holds nothing past the call.
+  call.attrs.reset();
+  call.state = {};
+  call.in_arrays.clear();
+  call.out_arrays.clear();
   if (record.recording && g_record_hook) g_record_hook(attrs_ptr, inputs.ToVector(), outputs);
 }
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "engine/ndarray/ndarray.h"
-#include "ops/registry/op.h"
+#include "engine/op/op.h"
 
 namespace tessera {
 

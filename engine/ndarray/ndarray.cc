@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "engine/base/logging.h"
+#include "engine/op/reshape_spec.h"
 #include "engine/scheduler/object_pool.h"
 #include "engine/storage/storage.h"
 

@@ -146,8 +146,4 @@ class NDArray {
 // Pushes a copy of `from` into `to` (same shape and dtype; any contexts).
 void CopyFromTo(const NDArray& from, const NDArray& to, int priority = 0);
 
-// Resolves MXNet's reshape codes against `src` (the rules of the reshape op).
-Shape InferReshape(const Shape& src, const std::vector<int64_t>& spec, bool reverse,
-                   const char* op = "reshape");
-
 }  // namespace tessera

@@ -47,6 +47,9 @@ EngineOptions EngineOptions::FromEnv() {
   o.gpu_workers = static_cast<int>(EnvInt("TESSERA_GPU_WORKER_NTHREADS", o.gpu_workers));
   o.gpu_copy_workers = static_cast<int>(EnvInt("TESSERA_GPU_COPY_NTHREADS", o.gpu_copy_workers));
   o.max_inflight = EnvInt("TESSERA_ENGINE_MAX_INFLIGHT", o.max_inflight);
+  o.op_threads = static_cast<int>(EnvInt("TESSERA_OMP_THREADS", o.op_threads));
+  TS_CHECK(o.op_threads >= 0 && o.op_threads <= 4096)
+      << "TESSERA_OMP_THREADS must be within 1..4096 (0: the default), got " << o.op_threads;
   for (int n : {o.cpu_workers, o.cpu_priority_workers, o.cpu_copy_workers, o.gpu_workers,
                 o.gpu_copy_workers})
     TS_CHECK(n >= 1 && n <= 256) << "engine worker counts must be within 1..256, got " << n;
@@ -57,7 +60,7 @@ std::unique_ptr<Engine> CreateEngine(EngineType type, const EngineOptions& opts)
   // Read the profiler's settings here, on the caller's thread: a malformed
   // TESSERA_PROFILER_* value must throw to the user, not on a worker.
   Profiler::Get();
-  if (type == EngineType::kNaive) return std::make_unique<NaiveEngine>();
+  if (type == EngineType::kNaive) return std::make_unique<NaiveEngine>(opts);
   return std::make_unique<ThreadedEngine>(opts);
 }
 

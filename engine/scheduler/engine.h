@@ -17,13 +17,9 @@
 
 #include "engine/base/context.h"
 #include "engine/base/small_vector.h"
+#include "engine/scheduler/handles.h"
 
 namespace tessera::engine {
-
-class Var;
-using VarHandle = Var*;
-class Opr;
-using OprHandle = Opr*;
 
 // How and where a pushed function runs beyond its Context.
 enum class FnProperty : uint8_t {
@@ -177,7 +173,7 @@ class Engine {
   virtual void SetMaxInflight(int64_t n) = 0;
   virtual EngineStats Stats() const = 0;
   // OpenMP threads a CPU op should use so that workers x threads does not
-  // oversubscribe the cores.
+  // oversubscribe the cores: what RunContext::omp_threads carries to kernels.
   virtual int OpThreads() const = 0;
 
  protected:
@@ -196,6 +192,9 @@ struct EngineOptions {
   int gpu_workers = 2;  // per GPU, each with its own stream
   int gpu_copy_workers = 1;
   int64_t max_inflight = 0;
+  // OpenMP threads per CPU op (TESSERA_OMP_THREADS); 0: the cores divided
+  // among the CPU compute workers (all of them for the naive engine).
+  int op_threads = 0;
   static EngineOptions FromEnv();
 };
 

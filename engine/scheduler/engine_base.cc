@@ -184,7 +184,7 @@ void EngineBase::DeleteVariable(SyncFn delete_fn, Context ctx, VarHandle var) {
   if ((!delete_fn || ctx.dev_type == DeviceType::kCPU) && var->Retire()) {
     if (delete_fn) {
       try {
-        delete_fn(RunContext{ctx, nullptr});
+        delete_fn(RunContext{ctx, nullptr, op_threads_});
       } catch (...) {
         RecordError(MakeErrorRecord(std::current_exception(), "DeleteVariable"));
       }
@@ -255,7 +255,7 @@ void EngineBase::Execute(OprBlock* blk, const RunContext& rctx, const char* lane
     blk->begin_ns = Profiler::NowNs();
     blk->thread = Profiler::ThreadIndex();
   }
-  RunContext run{blk->ctx, rctx.stream};
+  RunContext run{blk->ctx, rctx.stream, op_threads_};
   if (!op->is_async()) {
     ErrorRef err;
     {

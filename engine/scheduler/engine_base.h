@@ -4,6 +4,7 @@
 // differ only in how a ready op gets to run (Submit and OnReady).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <mutex>
@@ -33,6 +34,7 @@ class EngineBase : public Engine {
   void WaitForAll() override;
   void NotifyWhenSettled(VarList vars, std::function<void(std::exception_ptr)> fn) override;
   void SetMaxInflight(int64_t n) override { max_inflight_.store(n); }
+  int OpThreads() const final { return op_threads_; }
 
  protected:
   bool TryRunNowImpl(void (*call)(void*), void* fn, VarList const_vars, VarList mutate_vars,
@@ -60,6 +62,15 @@ class EngineBase : public Engine {
   void Complete(OprBlock* blk, ErrorRef err, bool new_error, bool free_block = true);
 
   OprBlock* NewBlock(Opr* opr, Context ctx, int priority);
+  // Set once by the engine's constructor; carried to kernels in RunContext.
+  void SetOpThreads(int n) {
+#ifdef _OPENMP
+    op_threads_ = std::max(1, n);
+#else
+    op_threads_ = 1;  // kernels' loops run serially: tell them so
+    (void)n;
+#endif
+  }
   // Blocks the calling thread until `done`, lending its lane a spare worker
   // meanwhile when it is an engine worker.
   static void BlockUntil(const std::atomic<bool>& done);
@@ -86,6 +97,7 @@ class EngineBase : public Engine {
   void RecordError(const ErrorRef& err);
   void WakeWaiters();
 
+  int op_threads_ = 1;
   std::mutex wait_mu_;
   std::vector<Parker*> waiters_;  // WaitForAll and run-ahead waiters
   std::atomic<int> num_waiters_{0};

@@ -1,5 +1,6 @@
 #include "engine/scheduler/naive_engine.h"
 
+#include <algorithm>
 #include <thread>
 
 #include "engine/base/error.h"
@@ -80,8 +81,10 @@ void NaiveEngine::OnReady(OprBlock* blk, const VarEntry* /*newest*/) {
   pusher->Unpark();
 }
 
-int NaiveEngine::OpThreads() const {
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+NaiveEngine::NaiveEngine(const EngineOptions& opts) {
+  // One thread runs every op: each may use every core.
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  SetOpThreads(opts.op_threads > 0 ? opts.op_threads : cores);
 }
 
 EngineStats NaiveEngine::Stats() const {

@@ -14,14 +14,13 @@ struct GpuStreamOps;
 
 class NaiveEngine final : public EngineBase {
  public:
-  NaiveEngine() = default;
+  explicit NaiveEngine(const EngineOptions& opts = {});
   ~NaiveEngine() override;  // waits for every op, then drops the streams
   NaiveEngine(const NaiveEngine&) = delete;
   NaiveEngine& operator=(const NaiveEngine&) = delete;
 
   EngineType type() const override { return EngineType::kNaive; }
   EngineStats Stats() const override;
-  int OpThreads() const override;
 
  protected:
   void Submit(Opr* opr, Context ctx, int priority) override;

@@ -22,6 +22,9 @@ const char* const kLaneNames[] = {"compute", "priority", "copy"};
 
 ThreadedEngine::ThreadedEngine(const EngineOptions& opts) : opts_(opts) {
   SetMaxInflight(opts.max_inflight);
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  SetOpThreads(opts.op_threads > 0 ? opts.op_threads
+                                   : std::max(1, cores / std::max(1, opts.cpu_workers)));
 }
 
 ThreadedEngine::~ThreadedEngine() {
@@ -32,11 +35,6 @@ ThreadedEngine::~ThreadedEngine() {
   }
   for (auto& p : pools_) p.store(nullptr);
   for (auto& p : owned_) p.reset();  // joins the workers
-}
-
-int ThreadedEngine::OpThreads() const {
-  int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  return std::max(1, cores / std::max(1, opts_.cpu_workers));
 }
 
 WorkerPool* ThreadedEngine::MakePool(int slot, Context ctx, Lane lane) {

@@ -21,7 +21,6 @@ class ThreadedEngine final : public EngineBase {
 
   EngineType type() const override { return EngineType::kThreaded; }
   EngineStats Stats() const override;
-  int OpThreads() const override;
 
  protected:
   void Submit(Opr* opr, Context ctx, int priority) override;

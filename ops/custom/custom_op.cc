@@ -6,9 +6,9 @@
 #include <map>
 #include <mutex>
 
-#include "ops/registry/infer_utils.h"
-#include "ops/registry/op.h"
-#include "ops/registry/op_attr_ndarray.h"
+#include "engine/ndarray/op_attr_ndarray.h"
+#include "engine/op/infer_utils.h"
+#include "engine/op/op.h"
 
 namespace tessera::op::custom {
 namespace {

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "engine/ndarray/ndarray.h"
-#include "ops/registry/params.h"
+#include "engine/op/params.h"
 
 namespace tessera::op::custom {
 

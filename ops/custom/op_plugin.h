@@ -31,9 +31,9 @@
 #include <string>
 #include <vector>
 
-#include "ops/registry/op.h"
-#include "ops/registry/op_attr_types.h"
-#include "ops/registry/simple_op.h"
+#include "engine/legacy_op/simple_op.h"
+#include "engine/op/op.h"
+#include "engine/op/op_attr_types.h"
 
 // The plugin interface version. Bump it whenever a change to an installed
 // header changes what a compiled plugin relies on: a class layout, an
@@ -56,7 +56,7 @@
   X(::tessera::Context)                   \
   X(::tessera::RunContext)                \
   X(::tessera::TBlob)                     \
-  X(::tessera::storage::Resource)         \
+  X(::tessera::resource::Resource)        \
   X(::tessera::op::FieldInfo)             \
   X(::tessera::op::NodeAttrs)             \
   X(::tessera::op::Op)                    \

@@ -11,8 +11,8 @@
 #include <mutex>
 
 #include "engine/base/error.h"
+#include "engine/op/registration_guard.h"
 #include "ops/custom/op_plugin.h"
-#include "ops/registry/registration_guard.h"
 
 namespace tessera::op {
 namespace {

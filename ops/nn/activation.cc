@@ -19,7 +19,7 @@ bool ActInferType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DT
   return ok;
 }
 
-void ActForward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob>& in,
+void ActForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                 const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
   const int64_t n = out[0].Size();
   act::SwitchAct(ActParams(attrs).act_type, [&](auto f) {
@@ -33,7 +33,7 @@ void ActForward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlo
           // CpuMap: the vectorised, threaded loop of the tensor unary ops
           // (Kernel<act::forward<req, F>, gpu> is the device twin).
           SwitchReq(req[0], [&](auto r) {
-            CpuMap<r.value>(out[0].dptr<T>(), n,
+            CpuMap<r.value>(ctx.run_ctx, out[0].dptr<T>(), n,
                             [=](int64_t i) { return F::Map(static_cast<A>(x[i])); });
           });
         },
@@ -46,7 +46,7 @@ uint32_t ActBackwardInputs(const NodeAttrs& attrs) {
   return ActParams(attrs).act_type == kActSoftSign ? 3 : 2;
 }
 
-void ActBackward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob>& in,
+void ActBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                  const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
   const int64_t n = out[0].Size();
   act::SwitchAct(ActParams(attrs).act_type, [&](auto f) {
@@ -60,7 +60,7 @@ void ActBackward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBl
           const T* y = in[1].dptr<T>();
           const T* x = in.size() > 2 ? in[2].dptr<T>() : y;
           SwitchReq(req[0], [&](auto r) {
-            CpuMap<r.value>(out[0].dptr<T>(), n, [=](int64_t i) {
+            CpuMap<r.value>(ctx.run_ctx, out[0].dptr<T>(), n, [=](int64_t i) {
               return F::Backward(static_cast<A>(g[i]), static_cast<A>(y[i]), static_cast<A>(x[i]));
             });
           });
@@ -169,7 +169,7 @@ void LeakyForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vecto
             using A = AccType<T>;
             const T* x = in[0].dptr<T>();
             const A slope = static_cast<A>(p.slope);
-            CpuMap<r.value>(out[0].dptr<T>(), n,
+            CpuMap<r.value>(ctx.run_ctx, out[0].dptr<T>(), n,
                             [=](int64_t i) { return F::Map(static_cast<A>(x[i]), slope); });
           });
         });
@@ -179,12 +179,12 @@ void LeakyForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vecto
 
 // gamma_grad[c] (+)= sum of g * (x > 0 ? 0 : x) over channel c.
 template <typename T>
-void PreluGammaGrad(const PreluGeom& geom, const T* g, const T* x, T* out, bool accumulate) {
+void PreluGammaGrad(const RunContext& rctx, const PreluGeom& geom, const T* g, const T* x, T* out,
+                    bool accumulate) {
   using A = AccType<T>;
   const int64_t total = geom.outer * geom.channels * geom.inner;
   [[maybe_unused]] const int threads =
-      total < kOmpMinElements ? 1
-                              : static_cast<int>(std::min<int64_t>(OmpThreads(), geom.channels));
+      static_cast<int>(std::min<int64_t>(CpuThreads(rctx, total), geom.channels));
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
 #endif
@@ -218,7 +218,8 @@ void LeakyBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vect
                 g.inner, g.channels);
           });
           if (req[1] != kNullOp)
-            PreluGammaGrad(g, in[0].dptr<T>(), in[1].dptr<T>(), out[1].dptr<T>(), req[1] == kAddTo);
+            PreluGammaGrad(ctx.run_ctx, g, in[0].dptr<T>(), in[1].dptr<T>(), out[1].dptr<T>(),
+                           req[1] == kAddTo);
           return;
         }
         SwitchReq(req[0], [&](auto r) {
@@ -228,7 +229,7 @@ void LeakyBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vect
             const T* g = in[0].dptr<T>();
             const T* x = in[1].dptr<T>();
             const A slope = static_cast<A>(p.slope);
-            CpuMap<r.value>(out[0].dptr<T>(), n, [=](int64_t i) {
+            CpuMap<r.value>(ctx.run_ctx, out[0].dptr<T>(), n, [=](int64_t i) {
               return F::Backward(static_cast<A>(g[i]), static_cast<A>(x[i]), slope);
             });
           });

@@ -11,10 +11,9 @@
 #include <cmath>
 #include <optional>
 
-#include "engine/scheduler/engine.h"
-#include "ops/registry/infer_utils.h"
-#include "ops/registry/kernel_launch.h"
-#include "ops/registry/op.h"
+#include "engine/op/infer_utils.h"
+#include "engine/op/kernel_launch.h"
+#include "engine/op/op.h"
 
 namespace tessera::op {
 
@@ -125,7 +124,7 @@ void BatchNormCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::v
   const auto& p = ParamsOf<BatchNormParam>(attrs);
   const BnGeom g = MakeBnGeom(attrs, in[0].shape());
   const bool batch_stats = ctx.is_train && !p.use_global_stats;
-  [[maybe_unused]] const int threads = Engine::Get()->OpThreads();
+  [[maybe_unused]] const int threads = ctx.run_ctx.omp_threads;
   SwitchFloatDType(
       in[0].dtype(),
       [&](auto tag) {
@@ -199,7 +198,7 @@ void BatchNormBackwardCompute(const NodeAttrs& attrs, const OpContext& ctx,
   const auto& p = ParamsOf<BatchNormParam>(attrs);
   const BnGeom g = MakeBnGeom(attrs, in[1].shape());
   const bool batch_stats = ctx.is_train && !p.use_global_stats;
-  [[maybe_unused]] const int threads = Engine::Get()->OpThreads();
+  [[maybe_unused]] const int threads = ctx.run_ctx.omp_threads;
   SwitchFloatDType(
       in[0].dtype(),
       [&](auto tag) {

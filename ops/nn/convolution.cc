@@ -5,7 +5,6 @@
 #include <cstring>
 #include <sstream>
 
-#include "engine/scheduler/engine.h"
 #include "ops/nn/convolution-inl.h"
 #include "ops/tensor/gemm.h"
 
@@ -152,10 +151,6 @@ std::vector<ResourceRequest> TempSpace(const NodeAttrs&) {
   return {ResourceRequest::kTempSpace};
 }
 
-int Threads() {
-  return Engine::Get()->OpThreads();
-}
-
 void ConvolutionCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                         const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
   if (req[0] == kNullOp) return;
@@ -175,7 +170,7 @@ void ConvolutionCompute(const NodeAttrs& attrs, const OpContext& ctx, const std:
           T* col = ctx.requested[0].get_space_typed<T>(
               static_cast<size_t>(g.cg() * g.ksize() * g.oh * g.ow));
           RefConvForward<T>(g, in[0].dptr<T>(), in[1].dptr<T>(), g.bias ? in[2].dptr<T>() : nullptr,
-                            out[0].dptr<T>(), req[0], col, Threads());
+                            out[0].dptr<T>(), req[0], col, ctx.run_ctx.omp_threads);
         } else {
           TS_THROW << OpLabel(attrs) << ": dtype " << DTypeName(t) << " is not supported";
         }
@@ -206,7 +201,7 @@ void ConvolutionBackwardCompute(const NodeAttrs& attrs, const OpContext& ctx,
               static_cast<size_t>(std::max<int64_t>(1, g.cg() * g.ksize() * g.oh * g.ow)));
           RefConvBackward<T>(g, in[0].dptr<T>(), in[1].dptr<T>(), in[2].dptr<T>(), out[0].dptr<T>(),
                              req[0], out[1].dptr<T>(), req[1], g.bias ? out[2].dptr<T>() : nullptr,
-                             rb, col, Threads());
+                             rb, col, ctx.run_ctx.omp_threads);
         } else {
           TS_THROW << OpLabel(attrs) << ": dtype " << DTypeName(t) << " is not supported";
         }

@@ -15,9 +15,8 @@
 #include <unordered_map>
 
 #include "engine/base/error.h"
-#include "engine/scheduler/engine.h"
 #include "ops/nn/convolution-inl.h"
-#include "ops/nn/dnnl_util.h"
+#include "ops/tensor/dnnl_util.h"
 
 namespace tessera::op {
 
@@ -189,7 +188,7 @@ void DnnlConvForward(const ConvGeom& g, const OpContext& ctx, const float* data,
     const size_t o_scr = carve.Add(pd.scratchpad_desc().get_size());
     char* tmp = static_cast<char*>(ctx.requested[0].get_space(carve.Total()));
 
-    nn_dnnl::ScopedOmpThreads threads(Engine::Get()->OpThreads());
+    nn_dnnl::ScopedOmpThreads threads(ctx.run_ctx.omp_threads);
     dnnl::stream s(CpuEngine());
     const auto& eng = CpuEngine();
     memory src_user(p->user_src, eng, const_cast<float*>(data));
@@ -263,7 +262,7 @@ void DnnlConvBackward(const ConvGeom& g, const OpContext& ctx, const float* ogra
     const size_t o_bws = carve.Add(p->bw_scratch.get_size());
     char* tmp = static_cast<char*>(ctx.requested[0].get_space(carve.Total()));
 
-    nn_dnnl::ScopedOmpThreads threads(Engine::Get()->OpThreads());
+    nn_dnnl::ScopedOmpThreads threads(ctx.run_ctx.omp_threads);
     dnnl::stream s(eng);
     memory ddst_user(p->user_dst, eng, const_cast<float*>(ograd));
 

@@ -10,9 +10,9 @@
 // and the bias is added per output channel.
 #include <optional>
 
+#include "engine/op/op_attr_types.h"
 #include "ops/nn/convolution-inl.h"
 #include "ops/nn/nn_common.h"
-#include "ops/registry/op_attr_types.h"
 
 namespace tessera::op {
 
@@ -200,7 +200,7 @@ void DeconvForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vect
       DnnlConvBackward(g, ctx, x, nullptr, w, y, req[0], nullptr, kNullOp, nullptr, kNullOp);
     else
       RefConvBackward<T>(g, x, nullptr, w, y, req[0], nullptr, kNullOp, nullptr, kNullOp,
-                         ColSpace<T>(ctx, g), Engine::Get()->OpThreads());
+                         ColSpace<T>(ctx, g), ctx.run_ctx.omp_threads);
     if (!bias) return;
     const T* b = in[2].dptr<T>();
     const int64_t plane = g.h * g.w;
@@ -229,7 +229,7 @@ void DeconvBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vec
                          kNullOp);
     } else {
       T* col = ColSpace<T>(ctx, g);
-      const int threads = Engine::Get()->OpThreads();
+      const int threads = ctx.run_ctx.omp_threads;
       if (req[0] != kNullOp)
         RefConvForward<T>(g, dy, w, nullptr, out[0].dptr<T>(), req[0], col, threads);
       if (req[1] != kNullOp)

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/storage/random_stream.h"
+#include "engine/resource/random_stream.h"
 #include "ops/nn/nn_common.h"
 
 namespace tessera::op {
@@ -72,14 +72,14 @@ template <int req>
 struct dropout_block {
   template <typename T>
   TS_XINLINE static void Map(int64_t b, T* out, T* mask, const T* in, int64_t n,
-                             storage::RandomStream s, float pkeep, double scale) {
+                             resource::RandomStream s, float pkeep, double scale) {
     using A = AccType<T>;
-    const storage::PhiloxCounter r = storage::RandomBlock(s, static_cast<uint64_t>(b));
+    const resource::PhiloxCounter r = resource::RandomBlock(s, static_cast<uint64_t>(b));
     for (int lane = 0; lane < 4; ++lane) {
       const int64_t i = 4 * b + lane;
       if (i >= n) break;
       // Arithmetic, not a branch: a kept/dropped branch mispredicts half the time.
-      const A m = static_cast<A>(storage::UnitFloat(r.v[lane]) < pkeep) * A(scale);
+      const A m = static_cast<A>(resource::UnitFloat(r.v[lane]) < pkeep) * A(scale);
       mask[i] = static_cast<T>(m);
       AssignReq<req>(out[i], static_cast<A>(in[i]) * m);
     }
@@ -91,15 +91,15 @@ template <int req>
 struct dropout_axes {
   template <typename T>
   TS_XINLINE static void Map(int64_t i, T* out, T* mask, const T* in, Shape dims, Shape rstride,
-                             storage::RandomStream s, float pkeep, double scale) {
+                             resource::RandomStream s, float pkeep, double scale) {
     using A = AccType<T>;
     int64_t rest = i, j = 0;
     for (int d = dims.ndim() - 1; d >= 0; --d) {
       j += (rest % dims[d]) * rstride[d];
       rest /= dims[d];
     }
-    const A m =
-        static_cast<A>(storage::RandomUniformFloat(s, static_cast<uint64_t>(j)) < pkeep) * A(scale);
+    const A m = static_cast<A>(resource::RandomUniformFloat(s, static_cast<uint64_t>(j)) < pkeep) *
+                A(scale);
     mask[i] = static_cast<T>(m);
     AssignReq<req>(out[i], static_cast<A>(in[i]) * m);
   }
@@ -150,7 +150,7 @@ void DropoutForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vec
         }
         const float pkeep = 1.f - p.p;
         const double scale = pkeep > 0 ? 1.0 / (1.0 - static_cast<double>(p.p)) : 0.0;
-        const storage::RandomStream s = ctx.requested.at(0).get_random();
+        const resource::RandomStream s = ctx.requested.at(0).get_random();
         auto run = [&](auto r) {
           constexpr int kReq = decltype(r)::value;
           if (p.axes.empty()) {

@@ -87,7 +87,7 @@ int64_t ClipIndex(I v, int64_t rows) {
   }
 }
 
-void EmbeddingForward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob>& in,
+void EmbeddingForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                       const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
   if (req[0] == kNullOp) return;
   const auto& p = EmbParams(attrs);
@@ -104,7 +104,7 @@ void EmbeddingForward(const NodeAttrs& attrs, const OpContext&, const std::vecto
               const T* w = in[1].dptr<T>();
               T* y = out[0].dptr<T>();
               const bool add = req[0] == kAddTo;
-              [[maybe_unused]] const int threads = n * dim < kOmpMinElements ? 1 : OmpThreads();
+              [[maybe_unused]] const int threads = CpuThreads(ctx.run_ctx, n * dim);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
 #endif
@@ -126,7 +126,7 @@ void EmbeddingForward(const NodeAttrs& attrs, const OpContext&, const std::vecto
 }
 
 // Inputs: ograd, data. Outputs: data gradient (zeros), weight gradient.
-void EmbeddingBackward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob>& in,
+void EmbeddingBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                        const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
   const auto& p = EmbParams(attrs);
   const int64_t n = in[1].Size(), dim = p.output_dim, rows = p.input_dim;
@@ -151,9 +151,7 @@ void EmbeddingBackward(const NodeAttrs& attrs, const OpContext&, const std::vect
               if (req[1] != kAddTo) std::fill(gw, gw + rows * dim, T(0));
               // Threads own column blocks, so rows hit twice never race.
               [[maybe_unused]] const int threads =
-                  n * dim < kOmpMinElements
-                      ? 1
-                      : static_cast<int>(std::min<int64_t>(OmpThreads(), dim));
+                  static_cast<int>(std::min<int64_t>(CpuThreads(ctx.run_ctx, n * dim), dim));
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads) if (threads > 1)
 #endif

@@ -150,21 +150,21 @@ bool FcType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* 
 
 // C (rows x n) = op(A) * op(B) with the GEMM for T; accumulate adds to C.
 template <typename T>
-void FcGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
-            int64_t ldb, T* c, int64_t ldc, bool accumulate) {
+void FcGemm(const RunContext& rctx, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a,
+            int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc, bool accumulate) {
   if (m == 0 || n == 0) return;
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    Gemm(ta, tb, m, n, k, T(1), a, lda, b, ldb, accumulate ? T(1) : T(0), c, ldc, OmpThreads());
+    Gemm(ta, tb, m, n, k, T(1), a, lda, b, ldb, accumulate ? T(1) : T(0), c, ldc, rctx.omp_threads);
   } else {
     CheckGemmArgs(ta, tb, m, n, k, lda, ldb, ldc);
     GemmFallback<T, float>(ta, tb, m, n, k, 1.f, a, lda, b, ldb, accumulate ? 1.f : 0.f, c, ldc,
-                           OmpThreads());
+                           rctx.omp_threads);
   }
 }
 
 template <typename T>
-void AddBiasRows(T* out, const T* bias, int64_t rows, int64_t n) {
-  [[maybe_unused]] const int threads = rows * n < kOmpMinElements ? 1 : OmpThreads();
+void AddBiasRows(const RunContext& rctx, T* out, const T* bias, int64_t rows, int64_t n) {
+  [[maybe_unused]] const int threads = CpuThreads(rctx, rows * n);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
 #endif
@@ -175,7 +175,7 @@ void AddBiasRows(T* out, const T* bias, int64_t rows, int64_t n) {
   }
 }
 
-void FcForward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob>& in,
+void FcForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
   if (req[0] == kNullOp) return;
   const auto& p = FcParams(attrs);
@@ -186,15 +186,15 @@ void FcForward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob
         using T = typename decltype(tag)::type;
         T* y = out[0].dptr<T>();
         // y (rows x hidden) = data (rows x features) * weight^T.
-        FcGemm<T>(false, true, g.rows, g.hidden, g.features, in[0].dptr<T>(), g.features,
-                  in[1].dptr<T>(), g.features, y, g.hidden, req[0] == kAddTo);
-        if (!p.no_bias) AddBiasRows(y, in[2].dptr<T>(), g.rows, g.hidden);
+        FcGemm<T>(ctx.run_ctx, false, true, g.rows, g.hidden, g.features, in[0].dptr<T>(),
+                  g.features, in[1].dptr<T>(), g.features, y, g.hidden, req[0] == kAddTo);
+        if (!p.no_bias) AddBiasRows(ctx.run_ctx, y, in[2].dptr<T>(), g.rows, g.hidden);
       },
       "FullyConnected");
 }
 
 // Inputs: ograd, data, weight. Outputs: data, weight[, bias] gradients.
-void FcBackward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob>& in,
+void FcBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                 const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
   const auto& p = FcParams(attrs);
   const FcGeom g = MakeFcGeom(p, in[1].shape());
@@ -204,13 +204,13 @@ void FcBackward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlo
         using T = typename decltype(tag)::type;
         const T* dy = in[0].dptr<T>();
         if (req[0] != kNullOp)  // ddata (rows x features) = dy (rows x hidden) * weight.
-          FcGemm<T>(false, false, g.rows, g.features, g.hidden, dy, g.hidden, in[2].dptr<T>(),
-                    g.features, out[0].dptr<T>(), g.features, req[0] == kAddTo);
+          FcGemm<T>(ctx.run_ctx, false, false, g.rows, g.features, g.hidden, dy, g.hidden,
+                    in[2].dptr<T>(), g.features, out[0].dptr<T>(), g.features, req[0] == kAddTo);
         if (req[1] != kNullOp)  // dweight (hidden x features) = dy^T * data.
-          FcGemm<T>(true, false, g.hidden, g.features, g.rows, dy, g.hidden, in[1].dptr<T>(),
-                    g.features, out[1].dptr<T>(), g.features, req[1] == kAddTo);
+          FcGemm<T>(ctx.run_ctx, true, false, g.hidden, g.features, g.rows, dy, g.hidden,
+                    in[1].dptr<T>(), g.features, out[1].dptr<T>(), g.features, req[1] == kAddTo);
         if (!p.no_bias && req[2] != kNullOp)
-          SumRows(dy, g.rows, g.hidden, out[2].dptr<T>(), req[2] == kAddTo);
+          SumRows(ctx.run_ctx, dy, g.rows, g.hidden, out[2].dptr<T>(), req[2] == kAddTo);
       },
       "_backward_FullyConnected");
 }

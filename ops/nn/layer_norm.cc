@@ -1,10 +1,10 @@
 // LayerNorm and InstanceNorm: normalisation over one axis (LayerNorm) or
 // over the spatial positions of each sample and channel (InstanceNorm),
 // then a learned scale (gamma) and shift (beta). Kernels in norm_groups-inl.h.
+#include "engine/op/op_attr_types.h"
+#include "engine/op/params.h"
 #include "ops/nn/nn_common.h"
 #include "ops/nn/norm_groups-inl.h"
-#include "ops/registry/op_attr_types.h"
-#include "ops/registry/params.h"
 
 namespace tessera::op {
 
@@ -98,7 +98,7 @@ bool FloatSameType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<D
 }
 
 template <bool kLayer>
-void NormForward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob>& in,
+void NormForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                  const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
   const norm::Geom g =
       kLayer ? LayerGeom(attrs, in[0].shape()) : InstanceGeom(attrs, in[0].shape());
@@ -110,7 +110,7 @@ void NormForward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBl
         using T = typename decltype(tag)::type;
         T* mean = kLayer && req[1] != kNullOp ? out[1].dptr<T>() : nullptr;
         T* stdev = kLayer && req[2] != kNullOp ? out[2].dptr<T>() : nullptr;
-        norm::Forward<T>(g, in[0].dptr<T>(), in[1].dptr<T>(), in[2].dptr<T>(), eps,
+        norm::Forward<T>(ctx.run_ctx, g, in[0].dptr<T>(), in[1].dptr<T>(), in[2].dptr<T>(), eps,
                          out[0].dptr<T>(), req[0], mean, stdev);
       },
       kLayer ? "LayerNorm" : "InstanceNorm");
@@ -118,7 +118,7 @@ void NormForward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBl
 
 // Backward: (out_grad, data, gamma) -> (data_grad, gamma_grad, beta_grad).
 template <bool kLayer>
-void NormBackward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob>& in,
+void NormBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                   const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
   const norm::Geom g =
       kLayer ? LayerGeom(attrs, in[1].shape()) : InstanceGeom(attrs, in[1].shape());
@@ -128,7 +128,7 @@ void NormBackward(const NodeAttrs& attrs, const OpContext&, const std::vector<TB
       in[1].dtype(),
       [&](auto tag) {
         using T = typename decltype(tag)::type;
-        norm::Backward<T>(g, in[0].dptr<T>(), in[1].dptr<T>(), in[2].dptr<T>(), eps,
+        norm::Backward<T>(ctx.run_ctx, g, in[0].dptr<T>(), in[1].dptr<T>(), in[2].dptr<T>(), eps,
                           out[0].dptr<T>(), req[0], out[1].dptr<T>(), req[1], out[2].dptr<T>(),
                           req[2], in[2].Size());
       },

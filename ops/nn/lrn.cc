@@ -11,10 +11,10 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
-#include "ops/nn/dnnl_util.h"
+#include "engine/op/op_attr_types.h"
+#include "engine/op/params.h"
 #include "ops/nn/nn_common.h"
-#include "ops/registry/op_attr_types.h"
-#include "ops/registry/params.h"
+#include "ops/tensor/dnnl_util.h"
 
 namespace tessera::op {
 
@@ -50,12 +50,12 @@ bool LRNType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>*
 // Calls fn(n, c, p, scale) for every element: sample n, channel c, spatial
 // position p, scale = s at that element; `inner` positions per channel.
 template <typename T, typename F>
-void ForEachScale(const LRNParam& p, const Shape& s, const T* x, F fn) {
+void ForEachScale(const RunContext& rctx, const LRNParam& p, const Shape& s, const T* x, F fn) {
   using A = AccType<T>;
   const int64_t batch = s[0], channels = s[1], inner = s.ProdRange(2, s.ndim());
   const int64_t half = p.nsize / 2;
   const A coef = static_cast<A>(p.alpha) / static_cast<A>(p.nsize);
-  [[maybe_unused]] const int threads = s.Size() < kOmpMinElements ? 1 : OmpThreads();
+  [[maybe_unused]] const int threads = CpuThreads(rctx, s.Size());
   // Each (sample, channel) plane is written by one thread.
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
@@ -78,7 +78,7 @@ void ForEachScale(const LRNParam& p, const Shape& s, const T* x, F fn) {
 // the same formula, 6-9x faster than the loop above on 2 threads
 // (tests/bench/nn_dnnl_bench.cc). Its backward on a plain layout is a
 // reference loop slower than ours, so only the forward is taken.
-bool DnnlLRNForward(const LRNParam& p, const Shape& s, const float* x, float* y) {
+bool DnnlLRNForward(const LRNParam& p, const Shape& s, const float* x, float* y, int threads) {
   using dnnl::memory;
   using Key = std::tuple<int64_t, int64_t, int64_t, int, float, float, float>;
   struct Prim {
@@ -104,14 +104,14 @@ bool DnnlLRNForward(const LRNParam& p, const Shape& s, const float* x, float* y)
     nn_dnnl::RunPrimitive(prim->fwd,
                           {{DNNL_ARG_SRC, memory(prim->data, eng, const_cast<float*>(x))},
                            {DNNL_ARG_DST, memory(prim->data, eng, y)}},
-                          OmpThreads());
+                          threads);
   } catch (const dnnl::error&) {
     return false;  // the loop does it
   }
   return true;
 }
 
-void LRNForward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob>& in,
+void LRNForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                 const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
   if (req[0] == kNullOp) return;
   const auto& p = ParamsOf<LRNParam>(attrs);
@@ -119,7 +119,7 @@ void LRNForward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlo
   // Odd windows only: oneDNN centres an even one differently from the loop.
   if (in[0].dtype() == DType::kFloat32 && req[0] == kWriteTo && p.nsize % 2 == 1 &&
       s.Size() >= kOmpMinElements && in[0].dptr_ != out[0].dptr_ &&
-      DnnlLRNForward(p, s, in[0].dptr<float>(), out[0].dptr<float>()))
+      DnnlLRNForward(p, s, in[0].dptr<float>(), out[0].dptr<float>(), ctx.run_ctx.omp_threads))
     return;
   SwitchFloatDType(
       in[0].dtype(),
@@ -129,7 +129,7 @@ void LRNForward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlo
         const T* x = in[0].dptr<T>();
         T* y = out[0].dptr<T>();
         const int64_t channels = s[1], inner = s.ProdRange(2, s.ndim());
-        ForEachScale(p, s, x, [&](int64_t n, int64_t c, int64_t q, A scale) {
+        ForEachScale(ctx.run_ctx, p, s, x, [&](int64_t n, int64_t c, int64_t q, A scale) {
           const int64_t at = (n * channels + c) * inner + q;
           const A v = static_cast<A>(x[at]) * std::pow(scale, -static_cast<A>(p.beta));
           y[at] = static_cast<T>(req[0] == kAddTo ? static_cast<A>(y[at]) + v : v);
@@ -139,7 +139,7 @@ void LRNForward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlo
 }
 
 // (out_grad, data) -> data_grad.
-void LRNBackward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob>& in,
+void LRNBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                  const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
   if (req[0] == kNullOp) return;
   const auto& p = ParamsOf<LRNParam>(attrs);
@@ -155,7 +155,7 @@ void LRNBackward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBl
         const int64_t channels = s[1], inner = s.ProdRange(2, s.ndim()), size = s.Size();
         const A beta = static_cast<A>(p.beta);
         std::vector<A> direct(static_cast<size_t>(size)), a(static_cast<size_t>(size));
-        ForEachScale(p, s, x, [&](int64_t n, int64_t c, int64_t q, A scale) {
+        ForEachScale(ctx.run_ctx, p, s, x, [&](int64_t n, int64_t c, int64_t q, A scale) {
           const int64_t at = (n * channels + c) * inner + q;
           const A scaled = std::pow(scale, -beta);  // s^-beta; s^(-beta-1) is that over s
           direct[at] = static_cast<A>(g[at]) * scaled;
@@ -163,7 +163,7 @@ void LRNBackward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBl
         });
         const int64_t half = p.nsize / 2;
         const A coef = 2 * static_cast<A>(p.alpha) * beta / static_cast<A>(p.nsize);
-        [[maybe_unused]] const int threads = size < kOmpMinElements ? 1 : OmpThreads();
+        [[maybe_unused]] const int threads = CpuThreads(ctx.run_ctx, size);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
 #endif

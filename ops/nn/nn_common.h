@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "ops/registry/infer_utils.h"
-#include "ops/registry/kernel_launch.h"
-#include "ops/registry/node.h"
-#include "ops/registry/op.h"
+#include "engine/op/infer_utils.h"
+#include "engine/op/kernel_launch.h"
+#include "engine/op/node.h"
+#include "engine/op/op.h"
 
 namespace tessera::op {
 
@@ -40,9 +40,9 @@ inline void CheckFloatTypes(const NodeAttrs& attrs, const std::vector<DType>& in
 // out[j] (+)= sum_r x[r * n + j]: the column sums of a rows x n matrix (bias
 // gradients). Threads take column blocks and stream down the rows.
 template <typename T>
-void SumRows(const T* x, int64_t rows, int64_t n, T* out, bool accumulate) {
+void SumRows(const RunContext& rctx, const T* x, int64_t rows, int64_t n, T* out, bool accumulate) {
   using A = AccType<T>;
-  const int threads = rows * n < kOmpMinElements ? 1 : std::min<int64_t>(OmpThreads(), n);
+  const int threads = static_cast<int>(std::min<int64_t>(CpuThreads(rctx, rows * n), n));
   auto block = [&](int64_t j0, int64_t j1) {
     std::vector<A> acc(static_cast<size_t>(j1 - j0), A(0));
     for (int64_t r = 0; r < rows; ++r) {

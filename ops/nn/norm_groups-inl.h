@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "engine/base/tblob.h"
-#include "ops/registry/kernel_launch.h"
+#include "engine/op/kernel_launch.h"
 
 namespace tessera::op::norm {
 
@@ -50,17 +50,13 @@ void Stats(const Geom& g, const T* x, int64_t o, int64_t i, A* mean, A* stdev, d
   *stdev = std::sqrt(v / static_cast<A>(g.n) + static_cast<A>(eps));
 }
 
-inline int ThreadsFor(int64_t work) {
-  return work < kOmpMinElements ? 1 : OmpThreads();
-}
-
 // y (req)= gamma * x^ + beta; mean/std per group when given (written).
 template <typename T>
-void Forward(const Geom& g, const T* x, const T* gamma, const T* beta, double eps, T* y,
-             OpReqType req, T* mean_out, T* std_out) {
+void Forward(const RunContext& rctx, const Geom& g, const T* x, const T* gamma, const T* beta,
+             double eps, T* y, OpReqType req, T* mean_out, T* std_out) {
   using A = AccType<T>;
   const int64_t groups = g.groups();
-  [[maybe_unused]] const int threads = ThreadsFor(groups * g.n);
+  [[maybe_unused]] const int threads = CpuThreads(rctx, groups * g.n);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
 #endif
@@ -79,11 +75,12 @@ void Forward(const Geom& g, const T* x, const T* gamma, const T* beta, double ep
 }
 
 template <typename T>
-void Backward(const Geom& g, const T* dy, const T* x, const T* gamma, double eps, T* dx,
-              OpReqType rx, T* dgamma, OpReqType rg, T* dbeta, OpReqType rb, int64_t n_affine) {
+void Backward(const RunContext& rctx, const Geom& g, const T* dy, const T* x, const T* gamma,
+              double eps, T* dx, OpReqType rx, T* dgamma, OpReqType rg, T* dbeta, OpReqType rb,
+              int64_t n_affine) {
   using A = AccType<T>;
   const int64_t groups = g.groups();
-  [[maybe_unused]] const int threads = ThreadsFor(groups * g.n);
+  [[maybe_unused]] const int threads = CpuThreads(rctx, groups * g.n);
   std::vector<A> mean(static_cast<size_t>(groups)), stdev(static_cast<size_t>(groups));
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)

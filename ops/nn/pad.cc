@@ -2,9 +2,9 @@
 // The backward sends each output gradient to the input element it came from
 // (nowhere for constant padding), summing where edge and reflect padding
 // repeat an element.
+#include "engine/op/op_attr_types.h"
+#include "engine/op/params.h"
 #include "ops/nn/nn_common.h"
-#include "ops/registry/op_attr_types.h"
-#include "ops/registry/params.h"
 
 namespace tessera::op {
 

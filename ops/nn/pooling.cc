@@ -17,12 +17,11 @@
 #include <tuple>
 #include <utility>
 
-#include "ops/nn/dnnl_util.h"
+#include "ops/tensor/dnnl_util.h"
 
-#include "engine/scheduler/engine.h"
-#include "ops/registry/infer_utils.h"
-#include "ops/registry/kernel_launch.h"
-#include "ops/registry/op.h"
+#include "engine/op/infer_utils.h"
+#include "engine/op/kernel_launch.h"
+#include "engine/op/op.h"
 
 namespace tessera::op {
 
@@ -464,11 +463,11 @@ bool DnnlPoolBackward(const PoolGeom& g, int64_t n, int64_t c, const float* ogra
   return true;
 }
 
-void PoolingCompute(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob>& in,
+void PoolingCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                     const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
   if (req[0] == kNullOp) return;
   const PoolGeom g = MakePoolGeom(attrs, in[0].shape());
-  const int threads = Engine::Get()->OpThreads();
+  const int threads = ctx.run_ctx.omp_threads;
   if (in[0].dtype() == DType::kFloat32 && g.planes > 0 && g.oh * g.ow > 0 &&
       DnnlPoolForward(g, in[0].shape()[0], in[0].shape()[1], in[0].dptr<float>(),
                       out[0].dptr<float>(), req[0], threads))
@@ -488,7 +487,7 @@ void PoolingBackwardCompute(const NodeAttrs& attrs, const OpContext& ctx,
                             const std::vector<TBlob>& out) {
   if (req[0] == kNullOp) return;
   const PoolGeom g = MakePoolGeom(attrs, in[1].shape());
-  const int threads = Engine::Get()->OpThreads();
+  const int threads = ctx.run_ctx.omp_threads;
   if (in[0].dtype() == DType::kFloat32 && !IsMax2x2(g) && g.planes > 0 && g.oh * g.ow > 0 &&
       DnnlPoolBackward(g, in[1].shape()[0], in[1].shape()[1], in[0].dptr<float>(),
                        in[1].dptr<float>(), out[0].dptr<float>(), req[0], threads,

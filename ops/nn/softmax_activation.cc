@@ -1,9 +1,9 @@
 // SoftmaxActivation: softmax per instance or across channels (MXNet's
 // src/operator/nn/softmax_activation-inl.h), and its backward.
-#include "ops/registry/infer_utils.h"
-#include "ops/registry/kernel_launch.h"
-#include "ops/registry/node.h"
-#include "ops/registry/op.h"
+#include "engine/op/infer_utils.h"
+#include "engine/op/kernel_launch.h"
+#include "engine/op/node.h"
+#include "engine/op/op.h"
 #include "ops/tensor/softmax_op-inl.h"
 
 namespace tessera::op {

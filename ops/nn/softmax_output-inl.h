@@ -7,10 +7,10 @@
 #include <cmath>
 #include <vector>
 
-#include "ops/registry/infer_utils.h"
-#include "ops/registry/kernel_launch.h"
-#include "ops/registry/node.h"
-#include "ops/registry/op.h"
+#include "engine/op/infer_utils.h"
+#include "engine/op/kernel_launch.h"
+#include "engine/op/node.h"
+#include "engine/op/op.h"
 #include "ops/tensor/softmax_op-inl.h"
 
 namespace tessera::op {
@@ -111,8 +111,9 @@ void SoftmaxOutputForward(const NodeAttrs& attrs, const OpContext& ctx,
 // Backward inputs: label, out[, ograd when out_grad]. Outputs: the data
 // gradient and the label gradient (zeros).
 template <typename T>
-void SoftmaxOutputBackwardCpu(const SoftmaxOutputParam& p, const TBlob& label_b, const TBlob& out_b,
-                              const TBlob* ograd_b, const TBlob& grad_b, OpReqType req) {
+void SoftmaxOutputBackwardCpu(const RunContext& rctx, const SoftmaxOutputParam& p,
+                              const TBlob& label_b, const TBlob& out_b, const TBlob* ograd_b,
+                              const TBlob& grad_b, OpReqType req) {
   using A = AccType<T>;
   const T* label = label_b.dptr<T>();
   const T* out = out_b.dptr<T>();
@@ -177,7 +178,7 @@ void SoftmaxOutputBackwardCpu(const SoftmaxOutputParam& p, const TBlob& label_b,
   const A scale = static_cast<A>(double(p.grad_scale) / double(valid));
   const A alpha = static_cast<A>(p.smooth_alpha);
   const A smooth = k_len > 1 ? static_cast<A>(p.smooth_alpha / float(k_len - 1)) : A(0);
-  [[maybe_unused]] const int threads = SoftmaxThreads(size);
+  [[maybe_unused]] const int threads = CpuThreads(rctx, size);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
 #endif

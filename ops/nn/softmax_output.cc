@@ -85,16 +85,17 @@ struct SoftmaxOutputGrad {
   }
 };
 
-void SoftmaxOutputBackward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob>& in,
-                           const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+void SoftmaxOutputBackward(const NodeAttrs& attrs, const OpContext& ctx,
+                           const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
+                           const std::vector<TBlob>& out) {
   const auto& p = ParamsOf<SoftmaxOutputParam>(attrs);
   SwitchFloatDType(
       in[1].dtype(),
       [&](auto tag) {
         using T = typename decltype(tag)::type;
         if (req[0] != kNullOp)
-          SoftmaxOutputBackwardCpu<T>(p, in[0], in[1], in.size() > 2 ? &in[2] : nullptr, out[0],
-                                      req[0]);
+          SoftmaxOutputBackwardCpu<T>(ctx.run_ctx, p, in[0], in[1],
+                                      in.size() > 2 ? &in[2] : nullptr, out[0], req[0]);
         FillZeroReq<T>(out[1], req[1]);
       },
       "_backward_SoftmaxOutput");

@@ -2,9 +2,9 @@
 // height, width) becomes a scale x scale block. The backward sums each block
 // of the output gradient. 'bilinear' (a deconvolution in MXNet) and several
 // inputs are refused with a clear error.
+#include "engine/op/op_attr_types.h"
+#include "engine/op/params.h"
 #include "ops/nn/nn_common.h"
-#include "ops/registry/op_attr_types.h"
-#include "ops/registry/params.h"
 
 namespace tessera::op {
 

@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "ops/registry/infer_utils.h"
-#include "ops/registry/op.h"
+#include "engine/op/infer_utils.h"
+#include "engine/op/op.h"
 #include "ops/tensor/shape_strided-inl.h"
 
 namespace tessera::op {

@@ -7,8 +7,8 @@
 
 #include <vector>
 
-#include "ops/registry/infer_utils.h"
-#include "ops/registry/op.h"
+#include "engine/op/infer_utils.h"
+#include "engine/op/op.h"
 
 namespace tessera::op {
 
@@ -34,8 +34,9 @@ Shape DotOutputShape(const NodeAttrs& attrs, const Shape& lhs, const Shape& rhs,
 Shape BatchDotOutputShape(const NodeAttrs& attrs, const Shape& lhs, const Shape& rhs, GemmShape* g);
 
 // C = op(A) op(B) (beta 0) or C += op(A) op(B) (beta 1), any numeric dtype:
-// float and double through Gemm, the others through GemmFallback.
+// float and double through Gemm, the others through GemmFallback, on the
+// op's `threads` (RunContext::omp_threads).
 void GemmAnyType(const TBlob& a, const TBlob& b, const TBlob& c, bool ta, bool tb,
-                 const GemmShape& g, bool accumulate, int64_t lda, int64_t ldb);
+                 const GemmShape& g, bool accumulate, int64_t lda, int64_t ldb, int threads);
 
 }  // namespace tessera::op

@@ -1,6 +1,6 @@
 #include "ops/tensor/dot_op-inl.h"
 
-#include "ops/registry/op_attr_types.h"
+#include "engine/op/op_attr_types.h"
 #include "ops/tensor/gemm.h"
 
 namespace tessera::op {
@@ -65,7 +65,7 @@ Shape BatchDotOutputShape(const NodeAttrs& attrs, const Shape& lhs, const Shape&
 }
 
 void GemmAnyType(const TBlob& a, const TBlob& b, const TBlob& c, bool ta, bool tb,
-                 const GemmShape& g, bool accumulate, int64_t lda, int64_t ldb) {
+                 const GemmShape& g, bool accumulate, int64_t lda, int64_t ldb, int threads) {
   const int64_t sa = g.m * g.k, sb = g.k * g.n, sc = g.m * g.n;
   SwitchNumericDType(
       c.dtype(),
@@ -78,14 +78,15 @@ void GemmAnyType(const TBlob& a, const TBlob& b, const TBlob& c, bool ta, bool t
         if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
           const T beta = accumulate ? T(1) : T(0);
           if (g.batch == 1)
-            Gemm(ta, tb, g.m, g.n, g.k, T(1), pa, lda, pb, ldb, beta, pc, g.n);
+            Gemm(ta, tb, g.m, g.n, g.k, T(1), pa, lda, pb, ldb, beta, pc, g.n, threads);
           else
             GemmBatched(ta, tb, g.m, g.n, g.k, T(1), pa, lda, pb, ldb, beta, pc, g.n, g.batch, sa,
-                        sb, sc);
+                        sb, sc, threads);
         } else {
           CheckGemmArgs(ta, tb, g.m, g.n, g.k, lda, ldb, g.n);
           GemmBatchedFallback<T, Acc>(ta, tb, g.m, g.n, g.k, Acc(1), pa, lda, pb, ldb,
-                                      accumulate ? Acc(1) : Acc(0), pc, g.n, g.batch, sa, sb, sc);
+                                      accumulate ? Acc(1) : Acc(0), pc, g.n, g.batch, sa, sb, sc,
+                                      threads);
         }
       },
       "dot");
@@ -104,7 +105,7 @@ bool InferDotShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<S
 }
 
 template <bool kBatch>
-void DotForward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob>& in,
+void DotForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                 const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
   if (req[0] == kNullOp) return;
   const auto& p = ParamsOf<DotParam>(attrs);
@@ -114,12 +115,13 @@ void DotForward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlo
   else
     DotOutputShape(attrs, in[0].shape(), in[1].shape(), &g);
   const int64_t lda = p.transpose_a ? g.m : g.k, ldb = p.transpose_b ? g.k : g.n;
-  GemmAnyType(in[0], in[1], out[0], p.transpose_a, p.transpose_b, g, req[0] == kAddTo, lda, ldb);
+  GemmAnyType(in[0], in[1], out[0], p.transpose_a, p.transpose_b, g, req[0] == kAddTo, lda, ldb,
+              ctx.run_ctx.omp_threads);
 }
 
 // Inputs: out_grad, lhs, rhs. Outputs: lhs_grad, rhs_grad (stored layouts).
 template <bool kBatch>
-void DotBackward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob>& in,
+void DotBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                  const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
   const auto& p = ParamsOf<DotParam>(attrs);
   const TBlob &dc = in[0], &a = in[1], &b = in[2];
@@ -134,17 +136,21 @@ void DotBackward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBl
     // dA = dC op(B)^T, stored transposed when ta.
     GemmShape ga = ta ? GemmShape{k, m, n, g.batch} : GemmShape{m, k, n, g.batch};
     if (!ta)
-      GemmAnyType(dc, b, out[0], false, !tb, ga, req[0] == kAddTo, n, tb ? k : n);
+      GemmAnyType(dc, b, out[0], false, !tb, ga, req[0] == kAddTo, n, tb ? k : n,
+                  ctx.run_ctx.omp_threads);
     else
-      GemmAnyType(b, dc, out[0], tb, true, ga, req[0] == kAddTo, tb ? k : n, n);
+      GemmAnyType(b, dc, out[0], tb, true, ga, req[0] == kAddTo, tb ? k : n, n,
+                  ctx.run_ctx.omp_threads);
   }
   if (req[1] != kNullOp) {
     // dB = op(A)^T dC, stored transposed when tb.
     GemmShape gb = tb ? GemmShape{n, k, m, g.batch} : GemmShape{k, n, m, g.batch};
     if (!tb)
-      GemmAnyType(a, dc, out[1], !ta, false, gb, req[1] == kAddTo, ta ? m : k, n);
+      GemmAnyType(a, dc, out[1], !ta, false, gb, req[1] == kAddTo, ta ? m : k, n,
+                  ctx.run_ctx.omp_threads);
     else
-      GemmAnyType(dc, a, out[1], true, ta, gb, req[1] == kAddTo, n, ta ? m : k);
+      GemmAnyType(dc, a, out[1], true, ta, gb, req[1] == kAddTo, n, ta ? m : k,
+                  ctx.run_ctx.omp_threads);
   }
 }
 

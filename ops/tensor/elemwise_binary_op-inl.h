@@ -192,8 +192,9 @@ void BinarySameLaunch(const OpContext& ctx, OpReqType req, const TBlob& out, con
   T* o = out.dptr<T>();
   SwitchReq(req, [&](auto r) {
     if constexpr (std::is_same_v<xpu, cpu>) {
-      CpuMap<r.value>(
-          o, n, [=](int64_t i) { return OP::Map(static_cast<A>(a[i]), static_cast<A>(b[i])); });
+      CpuMap<r.value>(ctx.run_ctx, o, n, [=](int64_t i) {
+        return OP::Map(static_cast<A>(a[i]), static_cast<A>(b[i]));
+      });
     } else {
       Kernel<binary_kernel<OP, r.value>, xpu>::Launch(ctx.run_ctx, n, o, a, b);
     }
@@ -208,7 +209,7 @@ void BinaryGradSameLaunch(const OpContext& ctx, OpReqType req, const TBlob& out,
   T* o = out.dptr<T>();
   SwitchReq(req, [&](auto r) {
     if constexpr (std::is_same_v<xpu, cpu>) {
-      CpuMap<r.value>(o, n, [=](int64_t i) {
+      CpuMap<r.value>(ctx.run_ctx, o, n, [=](int64_t i) {
         return static_cast<A>(g[i]) * G::Map(static_cast<A>(a[i]), static_cast<A>(b[i]));
       });
     } else {

@@ -198,7 +198,7 @@ void BroadcastReduceGpu(const RunContext& ctx, T* gx, const T* g, const T* x, co
 // contiguous ranges; each walks rows of the last dimension, where every
 // operand's stride is 0 or 1, so the inner loop is a plain vector loop.
 template <int req, typename T, typename F>
-void CpuBroadcastMap(T* out, const BroadcastPlan& p, const F& value) {
+void CpuBroadcastMap(const RunContext& rctx, T* out, const BroadcastPlan& p, const F& value) {
   const int64_t n = p.Size();
   const int nd = p.ndim;
   const int64_t len_last = p.shape[nd - 1];
@@ -243,7 +243,7 @@ void CpuBroadcastMap(T* out, const BroadcastPlan& p, const F& value) {
       }
     }
   };
-  const int threads = n < kOmpMinElements ? 1 : OmpThreads();
+  const int threads = CpuThreads(rctx, n);
   if (threads <= 1) return range(0, n);
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads)
@@ -260,7 +260,8 @@ void CpuBroadcastMap(T* out, const BroadcastPlan& p, const F& value) {
 // offset, j), in parallel over j; the innermost reduced dimension is a loop
 // with fixed strides.
 template <int req, typename T, typename F>
-void CpuBroadcastReduce(T* gx, const BroadcastReducePlan& rp, int64_t nx, const F& value) {
+void CpuBroadcastReduce(const RunContext& rctx, T* gx, const BroadcastReducePlan& rp, int64_t nx,
+                        const F& value) {
   using A = AccType<T>;
   const int64_t inner = rp.red_shape[rp.nred - 1];
   const int64_t so = rp.red_out[rp.nred - 1], st = rp.red_other[rp.nred - 1];
@@ -278,7 +279,7 @@ void CpuBroadcastReduce(T* gx, const BroadcastReducePlan& rp, int64_t nx, const 
     }
     AssignReq<req>(gx[j], acc);
   };
-  const int threads = nx * rp.red_size < kOmpMinElements ? 1 : OmpThreads();
+  const int threads = CpuThreads(rctx, nx * rp.red_size);
   if (threads <= 1 || nx == 1) {
     for (int64_t j = 0; j < nx; ++j) element(j);
     return;
@@ -315,12 +316,14 @@ void BroadcastCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::v
           if constexpr (std::is_same_v<xpu, cpu>) {
             if (p.ndim == 1 && lf) {
               const A bv = static_cast<A>(b[0]);
-              CpuMap<r.value>(o, n, [=](int64_t i) { return OP::Map(static_cast<A>(a[i]), bv); });
+              CpuMap<r.value>(ctx.run_ctx, o, n,
+                              [=](int64_t i) { return OP::Map(static_cast<A>(a[i]), bv); });
             } else if (p.ndim == 1 && rf) {
               const A av = static_cast<A>(a[0]);
-              CpuMap<r.value>(o, n, [=](int64_t i) { return OP::Map(av, static_cast<A>(b[i])); });
+              CpuMap<r.value>(ctx.run_ctx, o, n,
+                              [=](int64_t i) { return OP::Map(av, static_cast<A>(b[i])); });
             } else {
-              CpuBroadcastMap<r.value>(o, p, [=](int64_t, int64_t ai, int64_t bi) {
+              CpuBroadcastMap<r.value>(ctx.run_ctx, o, p, [=](int64_t, int64_t ai, int64_t bi) {
                 return OP::Map(static_cast<A>(a[ai]), static_cast<A>(b[bi]));
               });
             }
@@ -348,7 +351,7 @@ void BroadcastGradLaunch(const OpContext& ctx, OpReqType req, const TBlob& gx_bl
   SwitchReq(req, [&](auto r) {
     if (p.Full(side)) {
       if constexpr (std::is_same_v<xpu, cpu>) {
-        CpuBroadcastMap<r.value>(gx, p, [=](int64_t i, int64_t ai, int64_t bi) {
+        CpuBroadcastMap<r.value>(ctx.run_ctx, gx, p, [=](int64_t i, int64_t ai, int64_t bi) {
           return static_cast<A>(g[i]) * G::Map(static_cast<A>(a[ai]), static_cast<A>(b[bi]));
         });
       } else {
@@ -362,7 +365,7 @@ void BroadcastGradLaunch(const OpContext& ctx, OpReqType req, const TBlob& gx_bl
     const T* x = side == 0 ? a : b;
     const T* other = side == 0 ? b : a;
     if constexpr (std::is_same_v<xpu, cpu>) {
-      CpuBroadcastReduce<r.value>(gx, rp, nx, [=](int64_t oi, int64_t ti, int64_t j) {
+      CpuBroadcastReduce<r.value>(ctx.run_ctx, gx, rp, nx, [=](int64_t oi, int64_t ti, int64_t j) {
         const A xv = static_cast<A>(x[j]), tv = static_cast<A>(other[ti]);
         return static_cast<A>(g[oi]) * (side == 0 ? G::Map(xv, tv) : G::Map(tv, xv));
       });

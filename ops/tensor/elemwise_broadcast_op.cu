@@ -1,6 +1,6 @@
 // GPU kernels of the broadcasting binary operators, and the reduction their
 // gradients need.
-#include "ops/registry/kernel_launch_cuda.cuh"
+#include "engine/op/kernel_launch_cuda.cuh"
 #include "ops/tensor/elemwise_broadcast_op-inl.h"
 
 namespace tessera::op {

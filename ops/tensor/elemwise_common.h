@@ -13,10 +13,10 @@
 #include <utility>
 #include <vector>
 
-#include "ops/registry/infer_utils.h"
-#include "ops/registry/kernel_launch.h"
-#include "ops/registry/node.h"
-#include "ops/registry/op.h"
+#include "engine/op/infer_utils.h"
+#include "engine/op/kernel_launch.h"
+#include "engine/op/node.h"
+#include "engine/op/op.h"
 
 #if defined(__SSE2__) && !defined(__CUDACC__)
 #include <immintrin.h>
@@ -196,11 +196,11 @@ void MapRange(T* out, int64_t b, int64_t e, const F& value, bool stream) {
 // contiguous cache-line-aligned ranges. kWriteInplace is a write: an
 // elementwise kernel reads element i before writing it.
 template <int req, typename T, typename F>
-void CpuMap(T* out, int64_t n, const F& value) {
+void CpuMap(const RunContext& rctx, T* out, int64_t n, const F& value) {
   if constexpr (req == kNullOp) return;
   constexpr int r = req == kWriteInplace ? int(kWriteTo) : req;
   const bool stream = n * int64_t(sizeof(T)) >= kStreamStoreBytes;
-  const int threads = n < kOmpMinElements ? 1 : OmpThreads();
+  const int threads = CpuThreads(rctx, n);
   if (threads <= 1) {
     detail::MapRange<r>(out, 0, n, value, stream);
     return;

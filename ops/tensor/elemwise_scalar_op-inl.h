@@ -96,7 +96,7 @@ void ScalarCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::vect
         const T* x = in[0].dptr<T>();
         SwitchReq(req[0], [&](auto r) {
           if constexpr (std::is_same_v<xpu, cpu>) {
-            CpuMap<r.value>(o, n, [=](int64_t i) {
+            CpuMap<r.value>(ctx.run_ctx, o, n, [=](int64_t i) {
               return scalar_fn<OP, kReverse>::Map(static_cast<S>(x[i]), s);
             });
           } else {
@@ -124,7 +124,7 @@ void ScalarGradCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::
         const T* x = in[1].dptr<T>();
         SwitchReq(req[0], [&](auto r) {
           if constexpr (std::is_same_v<xpu, cpu>) {
-            CpuMap<r.value>(o, n, [=](int64_t i) {
+            CpuMap<r.value>(ctx.run_ctx, o, n, [=](int64_t i) {
               return static_cast<A>(g[i]) * scalar_fn<G, kReverse>::Map(static_cast<A>(x[i]), s);
             });
           } else {

@@ -1,5 +1,5 @@
 // GPU kernels of the scalar forms of the binary operators.
-#include "ops/registry/kernel_launch_cuda.cuh"
+#include "engine/op/kernel_launch_cuda.cuh"
 #include "ops/tensor/elemwise_scalar_op-inl.h"
 
 namespace tessera::op {

@@ -1,5 +1,5 @@
 // GPU kernel of add_n.
-#include "ops/registry/kernel_launch_cuda.cuh"
+#include "engine/op/kernel_launch_cuda.cuh"
 #include "ops/tensor/elemwise_sum_op-inl.h"
 
 namespace tessera::op {

@@ -295,7 +295,7 @@ void UnaryLaunch(const OpContext& ctx, OpReqType req, const TBlob& out, const TB
   const T* x = in.dptr<T>();
   SwitchReq(req, [&](auto r) {
     if constexpr (std::is_same_v<xpu, cpu>) {
-      CpuMap<r.value>(o, n,
+      CpuMap<r.value>(ctx.run_ctx, o, n,
                       [=](int64_t i) { return OP::Map(static_cast<AccType<T>>(x[i]), p...); });
     } else {
       Kernel<unary_kernel<OP, r.value>, xpu>::Launch(ctx.run_ctx, n, o, x, p...);
@@ -312,7 +312,7 @@ void UnaryGradLaunch(const OpContext& ctx, OpReqType req, const TBlob& out, cons
   const T* vp = v.dptr<T>();
   SwitchReq(req, [&](auto r) {
     if constexpr (std::is_same_v<xpu, cpu>) {
-      CpuMap<r.value>(o, n, [=](int64_t i) {
+      CpuMap<r.value>(ctx.run_ctx, o, n, [=](int64_t i) {
         return OP::Map(static_cast<AccType<T>>(gp[i]), static_cast<AccType<T>>(vp[i]), p...);
       });
     } else {

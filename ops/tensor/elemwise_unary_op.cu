@@ -1,5 +1,5 @@
 // GPU kernels of the unary elementwise operators.
-#include "ops/registry/kernel_launch_cuda.cuh"
+#include "engine/op/kernel_launch_cuda.cuh"
 #include "ops/tensor/elemwise_unary_op-inl.h"
 
 namespace tessera::op {

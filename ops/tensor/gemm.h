@@ -11,7 +11,7 @@
 //
 // Threads: num_threads = 0 means the calling thread's omp_get_max_threads(),
 // which is the machine's cores outside the engine; an op passes
-// Engine::OpThreads() so that workers x threads stays within the cores.
+// RunContext::omp_threads so that workers x threads stays within the cores.
 #pragma once
 
 #include <algorithm>

@@ -3,7 +3,7 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include "engine/base/error.h"
-#include "ops/registry/omp_threads.h"
+#include "engine/op/omp_threads.h"
 #include "ops/tensor/gemm.h"
 
 namespace tessera::op::gemm {

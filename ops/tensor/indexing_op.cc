@@ -104,7 +104,7 @@ void TakeBackwardCPU(const NodeAttrs& attrs, const OpContext& ctx, const std::ve
   const int64_t m = static_cast<int64_t>(idx.size());
   const int64_t block = a.post >= 4096 ? 1024 : a.post;
   const int64_t n_blocks = (a.post + block - 1) / block, tasks = a.pre * n_blocks;
-  [[maybe_unused]] const int threads = detail::CpuThreadsFor(in[0].Size());
+  [[maybe_unused]] const int threads = CpuThreads(ctx.run_ctx, in[0].Size());
   SwitchNumericDType(
       out[0].dtype(),
       [&](auto tag) {
@@ -173,7 +173,7 @@ void GatherNdCPU(const NodeAttrs&, const OpContext& ctx, const std::vector<TBlob
   if (req[0] == kNullOp) return;
   const GatherNdPlan plan = PlanGatherNd("gather_nd", in[0].shape(), in[1], ctx.run_ctx);
   const int64_t count = static_cast<int64_t>(plan.offsets.size()), s = plan.slice;
-  [[maybe_unused]] const int threads = detail::CpuThreadsFor(out[0].Size());
+  [[maybe_unused]] const int threads = CpuThreads(ctx.run_ctx, out[0].Size());
   SwitchDType(out[0].dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* data = in[0].dptr<T>();

@@ -2,9 +2,9 @@
 // the attribute way. Shared by the CPU (.cc) and GPU (.cu) registrations.
 #pragma once
 
-#include "ops/registry/infer_utils.h"
-#include "ops/registry/kernel_launch.h"
-#include "ops/registry/op.h"
+#include "engine/op/infer_utils.h"
+#include "engine/op/kernel_launch.h"
+#include "engine/op/op.h"
 
 namespace tessera::op {
 

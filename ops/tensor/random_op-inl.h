@@ -11,15 +11,15 @@
 #include <type_traits>
 #include <vector>
 
-#include "engine/storage/random.h"
-#include "engine/storage/random_gpu.h"
-#include "engine/storage/random_stream.h"
+#include "engine/resource/random.h"
+#include "engine/resource/random_gpu.h"
+#include "engine/resource/random_stream.h"
 #include "ops/tensor/init_op-inl.h"
 
 namespace tessera::op {
 
-using storage::PhiloxCounter;
-using storage::RandomStream;
+using resource::PhiloxCounter;
+using resource::RandomStream;
 
 // ---- Parameters.
 
@@ -115,7 +115,7 @@ inline bool RandIntType(const NodeAttrs& attrs, std::vector<DType>*, std::vector
 
 // ---- Element generators. A block functor writes the elements one Philox
 // block produces: 4 per block for 32-bit draws, 2 for 64-bit ones, in the
-// layout of random_stream.h, so it matches storage::FillUniform/FillNormal.
+// layout of random_stream.h, so it matches resource::FillUniform/FillNormal.
 
 TS_XINLINE uint64_t MulHi64(uint64_t a, uint64_t b) {
 #ifdef __CUDA_ARCH__
@@ -135,18 +135,18 @@ template <int req, typename G>
 struct uniform_block {
   template <typename T>
   TS_XINLINE static void Map(int64_t b, T* out, int64_t n, RandomStream s, G lo, G scale) {
-    const PhiloxCounter r = storage::RandomBlock(s, static_cast<uint64_t>(b));
+    const PhiloxCounter r = resource::RandomBlock(s, static_cast<uint64_t>(b));
     if constexpr (sizeof(G) == 4) {
       for (int lane = 0; lane < 4; ++lane) {
         const int64_t i = 4 * b + lane;
         if (i < n)
-          AssignReq<req>(out[i], storage::MulAdd(storage::UnitFloat(r.v[lane]), scale, lo));
+          AssignReq<req>(out[i], resource::MulAdd(resource::UnitFloat(r.v[lane]), scale, lo));
       }
     } else {
       for (int pair = 0; pair < 2; ++pair) {
         const int64_t i = 2 * b + pair;
-        const G u = storage::UnitDouble(r.v[2 * pair], r.v[2 * pair + 1]);
-        if (i < n) AssignReq<req>(out[i], storage::MulAdd(u, scale, lo));
+        const G u = resource::UnitDouble(r.v[2 * pair], r.v[2 * pair + 1]);
+        if (i < n) AssignReq<req>(out[i], resource::MulAdd(u, scale, lo));
       }
     }
   }
@@ -156,24 +156,24 @@ template <int req, typename G>
 struct normal_block {
   template <typename T>
   TS_XINLINE static void Map(int64_t b, T* out, int64_t n, RandomStream s, G mean, G stddev) {
-    const PhiloxCounter r = storage::RandomBlock(s, static_cast<uint64_t>(b));
+    const PhiloxCounter r = resource::RandomBlock(s, static_cast<uint64_t>(b));
     if constexpr (sizeof(G) == 4) {
       float z[4];
-      storage::BoxMuller(storage::UnitFloatNonZero(r.v[0]), storage::UnitFloat(r.v[1]), &z[0],
-                         &z[1]);
-      storage::BoxMuller(storage::UnitFloatNonZero(r.v[2]), storage::UnitFloat(r.v[3]), &z[2],
-                         &z[3]);
+      resource::BoxMuller(resource::UnitFloatNonZero(r.v[0]), resource::UnitFloat(r.v[1]), &z[0],
+                          &z[1]);
+      resource::BoxMuller(resource::UnitFloatNonZero(r.v[2]), resource::UnitFloat(r.v[3]), &z[2],
+                          &z[3]);
       for (int lane = 0; lane < 4; ++lane) {
         const int64_t i = 4 * b + lane;
-        if (i < n) AssignReq<req>(out[i], storage::MulAdd(z[lane], stddev, mean));
+        if (i < n) AssignReq<req>(out[i], resource::MulAdd(z[lane], stddev, mean));
       }
     } else {
       double z[2];
-      storage::BoxMuller(storage::UnitDoubleNonZero(r.v[0], r.v[1]),
-                         storage::UnitDouble(r.v[2], r.v[3]), &z[0], &z[1]);
+      resource::BoxMuller(resource::UnitDoubleNonZero(r.v[0], r.v[1]),
+                          resource::UnitDouble(r.v[2], r.v[3]), &z[0], &z[1]);
       for (int k = 0; k < 2; ++k) {
         const int64_t i = 2 * b + k;
-        if (i < n) AssignReq<req>(out[i], storage::MulAdd(z[k], stddev, mean));
+        if (i < n) AssignReq<req>(out[i], resource::MulAdd(z[k], stddev, mean));
       }
     }
   }
@@ -186,7 +186,7 @@ struct randint_block {
   template <typename T>
   TS_XINLINE static void Map(int64_t b, T* out, int64_t n, RandomStream s, int64_t low,
                              uint64_t range) {
-    const PhiloxCounter r = storage::RandomBlock(s, static_cast<uint64_t>(b));
+    const PhiloxCounter r = resource::RandomBlock(s, static_cast<uint64_t>(b));
     for (int pair = 0; pair < 2; ++pair) {
       const int64_t i = 2 * b + pair;
       const uint64_t offset = MulHi64(RandomBits64(r, pair), range);
@@ -202,7 +202,7 @@ inline std::vector<int64_t> ShufflePermutation(const RandomStream& s, int64_t n)
   std::vector<int64_t> perm(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) perm[i] = i;
   for (int64_t i = n - 1; i > 0; --i) {
-    const PhiloxCounter r = storage::RandomBlock(s, static_cast<uint64_t>(i / 2));
+    const PhiloxCounter r = resource::RandomBlock(s, static_cast<uint64_t>(i / 2));
     const auto j = static_cast<int64_t>(MulHi64(RandomBits64(r, int(i % 2)), uint64_t(i) + 1));
     std::swap(perm[i], perm[j]);
   }
@@ -224,36 +224,36 @@ struct shuffle_gather {
 
 inline void FillUniformOn(cpu, const OpContext&, const RandomStream& s, float* out, int64_t n,
                           float lo, float hi) {
-  storage::FillUniform(s, out, static_cast<size_t>(n), lo, hi);
+  resource::FillUniform(s, out, static_cast<size_t>(n), lo, hi);
 }
 inline void FillUniformOn(cpu, const OpContext&, const RandomStream& s, double* out, int64_t n,
                           double lo, double hi) {
-  storage::FillUniform(s, out, static_cast<size_t>(n), lo, hi);
+  resource::FillUniform(s, out, static_cast<size_t>(n), lo, hi);
 }
 inline void FillNormalOn(cpu, const OpContext&, const RandomStream& s, float* out, int64_t n,
                          float mean, float stddev) {
-  storage::FillNormal(s, out, static_cast<size_t>(n), mean, stddev);
+  resource::FillNormal(s, out, static_cast<size_t>(n), mean, stddev);
 }
 inline void FillNormalOn(cpu, const OpContext&, const RandomStream& s, double* out, int64_t n,
                          double mean, double stddev) {
-  storage::FillNormal(s, out, static_cast<size_t>(n), mean, stddev);
+  resource::FillNormal(s, out, static_cast<size_t>(n), mean, stddev);
 }
 #ifdef __CUDACC__
 inline void FillUniformOn(gpu, const OpContext& ctx, const RandomStream& s, float* out, int64_t n,
                           float lo, float hi) {
-  storage::FillUniformGpu(s, out, static_cast<size_t>(n), lo, hi, ctx.run_ctx.stream);
+  resource::FillUniformGpu(s, out, static_cast<size_t>(n), lo, hi, ctx.run_ctx.stream);
 }
 inline void FillUniformOn(gpu, const OpContext& ctx, const RandomStream& s, double* out, int64_t n,
                           double lo, double hi) {
-  storage::FillUniformGpu(s, out, static_cast<size_t>(n), lo, hi, ctx.run_ctx.stream);
+  resource::FillUniformGpu(s, out, static_cast<size_t>(n), lo, hi, ctx.run_ctx.stream);
 }
 inline void FillNormalOn(gpu, const OpContext& ctx, const RandomStream& s, float* out, int64_t n,
                          float mean, float stddev) {
-  storage::FillNormalGpu(s, out, static_cast<size_t>(n), mean, stddev, ctx.run_ctx.stream);
+  resource::FillNormalGpu(s, out, static_cast<size_t>(n), mean, stddev, ctx.run_ctx.stream);
 }
 inline void FillNormalOn(gpu, const OpContext& ctx, const RandomStream& s, double* out, int64_t n,
                          double mean, double stddev) {
-  storage::FillNormalGpu(s, out, static_cast<size_t>(n), mean, stddev, ctx.run_ctx.stream);
+  resource::FillNormalGpu(s, out, static_cast<size_t>(n), mean, stddev, ctx.run_ctx.stream);
 }
 #endif
 
@@ -278,12 +278,12 @@ void RandomRealCompute(const OpContext& ctx, double a, double b, OpReqType req, 
       }
     }
     const int64_t blocks =
-        static_cast<int64_t>(storage::NumRandomBlocks(n, sizeof(G) == 4 ? 4 : 2));
+        static_cast<int64_t>(resource::NumRandomBlocks(n, sizeof(G) == 4 ? 4 : 2));
     SwitchReq(req, [&](auto r) {
       if constexpr (kNormal)
         Kernel<normal_block<r.value, G>, xpu>::Launch(ctx.run_ctx, blocks, out.dptr<T>(), n, s, ga,
                                                       gb);
-      else  // the scale as storage::FillUniform computes it: in G
+      else  // the scale as resource::FillUniform computes it: in G
         Kernel<uniform_block<r.value, G>, xpu>::Launch(ctx.run_ctx, blocks, out.dptr<T>(), n, s, ga,
                                                        static_cast<G>(gb - ga));
     });
@@ -312,7 +312,7 @@ void RandIntCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::vec
   const RandomStream s = ctx.requested.at(0).get_random();
   const int64_t n = out[0].Size();
   const auto range = static_cast<uint64_t>(p.high) - static_cast<uint64_t>(p.low);
-  const auto blocks = static_cast<int64_t>(storage::NumRandomBlocks(n, 2));
+  const auto blocks = static_cast<int64_t>(resource::NumRandomBlocks(n, 2));
   auto launch = [&](auto tag) {
     using T = typename decltype(tag)::type;
     SwitchReq(req[0], [&](auto r) {

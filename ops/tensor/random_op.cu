@@ -1,5 +1,5 @@
 #include "engine/base/cuda_utils.h"
-#include "ops/registry/kernel_launch_cuda.cuh"
+#include "engine/op/kernel_launch_cuda.cuh"
 #include "ops/tensor/random_op-inl.h"
 
 namespace tessera::op {

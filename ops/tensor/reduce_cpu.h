@@ -15,7 +15,7 @@
 #include <algorithm>
 #include <memory>
 
-#include "ops/registry/kernel_launch.h"
+#include "engine/op/kernel_launch.h"
 #include "ops/tensor/reduce_reducers.h"
 #include "ops/tensor/reduce_utils.h"
 
@@ -26,10 +26,6 @@ inline constexpr int64_t kBlock = 64;
 inline constexpr int64_t kChunk = 32768;  // reduced elements per parallel chunk
 inline constexpr int64_t kCols = 256;     // kept elements per column task
 inline constexpr int64_t kFewOutputs = 64;
-
-inline int ThreadsFor(int64_t work) {
-  return work < kOmpMinElements ? 1 : OmpThreads();
-}
 
 #define TS_REDUCE_PRAGMA(x) _Pragma(#x)
 #ifdef _OPENMP
@@ -74,10 +70,10 @@ inline Outer ReduceRuns(const ReducePlan& p, const T* x, int64_t o, int64_t rb, 
 }
 
 template <typename R, typename T, typename O>
-void ReduceRowsCpu(const ReducePlan& p, const T* x, O* y, OpReqType req) {
+void ReduceRowsCpu(const RunContext& rctx, const ReducePlan& p, const T* x, O* y, OpReqType req) {
   using Outer = typename R::template Outer<T>;
   const Outer id = R::template Identity<Outer>();
-  [[maybe_unused]] const int threads = ThreadsFor(p.out_size * p.red_size);
+  [[maybe_unused]] const int threads = CpuThreads(rctx, p.out_size * p.red_size);
   if (p.out_size >= kFewOutputs || p.red_size < 2 * kChunk) {
     TS_REDUCE_PARALLEL_FOR(threads)
     for (int64_t o = 0; o < p.out_size; ++o)
@@ -113,7 +109,8 @@ inline void ReduceColumns(const ReducePlan& p, const T* x, int64_t first, int64_
 }
 
 template <typename R, typename T, typename O>
-void ReduceColumnsCpu(const ReducePlan& p, const T* x, O* y, OpReqType req) {
+void ReduceColumnsCpu(const RunContext& rctx, const ReducePlan& p, const T* x, O* y,
+                      OpReqType req) {
   using Outer = typename R::template Outer<T>;
   const int64_t width = p.n_keep ? p.keep_dim[p.n_keep - 1] : 1;
   const int64_t groups = p.out_size / width;
@@ -123,7 +120,7 @@ void ReduceColumnsCpu(const ReducePlan& p, const T* x, O* y, OpReqType req) {
   const int64_t rows_per_chunk = std::max<int64_t>(64, kChunk / width);
   const int64_t row_chunks =
       tasks >= kFewOutputs ? 1 : (p.red_size + rows_per_chunk - 1) / rows_per_chunk;
-  [[maybe_unused]] const int threads = ThreadsFor(p.out_size * p.red_size);
+  [[maybe_unused]] const int threads = CpuThreads(rctx, p.out_size * p.red_size);
   if (row_chunks == 1) {
     TS_REDUCE_PARALLEL_FOR(threads)
     for (int64_t t = 0; t < tasks; ++t) {
@@ -153,21 +150,22 @@ void ReduceColumnsCpu(const ReducePlan& p, const T* x, O* y, OpReqType req) {
 
 // y (req)= the reduction R of x under plan p; y has p.out_size elements.
 template <typename R, typename T, typename O>
-void ReduceCpu(const ReducePlan& p, const T* x, O* y, OpReqType req) {
+void ReduceCpu(const RunContext& rctx, const ReducePlan& p, const T* x, O* y, OpReqType req) {
   if (req == kNullOp) return;
   if (p.inner_reduced)
-    ReduceRowsCpu<R>(p, x, y, req);
+    ReduceRowsCpu<R>(rctx, p, x, y, req);
   else
-    ReduceColumnsCpu<R>(p, x, y, req);
+    ReduceColumnsCpu<R>(rctx, p, x, y, req);
 }
 
 // argmax/argmin over the middle axis of x seen as (outer, len, inner); the
 // index (0-based) is stored as O. Ties keep the first position.
 template <typename Cmp, typename T, typename O>
-void ArgReduceCpu(int64_t outer, int64_t len, int64_t inner, const T* x, O* y, OpReqType req) {
+void ArgReduceCpu(const RunContext& rctx, int64_t outer, int64_t len, int64_t inner, const T* x,
+                  O* y, OpReqType req) {
   if (req == kNullOp) return;
   using A = AccType<T>;
-  [[maybe_unused]] const int threads = ThreadsFor(outer * len * inner);
+  [[maybe_unused]] const int threads = CpuThreads(rctx, outer * len * inner);
   if (inner == 1) {
     TS_REDUCE_PARALLEL_FOR(threads)
     for (int64_t m = 0; m < outer; ++m) {
@@ -202,9 +200,10 @@ void ArgReduceCpu(int64_t outer, int64_t len, int64_t inner, const T* x, O* y, O
 }
 
 template <bool kIgnoreNaN, typename T, typename Acc>
-void ProdGradCpu(const ReducePlan& p, const T* x, const T* g, T* gx, Acc* tmp, OpReqType req) {
+void ProdGradCpu(const RunContext& rctx, const ReducePlan& p, const T* x, const T* g, T* gx,
+                 Acc* tmp, OpReqType req) {
   if (req == kNullOp) return;
-  [[maybe_unused]] const int threads = ThreadsFor(p.out_size * p.red_size);
+  [[maybe_unused]] const int threads = CpuThreads(rctx, p.out_size * p.red_size);
   TS_REDUCE_PARALLEL_FOR(threads)
   for (int64_t o = 0; o < p.out_size; ++o) ProdGradOne<kIgnoreNaN>(p, o, x, g, gx, tmp, req);
 }

@@ -14,7 +14,7 @@
 #include <algorithm>
 
 #include "engine/base/cuda_utils.h"
-#include "ops/registry/kernel_launch_cuda.cuh"
+#include "engine/op/kernel_launch_cuda.cuh"
 #include "ops/tensor/reduce_op-inl.h"
 #include "ops/tensor/reduce_reducers.h"
 #include "ops/tensor/reduce_utils.h"

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "ops/registry/infer_utils.h"
-#include "ops/registry/kernel_launch.h"
-#include "ops/registry/node.h"
-#include "ops/registry/op.h"
+#include "engine/op/infer_utils.h"
+#include "engine/op/kernel_launch.h"
+#include "engine/op/node.h"
+#include "engine/op/op.h"
 #include "ops/tensor/reduce_cpu.h"
 #include "ops/tensor/reduce_reducers.h"
 #include "ops/tensor/reduce_utils.h"
@@ -175,18 +175,18 @@ decltype(auto) SwitchTypeSet(DType t, F&& fn, const char* what) {
 
 // Device dispatch (the GPU overloads are in reduce_gpu.cuh).
 template <typename R, typename T, typename O>
-void RunReduce(cpu, const OpContext&, const ReducePlan& p, const T* x, O* y, OpReqType req) {
-  reduce::ReduceCpu<R>(p, x, y, req);
+void RunReduce(cpu, const OpContext& ctx, const ReducePlan& p, const T* x, O* y, OpReqType req) {
+  reduce::ReduceCpu<R>(ctx.run_ctx, p, x, y, req);
 }
 template <typename Cmp, typename T, typename O>
-void RunArgReduce(cpu, const OpContext&, int64_t outer, int64_t len, int64_t inner, const T* x,
+void RunArgReduce(cpu, const OpContext& ctx, int64_t outer, int64_t len, int64_t inner, const T* x,
                   O* y, OpReqType req) {
-  reduce::ArgReduceCpu<Cmp>(outer, len, inner, x, y, req);
+  reduce::ArgReduceCpu<Cmp>(ctx.run_ctx, outer, len, inner, x, y, req);
 }
 template <bool kIgnoreNaN, typename T, typename Acc>
-void RunProdGrad(cpu, const OpContext&, const ReducePlan& p, const T* x, const T* g, T* gx,
+void RunProdGrad(cpu, const OpContext& ctx, const ReducePlan& p, const T* x, const T* g, T* gx,
                  Acc* tmp, OpReqType req) {
-  reduce::ProdGradCpu<kIgnoreNaN>(p, x, g, gx, tmp, req);
+  reduce::ProdGradCpu<kIgnoreNaN>(ctx.run_ctx, p, x, g, gx, tmp, req);
 }
 
 template <typename xpu, typename R, TypeSet S>

@@ -152,7 +152,7 @@ Shape AlignToBroadcast(const Shape& in, const Shape& out, const char* op) {
 }
 
 template <>
-void ReduceToShape<cpu>(const OpContext&, const TBlob& in, const TBlob& out, OpReqType req) {
+void ReduceToShape<cpu>(const OpContext& ctx, const TBlob& in, const TBlob& out, OpReqType req) {
   TS_CHECK(in.dtype() == out.dtype()) << "ReduceToShape: input is " << DTypeName(in.dtype())
                                       << ", output " << DTypeName(out.dtype());
   const ReducePlan plan =
@@ -161,7 +161,7 @@ void ReduceToShape<cpu>(const OpContext&, const TBlob& in, const TBlob& out, OpR
       in.dtype(),
       [&](auto tag) {
         using T = typename decltype(tag)::type;
-        reduce::ReduceCpu<reduce::Sum>(plan, in.dptr<T>(), out.dptr<T>(), req);
+        reduce::ReduceCpu<reduce::Sum>(ctx.run_ctx, plan, in.dptr<T>(), out.dptr<T>(), req);
       },
       "ReduceToShape");
 }

@@ -18,8 +18,8 @@
 
 #include "engine/base/shape.h"
 #include "engine/base/tblob.h"
-#include "ops/registry/kernel_launch.h"
-#include "ops/registry/op_attr_types.h"
+#include "engine/op/kernel_launch.h"
+#include "engine/op/op_attr_types.h"
 
 namespace tessera::op {
 

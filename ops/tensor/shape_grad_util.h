@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "ops/registry/node.h"
+#include "engine/op/node.h"
 
 namespace tessera::op {
 

@@ -1,7 +1,7 @@
 #include "ops/tensor/shape_grad_util.h"
 #include "ops/tensor/shape_reshape_op-inl.h"
 
-#include "engine/ndarray/ndarray.h"
+#include "engine/op/reshape_spec.h"
 
 namespace tessera::op {
 namespace {

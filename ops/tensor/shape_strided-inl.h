@@ -15,8 +15,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "ops/registry/kernel_launch.h"
-#include "ops/registry/op_attr_types.h"
+#include "engine/op/kernel_launch.h"
+#include "engine/op/op_attr_types.h"
 
 namespace tessera::op {
 
@@ -123,15 +123,12 @@ struct reduce_sum_kernel {
 
 namespace detail {
 
-inline int CpuThreadsFor(int64_t n) {
-  return n < kOmpMinElements ? 1 : OmpThreads();
-}
-
 // Dense out, strided in, where the output's fastest dimension walks the input
 // with a stride and another dimension `k` walks it with stride 1: a batch of
 // 2-D transposes, done in square tiles so both sides stay in cache.
 template <int req, typename T>
-void BlockedTransposeCPU(T* out, const T* in, const StridedLayout& l, int k) {
+void BlockedTransposeCPU(const RunContext& rctx, T* out, const T* in, const StridedLayout& l,
+                         int k) {
   constexpr int64_t kTile = 32;
   const int last = l.ndim - 1;
   int64_t out_strides[StridedLayout::kMax];
@@ -143,7 +140,7 @@ void BlockedTransposeCPU(T* out, const T* in, const StridedLayout& l, int k) {
   const int64_t n = acc, K = l.dims[k], N = l.dims[last], s = l.strides[last];
   const int64_t outer = n / (K * N), tiles_k = (K + kTile - 1) / kTile;
   const int64_t tasks = outer * tiles_k;
-  [[maybe_unused]] const int threads = CpuThreadsFor(n);
+  [[maybe_unused]] const int threads = CpuThreads(rctx, n);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
 #endif
@@ -170,7 +167,7 @@ void BlockedTransposeCPU(T* out, const T* in, const StridedLayout& l, int k) {
 }
 
 template <int req, typename T>
-void StridedGatherCPU(T* out, const T* in, const StridedLayout& l) {
+void StridedGatherCPU(const RunContext& rctx, T* out, const T* in, const StridedLayout& l) {
   if (l.ndim == 0) {
     AssignReq<req>(out[0], in[l.offset]);
     return;
@@ -180,13 +177,13 @@ void StridedGatherCPU(T* out, const T* in, const StridedLayout& l) {
   if (s != 1 && s != 0 && inner >= 16) {
     for (int k = last - 1; k >= 0; --k) {
       if (l.strides[k] == 1 && l.dims[k] >= 16) {
-        BlockedTransposeCPU<req>(out, in, l, k);
+        BlockedTransposeCPU<req>(rctx, out, in, l, k);
         return;
       }
     }
   }
   const int64_t n = l.Size(), rows = n / inner;
-  [[maybe_unused]] const int threads = CpuThreadsFor(n);
+  [[maybe_unused]] const int threads = CpuThreads(rctx, n);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
 #endif
@@ -202,7 +199,7 @@ void StridedGatherCPU(T* out, const T* in, const StridedLayout& l) {
 }
 
 template <int req, typename T>
-void StridedScatterCPU(T* out, const T* in, const StridedLayout& l) {
+void StridedScatterCPU(const RunContext& rctx, T* out, const T* in, const StridedLayout& l) {
   if (l.ndim == 0) {
     AssignReq<req>(out[l.offset], in[0]);
     return;
@@ -210,7 +207,7 @@ void StridedScatterCPU(T* out, const T* in, const StridedLayout& l) {
   const int last = l.ndim - 1;
   const int64_t inner = l.dims[last], s = l.strides[last];
   const int64_t n = l.Size(), rows = n / inner;
-  [[maybe_unused]] const int threads = CpuThreadsFor(n);
+  [[maybe_unused]] const int threads = CpuThreads(rctx, n);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
 #endif
@@ -233,7 +230,7 @@ void StridedGather(const RunContext& rctx, T* out, const T* in, StridedLayout l)
   l.Coalesce();
   if constexpr (std::is_same_v<xpu, cpu>) {
     (void)rctx;
-    detail::StridedGatherCPU<req>(out, in, l);
+    detail::StridedGatherCPU<req>(rctx, out, in, l);
   } else {
     Kernel<strided_gather_kernel<req>, xpu>::Launch(rctx, l.Size(), out, in, l);
   }
@@ -245,7 +242,7 @@ void StridedScatter(const RunContext& rctx, T* out, const T* in, StridedLayout l
   l.Coalesce();
   if constexpr (std::is_same_v<xpu, cpu>) {
     (void)rctx;
-    detail::StridedScatterCPU<req>(out, in, l);
+    detail::StridedScatterCPU<req>(rctx, out, in, l);
   } else {
     Kernel<strided_scatter_kernel<req>, xpu>::Launch(rctx, l.Size(), out, in, l);
   }

@@ -6,8 +6,8 @@
 // Shared by the CPU (.cc) and GPU (.cu) registrations.
 #pragma once
 
-#include "ops/registry/kernel_launch.h"
-#include "ops/registry/simple_op.h"
+#include "engine/legacy_op/simple_op.h"
+#include "engine/op/kernel_launch.h"
 
 namespace tessera::op {
 

@@ -8,7 +8,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
-#include "ops/nn/dnnl_util.h"
+#include "ops/tensor/dnnl_util.h"
 #include "ops/tensor/softmax_op-inl.h"
 
 namespace tessera::op {

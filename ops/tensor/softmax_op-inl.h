@@ -10,10 +10,10 @@
 #include <type_traits>
 #include <vector>
 
-#include "ops/registry/infer_utils.h"
-#include "ops/registry/kernel_launch.h"
-#include "ops/registry/node.h"
-#include "ops/registry/op.h"
+#include "engine/op/infer_utils.h"
+#include "engine/op/kernel_launch.h"
+#include "engine/op/node.h"
+#include "engine/op/op.h"
 
 namespace tessera::op {
 
@@ -117,17 +117,14 @@ TS_XINLINE void SoftmaxGradSlice(const G* g, const G* y, T* gx, int64_t len, int
   }
 }
 
-inline int SoftmaxThreads(int64_t work) {
-  return work < kOmpMinElements ? 1 : OmpThreads();
-}
-
 // CPU: OpenMP over slices (static schedule, so a thread takes neighbouring
 // slices: for a strided axis these share cache lines between passes).
 template <bool kLog, typename T, typename O>
-void SoftmaxForwardCpu(const SoftmaxGeom& g, const T* x, O* y, double scale, OpReqType req) {
+void SoftmaxForwardCpu(const RunContext& rctx, const SoftmaxGeom& g, const T* x, O* y, double scale,
+                       OpReqType req) {
   using A = AccType<T>;
   const int64_t slices = g.outer * g.inner;
-  [[maybe_unused]] const int threads = SoftmaxThreads(slices * g.len);
+  [[maybe_unused]] const int threads = CpuThreads(rctx, slices * g.len);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
 #endif
@@ -139,11 +136,11 @@ void SoftmaxForwardCpu(const SoftmaxGeom& g, const T* x, O* y, double scale, OpR
 }
 
 template <bool kLog, typename G, typename T>
-void SoftmaxBackwardCpu(const SoftmaxGeom& geom, const G* g, const G* y, T* gx, double scale,
-                        OpReqType req) {
+void SoftmaxBackwardCpu(const RunContext& rctx, const SoftmaxGeom& geom, const G* g, const G* y,
+                        T* gx, double scale, OpReqType req) {
   using A = AccType<G>;
   const int64_t slices = geom.outer * geom.inner;
-  [[maybe_unused]] const int threads = SoftmaxThreads(slices * geom.len);
+  [[maybe_unused]] const int threads = CpuThreads(rctx, slices * geom.len);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
 #endif
@@ -165,27 +162,27 @@ inline constexpr int64_t kDnnlSoftmaxMinElements = kOmpMinElements;
 
 // Device dispatch (the GPU overloads are in softmax_gpu.cuh).
 template <bool kLog, typename T, typename O>
-void RunSoftmax(cpu, const OpContext&, const SoftmaxGeom& g, const T* x, O* y, double scale,
+void RunSoftmax(cpu, const OpContext& ctx, const SoftmaxGeom& g, const T* x, O* y, double scale,
                 OpReqType req) {
   if constexpr (std::is_same_v<T, float> && std::is_same_v<O, float>) {
     if (scale == 1.0 && (req == kWriteTo || req == kWriteInplace) &&
         g.outer * g.len * g.inner >= kDnnlSoftmaxMinElements &&
-        DnnlSoftmaxForward(g, kLog, x, y, OmpThreads()))
+        DnnlSoftmaxForward(g, kLog, x, y, ctx.run_ctx.omp_threads))
       return;
   }
-  SoftmaxForwardCpu<kLog>(g, x, y, scale, req);
+  SoftmaxForwardCpu<kLog>(ctx.run_ctx, g, x, y, scale, req);
 }
 template <bool kLog, typename G, typename T>
-void RunSoftmaxGrad(cpu, const OpContext&, const SoftmaxGeom& geom, const G* g, const G* y, T* gx,
-                    double scale, OpReqType req) {
+void RunSoftmaxGrad(cpu, const OpContext& ctx, const SoftmaxGeom& geom, const G* g, const G* y,
+                    T* gx, double scale, OpReqType req) {
   if constexpr (std::is_same_v<G, float> && std::is_same_v<T, float>) {
     // Not in place: oneDNN's backward reads the gradient it writes over.
     if (scale == 1.0 && req == kWriteTo && gx != g && gx != y &&
         geom.outer * geom.len * geom.inner >= kDnnlSoftmaxMinElements &&
-        DnnlSoftmaxBackward(geom, kLog, g, y, gx, OmpThreads()))
+        DnnlSoftmaxBackward(geom, kLog, g, y, gx, ctx.run_ctx.omp_threads))
       return;
   }
-  SoftmaxBackwardCpu<kLog>(geom, g, y, gx, scale, req);
+  SoftmaxBackwardCpu<kLog>(ctx.run_ctx, geom, g, y, gx, scale, req);
 }
 
 // The factor applied to the input: 1/temperature, negated for softmin.

@@ -7,7 +7,7 @@
 #include <algorithm>
 
 #include "engine/base/cuda_utils.h"
-#include "ops/registry/kernel_launch_cuda.cuh"
+#include "engine/op/kernel_launch_cuda.cuh"
 #include "ops/tensor/softmax_op-inl.h"
 
 namespace tessera::op {

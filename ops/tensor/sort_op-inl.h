@@ -7,8 +7,8 @@
 #include <optional>
 #include <vector>
 
-#include "ops/registry/infer_utils.h"
-#include "ops/registry/op.h"
+#include "engine/op/infer_utils.h"
+#include "engine/op/op.h"
 
 namespace tessera::op {
 

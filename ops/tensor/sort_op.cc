@@ -105,7 +105,7 @@ bool LessNanLast(V a, V b) {
 }
 
 template <typename T, typename I>
-void SortRows(const NodeAttrs& attrs, const std::vector<TBlob>& in,
+void SortRows(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
               const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
   using V = AccType<T>;
   const SortSpec s = SortSpecOf(attrs);
@@ -137,7 +137,7 @@ void SortRows(const NodeAttrs& attrs, const std::vector<TBlob>& in,
   if (mask && value_req != kAddTo && value_req != kNullOp) {
     for (int64_t i = 0; i < in[0].Size(); ++i) mask[i] = T(0);
   }
-  [[maybe_unused]] const int threads = detail::CpuThreadsFor(in[0].Size() * 4);
+  [[maybe_unused]] const int threads = CpuThreads(ctx.run_ctx, in[0].Size() * 4);
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads) if (threads > 1)
 #endif
@@ -189,7 +189,7 @@ void SortRows(const NodeAttrs& attrs, const std::vector<TBlob>& in,
   }
 }
 
-void SortCompute(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob>& in,
+void SortCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                  const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
   const SortSpec s = SortSpecOf(attrs);
   const char* name = attrs.op->name().c_str();
@@ -201,7 +201,7 @@ void SortCompute(const NodeAttrs& attrs, const OpContext&, const std::vector<TBl
             s.index_dtype,
             [&](auto itag) {
               using I = typename decltype(itag)::type;
-              SortRows<T, I>(attrs, in, req, out);
+              SortRows<T, I>(attrs, ctx, in, req, out);
             },
             name);
       },

@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "ops/registry/kernel_launch.h"
-#include "ops/registry/operator_property.h"
+#include "engine/legacy_op/operator_property.h"
+#include "engine/op/kernel_launch.h"
 
 namespace tessera::op {
 

@@ -1,4 +1,4 @@
-#include "ops/registry/kernel_launch_cuda.cuh"
+#include "engine/op/kernel_launch_cuda.cuh"
 #include "ops/tensor/swapaxis_op-inl.h"
 
 namespace tessera::op {

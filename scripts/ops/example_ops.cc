@@ -15,9 +15,9 @@
 #include <utility>
 #include <vector>
 
+#include "engine/op/infer_utils.h"
+#include "engine/op/kernel_launch.h"
 #include "ops/custom/op_plugin.h"
-#include "ops/registry/infer_utils.h"
-#include "ops/registry/kernel_launch.h"
 
 namespace tessera_example_ops {
 

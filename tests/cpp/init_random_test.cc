@@ -7,7 +7,7 @@
 #include <set>
 
 #include "engine/ndarray/imperative.h"
-#include "engine/storage/resource.h"
+#include "engine/resource/resource.h"
 #include "tests/cpp/op_test_util.h"
 #include "tests/cpp/test_util.h"
 
@@ -29,7 +29,7 @@ std::vector<double> Repeat(double v, size_t n) {
 }
 
 void Seed(uint64_t s) {
-  storage::ResourceManager::Get()->SeedRandom(s);
+  resource::ResourceManager::Get()->SeedRandom(s);
 }
 
 double Mean(const std::vector<double>& v) {

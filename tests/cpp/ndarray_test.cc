@@ -14,10 +14,11 @@
 
 #include "engine/ndarray/imperative.h"
 #include "engine/ndarray/ndarray.h"
+#include "engine/op/infer_utils.h"
+#include "engine/op/op.h"
+#include "engine/op/op_attr_types.h"
+#include "engine/op/reshape_spec.h"
 #include "engine/storage/storage.h"
-#include "ops/registry/infer_utils.h"
-#include "ops/registry/op.h"
-#include "ops/registry/op_attr_types.h"
 #include "tests/cpp/op_test_util.h"
 #include "tests/cpp/test_util.h"
 

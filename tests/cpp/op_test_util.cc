@@ -6,7 +6,7 @@
 #include <map>
 #include <random>
 
-#include "ops/registry/op_attr_types.h"
+#include "engine/op/op_attr_types.h"
 
 namespace tessera::test {
 

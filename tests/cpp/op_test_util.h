@@ -7,7 +7,7 @@
 
 #include "engine/ndarray/imperative.h"
 #include "engine/ndarray/ndarray.h"
-#include "ops/registry/node.h"
+#include "engine/op/node.h"
 
 namespace tessera::test {
 

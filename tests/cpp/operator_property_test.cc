@@ -4,9 +4,9 @@
 // in-place options and a partial backward dependency.
 #include <doctest/doctest.h>
 
+#include "engine/legacy_op/operator_property.h"
 #include "engine/ndarray/imperative.h"
-#include "ops/registry/infer_utils.h"
-#include "ops/registry/operator_property.h"
+#include "engine/op/infer_utils.h"
 #include "ops/tensor/swapaxis_op-inl.h"
 #include "tests/cpp/op_test_util.h"
 #include "tests/cpp/test_util.h"

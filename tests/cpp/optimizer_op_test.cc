@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "engine/ndarray/imperative.h"
-#include "ops/registry/op_attr_types.h"
+#include "engine/op/op_attr_types.h"
 #include "tests/cpp/op_test_util.h"
 #include "tests/cpp/test_util.h"
 

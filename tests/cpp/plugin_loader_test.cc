@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "engine/op/op.h"
+#include "engine/op/registration_guard.h"
 #include "ops/custom/op_plugin.h"
 #include "ops/custom/plugin_loader.h"
-#include "ops/registry/op.h"
-#include "ops/registry/registration_guard.h"
 #include "tests/cpp/op_test_util.h"
 #include "tests/cpp/test_util.h"
 

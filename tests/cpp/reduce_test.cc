@@ -6,8 +6,8 @@
 #include <limits>
 
 #include "engine/ndarray/imperative.h"
-#include "ops/registry/infer_utils.h"
-#include "ops/registry/op_attr_types.h"
+#include "engine/op/infer_utils.h"
+#include "engine/op/op_attr_types.h"
 #include "ops/tensor/reduce_utils.h"
 #include "tests/cpp/op_test_util.h"
 #include "tests/cpp/test_util.h"

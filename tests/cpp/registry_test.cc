@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "engine/ndarray/imperative.h"
-#include "ops/registry/op_attr_types.h"
+#include "engine/op/op_attr_types.h"
 #include "tests/cpp/op_test_util.h"
 #include "tests/cpp/test_util.h"
 

@@ -13,12 +13,12 @@
 #include "engine/base/context.h"
 #include "engine/base/error.h"
 #include "engine/base/thread_state.h"
+#include "engine/resource/philox.h"
+#include "engine/resource/random.h"
+#include "engine/resource/resource.h"
+#include "engine/resource/temp_space.h"
 #include "engine/storage/bucket.h"
-#include "engine/storage/philox.h"
-#include "engine/storage/random.h"
-#include "engine/storage/resource.h"
 #include "engine/storage/storage.h"
-#include "engine/storage/temp_space.h"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -26,13 +26,14 @@
 #ifdef TESSERA_WITH_CUDA
 #include <cuda_runtime.h>
 
-#include "engine/storage/random_gpu.h"
+#include "engine/resource/random_gpu.h"
 #endif
 
 #include "tests/cpp/test_util.h"
 
 using namespace tessera;
 using namespace tessera::test;
+using namespace tessera::resource;
 using namespace tessera::storage;
 
 namespace {

@@ -5,10 +5,10 @@
 
 #include <cmath>
 
+#include "engine/legacy_op/simple_op.h"
 #include "engine/ndarray/imperative.h"
-#include "engine/storage/random.h"
-#include "engine/storage/resource.h"
-#include "ops/registry/simple_op.h"
+#include "engine/resource/random.h"
+#include "engine/resource/resource.h"
 #include "tests/cpp/op_test_util.h"
 #include "tests/cpp/test_util.h"
 
@@ -127,7 +127,7 @@ void NoiseForward(const TBlob& src, const EnvArguments& env, TBlob* ret, OpReqTy
   TS_CHECK(env.resource.size() == 2) << "expected two resources";
   const size_t n = static_cast<size_t>(src.Size());
   float* u = env.resource[1].get_space_typed<float>(n);
-  storage::FillUniform(env.resource[0].get_random(), u, n, 0.f, 1.f);
+  resource::FillUniform(env.resource[0].get_random(), u, n, 0.f, 1.f);
   Write(ret, req, [&](int64_t i) { return At(src, i) + u[i]; });
 }
 void NoiseBackward(const OutputGrad& g, const EnvArguments& env, TBlob* in_grad, OpReqType req,
@@ -447,9 +447,9 @@ TEST_CASE("resource requests reach the functions through EnvArguments") {
   CHECK(fres[Op::Get("_backward__test_noise")](*attrs).size() == 2);
   CHECK(fres[Op::Get("_test_square")](NodeAttrs{}).empty());
   NDArray x = Array({64}, std::vector<double>(64, 10));
-  storage::ResourceManager::Get()->SeedRandom(3);
+  resource::ResourceManager::Get()->SeedRandom(3);
   const std::vector<double> a = Run("_test_noise", {x}).ToVector();
-  storage::ResourceManager::Get()->SeedRandom(3);
+  resource::ResourceManager::Get()->SeedRandom(3);
   const std::vector<double> b = Run("_test_noise", {x}).ToVector();
   CHECK(a == b);
   for (double v : a) CHECK((v >= 10 && v < 11));

@@ -24,7 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/graph/json.h"
-#include "ops/registry/op_attr_types.h"
+#include "engine/op/op_attr_types.h"
 #include "tests/cpp/test_util.h"
 
 using namespace tessera;

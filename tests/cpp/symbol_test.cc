@@ -6,8 +6,8 @@
 #include "engine/graph/indexed_graph.h"
 #include "engine/graph/infer.h"
 #include "engine/graph/symbol.h"
+#include "engine/op/op_attr_types.h"
 #include "op_test_util.h"
-#include "ops/registry/op_attr_types.h"
 
 using namespace tessera;
 using namespace tessera::graph;

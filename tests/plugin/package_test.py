@@ -55,7 +55,7 @@ class OutsideProject(unittest.TestCase):
 
     def test_package_files(self):
         for rel in ["include/tessera/ops/custom/op_plugin.h",
-                    "include/tessera/ops/registry/simple_op.h",
+                    "include/tessera/engine/legacy_op/simple_op.h",
                     "include/tessera/engine/base/tblob.h",
                     "lib/cmake/Tessera/TesseraConfig.cmake",
                     "lib/cmake/Tessera/TesseraConfigVersion.cmake",

@@ -5,8 +5,8 @@
 #include <sstream>
 #include <vector>
 
-#include "ops/registry/op.h"
-#include "ops/registry/op_attr_types.h"
+#include "engine/op/op.h"
+#include "engine/op/op_attr_types.h"
 
 namespace tessera::opdoc {
 namespace {
