@@ -26,7 +26,7 @@ void GraphExecutor::InitOps() {
     opcall::CheckKernel(on, node->attrs, ctx_, "bind: ");
     opcall::KernelCall& call = exec->call;
     call.kernel = on.kernel;
-    call.attrs = std::shared_ptr<const op::NodeAttrs>(node, &node->attrs);
+    call.attrs = &node->attrs;  // exec->node keeps it
 
     std::vector<Shape> in_shapes;
     std::vector<DType> in_types;

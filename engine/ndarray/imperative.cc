@@ -229,8 +229,8 @@ bool InplaceAllowed(const NodeAttrs& attrs, int in, int out) {
 
 // ---- the steps of a call ----------------------------------------------------
 
-// Step 1: the inputs and given outputs fit the op.
-void CheckCall(const NodeAttrs& attrs, InputList inputs, const std::vector<NDArray>& outputs) {
+// Step 1: the inputs and given outputs fit the op. Returns its output count.
+[[gnu::always_inline]] inline uint32_t CheckCall(const NodeAttrs& attrs, InputList inputs, const std::vector<NDArray>& outputs) {
   const Op* op = attrs.op;
   TS_CHECK(op) << "invoke: node has no operator";
   const uint32_t n_in = op->NumInputs(attrs), n_out = op->NumOutputs(attrs);
@@ -242,6 +242,7 @@ void CheckCall(const NodeAttrs& attrs, InputList inputs, const std::vector<NDArr
       << op::OpLabel(attrs) << ": produces " << n_out << " outputs, " << outputs.size() << " given";
   for (size_t o = 0; o < outputs.size(); ++o)
     TS_CHECK(!outputs[o].is_none()) << op::OpLabel(attrs) << ": out " << o << " is empty";
+  return n_out;
 }
 
 // What step 2 found: the outputs' shapes and dtypes (in the memo or the
@@ -258,9 +259,9 @@ struct Inferred {
 // infer_shape), which should see every call. The scratch's input shapes and
 // dtypes are filled whenever inference runs (stateful ops always).
 Inferred InferCall(const std::shared_ptr<const NodeAttrs>& attrs_ptr, InputList inputs,
-                   const std::vector<NDArray>& outputs, Context ctx, ScratchLease& scratch) {
+                   const std::vector<NDArray>& outputs, size_t n_out, Context ctx,
+                   ScratchLease& scratch) {
   const NodeAttrs& attrs = *attrs_ptr;
-  const size_t n_out = attrs.op->NumOutputs(attrs);
   const bool on_gpu = ctx.is_gpu();
   thread_local InferMemo memo;
   InferMemo::Entry* e = outputs.empty() ? memo.Find(attrs_ptr, inputs, n_out) : nullptr;
@@ -296,9 +297,8 @@ Inferred InferCall(const std::shared_ptr<const NodeAttrs>& attrs_ptr, InputList 
 }
 
 // Step 3a: new outputs allocated, or given ones on the right device.
-void MakeOutputs(const NodeAttrs& attrs, const Inferred& inf, Context ctx,
+[[gnu::always_inline]] inline void MakeOutputs(const NodeAttrs& attrs, const Inferred& inf, size_t n_out, Context ctx,
                  std::vector<NDArray>* outputs) {
-  const size_t n_out = attrs.op->NumOutputs(attrs);
   if (!outputs->empty()) {
     for (size_t o = 0; o < n_out; ++o)
       TS_CHECK((*outputs)[o].ctx() == ctx)
@@ -361,11 +361,10 @@ const std::vector<NDArray>* PlanWrites(const NodeAttrs& attrs, InputList inputs,
 }
 
 // Step 4: the call's data (blobs, or arrays for NDArray-level computes).
-void FillCall(opcall::KernelCall* call, const opcall::OpOnDevice& info,
-              const std::shared_ptr<const NodeAttrs>& attrs, InputList inputs,
-              const std::vector<NDArray>& written) {
+[[gnu::always_inline]] inline void FillCall(opcall::KernelCall* call, const opcall::OpOnDevice& info, const NodeAttrs& attrs,
+              InputList inputs, const std::vector<NDArray>& written) {
   call->kernel = info.kernel;
-  call->attrs = attrs;
+  call->attrs = &attrs;
   call->in.resize(inputs.size());
   call->out.resize(written.size());
   for (size_t i = 0; i < inputs.size(); ++i) call->in[i] = inputs[i].data();
@@ -416,23 +415,25 @@ bool RunNow(const opcall::KernelCall& call, const std::vector<NDArray>& written,
 void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, InputList inputs,
             std::vector<NDArray>* outputs, const InvokeOptions& opt) {
   const NodeAttrs& attrs = *attrs_ptr;
-  CheckCall(attrs, inputs, *outputs);
+  const uint32_t n_out = CheckCall(attrs, inputs, *outputs);
   const Context ctx = PickContext(attrs, inputs, opt);
   const bool given_outputs = !outputs->empty();
   ScratchLease scratch;
-  const Inferred inf = InferCall(attrs_ptr, inputs, *outputs, ctx, scratch);
+  const Inferred inf = InferCall(attrs_ptr, inputs, *outputs, n_out, ctx, scratch);
   opcall::CheckKernel(inf.info, attrs, ctx);
-  MakeOutputs(attrs, inf, ctx, outputs);
+  MakeOutputs(attrs, inf, n_out, ctx, outputs);
   opcall::KernelCall& call = scratch->call;
   std::unique_ptr<Overlap> overlap;
   const std::vector<NDArray>& written =
       *PlanWrites(attrs, inputs, *outputs, given_outputs, ctx, opt, &call.req, &overlap);
 
-  // Step 4: state, resources and data.
-  call.state = opcall::CreateState(inf.info, attrs, ctx, scratch->in_shapes, scratch->in_types);
+  // Step 4: state, resources and data (tested here first: most calls have
+  // neither, and the loop of tiny ops counts every instruction).
+  if (inf.info.stateful())
+    call.state = opcall::CreateState(inf.info, attrs, ctx, scratch->in_shapes, scratch->in_types);
   std::vector<op::Resource> resources;
-  opcall::RequestResources(inf.info, attrs, ctx, &resources);
-  FillCall(&call, inf.info, attrs_ptr, inputs, written);
+  if (inf.info.fresource) opcall::RequestResources(inf.info, attrs, ctx, &resources);
+  FillCall(&call, inf.info, attrs, inputs, written);
   CallVars vars;
   for (size_t i = 0; i < inputs.size(); ++i) vars.reads.push_back(inputs[i].var());
   const bool tiny =
@@ -450,8 +451,8 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, InputList inputs,
   if (!tiny || !RunNow(call, written, fresh_outputs, is_train, ctx, &vars, opt.priority)) {
     opcall::PushOp(
         call.kernel.is_async,
-        [call, is_train, resources = std::move(resources)](const RunContext& rctx,
-                                                           opcall::DoneFn done) {
+        [call, owner = attrs_ptr, is_train, resources = std::move(resources)](
+            const RunContext& rctx, opcall::DoneFn done) {
           opcall::RunKernel(call, op::OpContext{is_train, rctx, resources, std::move(done)});
         },
         ctx, vars.reads, vars.writes, opt.priority, attrs.op->name().c_str(),
@@ -461,10 +462,12 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, InputList inputs,
   if (overlap)
     for (auto& [tmp, dst] : overlap->copy_back) CopyFromTo(tmp, dst, opt.priority);
   // The scratch's call holds nothing past the call.
-  call.attrs.reset();
-  call.state = {};
-  call.in_arrays.clear();
-  call.out_arrays.clear();
+  call.attrs = nullptr;
+  if (call.state) call.state = {};
+  if (inf.info.kernel.fstate_ex) {
+    call.in_arrays.clear();
+    call.out_arrays.clear();
+  }
   if (record.recording && g_record_hook) g_record_hook(attrs_ptr, inputs.ToVector(), outputs);
 }
 

@@ -69,10 +69,11 @@ void AddMutatedInputs(const OpOnDevice& info, const NodeAttrs& attrs, size_t n_i
 [[noreturn]] void ThrowBadMutateIndex(const NodeAttrs& attrs, uint32_t i, size_t n_in);
 
 // One call ready to run: the kernel, its state and its data. The attributes
-// are shared with whoever made the call (a graph node, an imperative call).
+// belong to whoever made the call (a graph node, an imperative call), which
+// keeps them alive while the call may run.
 struct KernelCall {
   op::DeviceKernel kernel;
-  std::shared_ptr<const NodeAttrs> attrs;
+  const NodeAttrs* attrs = nullptr;
   op::OpStatePtr state;
   std::vector<TBlob> in, out;                  // blob-level computes
   std::vector<NDArray> in_arrays, out_arrays;  // NDArray-level computes (fstate_ex)
