@@ -15,10 +15,23 @@ class Parker {
   static Parker* Current();
 
   uint32_t Epoch() const { return epoch_.load(std::memory_order_acquire); }
-  void Park(uint32_t epoch) { epoch_.wait(epoch, std::memory_order_acquire); }
+  // Sleeps while the epoch is `epoch`. The sleeping flag, set before the
+  // epoch is read again, tells Unpark to wake it: both sides order their
+  // write before their read (seq_cst), so either this thread sees the new
+  // epoch or the unparker sees the flag.
+  void Park(uint32_t epoch) {
+    sleeping_.store(true, std::memory_order_seq_cst);
+    if (epoch_.load(std::memory_order_seq_cst) == epoch)
+      epoch_.wait(epoch, std::memory_order_acquire);
+    sleeping_.store(false, std::memory_order_relaxed);
+  }
+  // Wakes the thread when it sleeps, and only then: notify_one costs a
+  // futex call whenever any thread waits on an atomic of the same hash bucket
+  // in libstdc++'s table, which an engine with idle workers nearly always
+  // has, and a wake per op is what a chain of ops on the naive engine did.
   void Unpark() {
-    epoch_.fetch_add(1, std::memory_order_release);
-    epoch_.notify_one();
+    epoch_.fetch_add(1, std::memory_order_seq_cst);
+    if (sleeping_.load(std::memory_order_seq_cst)) epoch_.notify_one();
   }
 
   // Parks until done() holds. Spins a few microseconds first: engine waits
@@ -43,6 +56,7 @@ class Parker {
 
  private:
   std::atomic<uint32_t> epoch_{0};
+  std::atomic<bool> sleeping_{false};
 };
 
 }  // namespace tessera::engine
