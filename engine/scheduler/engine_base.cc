@@ -40,39 +40,101 @@ bool Contains(std::span<const VarHandle> vars, VarHandle v) {
   return std::find(vars.begin(), vars.end(), v) != vars.end();
 }
 
-// Sorts and deduplicates, and drops from the reads what is also written: a
-// variable named twice, or read and written, is written once.
-void Normalise(Opr* op, VarList const_vars, VarList mutate_vars) {
-  for (VarList list : {const_vars, mutate_vars}) {
-    for (VarHandle v : list) {
-      TS_CHECK(v != nullptr) << "engine op '" << op->name << "': null variable";
-      TS_CHECK(!v->deleted.load(std::memory_order_relaxed))
-          << "engine op '" << op->name << "': variable used after DeleteVariable";
-    }
-  }
+// Null, or used after DeleteVariable: a variable no op may name.
+bool Unusable(VarHandle v) {
+  return !v || v->deleted.load(std::memory_order_relaxed);
+}
+
+// The normal form of an op's variables, as every push and every run on the
+// calling thread sees them: the writes, then the reads, at `out` (room for
+// both lists); each list sorted and without duplicates, and the reads
+// without what is also written (a variable named twice, or read and
+// written, is written once). Returns the two counts.
+std::pair<size_t, size_t> NormaliseVars(VarList const_vars, VarList mutate_vars, VarHandle* out) {
   auto sorted_unique = [](VarHandle* first, size_t n) {
     if (n < 2) return n;
     std::sort(first, first + n);
     return static_cast<size_t>(std::unique(first, first + n) - first);
   };
-  VarHandle* w = op->vars.Reserve(const_vars.size() + mutate_vars.size());
   size_t n_writes = 0, n_reads = 0;
-  for (VarHandle v : mutate_vars) w[n_writes++] = v;
-  n_writes = sorted_unique(w, n_writes);
-  VarHandle* r = w + n_writes;
+  for (VarHandle v : mutate_vars) out[n_writes++] = v;
+  n_writes = sorted_unique(out, n_writes);
+  VarHandle* r = out + n_writes;
   for (VarHandle v : const_vars)
-    if (std::find(w, w + n_writes, v) == w + n_writes) r[n_reads++] = v;
-  op->vars.Fill(n_writes, sorted_unique(r, n_reads));
+    if (!std::binary_search(out, out + n_writes, v)) r[n_reads++] = v;
+  n_reads = sorted_unique(r, n_reads);
+  TS_DCHECK(std::adjacent_find(out, out + n_writes, std::greater_equal<>()) == out + n_writes);
+  TS_DCHECK(std::adjacent_find(r, r + n_reads, std::greater_equal<>()) == r + n_reads);
+  return {n_writes, n_reads};
+}
+
+// A push's variables, checked (a null or deleted one is the caller's
+// mistake) and normalised into the op.
+void Normalise(Opr* op, VarList const_vars, VarList mutate_vars) {
+  for (VarList list : {const_vars, mutate_vars}) {
+    for (VarHandle v : list) {
+      TS_CHECK(v != nullptr) << "engine op '" << op->name << "': null variable";
+      TS_CHECK(!Unusable(v)) << "engine op '" << op->name
+                             << "': variable used after DeleteVariable";
+    }
+  }
+  VarHandle* out = op->vars.Reserve(const_vars.size() + mutate_vars.size());
+  const auto [n_writes, n_reads] = NormaliseVars(const_vars, mutate_vars, out);
+  op->vars.Fill(n_writes, n_reads);
+}
+
+// The error of a failed op that wrote `v`, when there is one. Read only by
+// an op holding the variable (see Var::error).
+const ErrorRef& PoisonOf(VarHandle v) {
+  static const ErrorRef kNone;
+  return v->error && v->error->pending() ? v->error : kNone;
 }
 
 ErrorRef FindPoison(const Opr* op) {
   for (auto list : {op->vars.reads(), op->vars.writes()})
     for (VarHandle v : list)
-      if (v->error && v->error->pending()) return v->error;
+      if (const ErrorRef& e = PoisonOf(v)) return e;
   return nullptr;
 }
 
+// What a finished op leaves in the variables it wrote: its error (they are
+// poisoned), or, after a real write that succeeded, no error (a successful
+// write replaces the bad value). Waiters change nothing.
+void PublishOutcome(std::span<const VarHandle> writes, const ErrorRef& err, bool real_write) {
+  if (err) {
+    for (VarHandle v : writes) v->error = err;
+  } else if (real_write) {
+    for (VarHandle v : writes)
+      if (v->error) v->error.reset();
+  }
+}
+
 }  // namespace
+
+// ---- owning a new op until the engine has it --------------------------------
+
+// Frees the op it holds unless released: an op that the engine never took
+// (its push threw) does not leak, whatever threw.
+class EngineBase::OprOwner {
+ public:
+  explicit OprOwner(Opr* op) : op_(op) {}
+  ~OprOwner() {
+    if (op_) FreeOpr(op_);
+  }
+  OprOwner(const OprOwner&) = delete;
+  OprOwner& operator=(const OprOwner&) = delete;
+  Opr* operator->() const { return op_; }
+  Opr* get() const { return op_; }
+  void release() { op_ = nullptr; }
+
+ private:
+  Opr* op_;
+};
+
+void EngineBase::SubmitNew(OprOwner& op, Context ctx, int priority) {
+  Submit(op.get(), ctx, priority);  // takes the op, or throws having changed nothing
+  op.release();
+}
 
 // ---- variables and ops -----------------------------------------------------
 
@@ -82,21 +144,13 @@ VarHandle EngineBase::NewVariable() {
 
 Opr* EngineBase::NewTempOpr(VarList const_vars, VarList mutate_vars, FnProperty prop,
                             const char* name, bool persistent) {
-  Opr* op;
-  if (persistent) {
-    op = ObjectPool<Opr>::New();
-  } else {
-    op = ObjectPool<OprBlock>::New()->MakeTempOpr();
-  }
+  OprOwner op(persistent ? ObjectPool<Opr>::New() : ObjectPool<OprBlock>::New()->MakeTempOpr());
   op->prop = prop;
   op->name = name ? name : "unnamed";
-  try {
-    Normalise(op, const_vars, mutate_vars);
-  } catch (...) {
-    FreeOpr(op);
-    throw;
-  }
-  return op;
+  Normalise(op.get(), const_vars, mutate_vars);
+  Opr* made = op.get();
+  op.release();
+  return made;
 }
 
 void EngineBase::FreeOpr(Opr* op) {
@@ -108,27 +162,17 @@ void EngineBase::FreeOpr(Opr* op) {
 
 void EngineBase::PushSync(SyncFn fn, Context ctx, VarList const_vars, VarList mutate_vars,
                           FnProperty prop, int priority, const char* name) {
-  Opr* op = NewTempOpr(const_vars, mutate_vars, prop, name);
+  OprOwner op(NewTempOpr(const_vars, mutate_vars, prop, name));
   op->SetSync(std::move(fn));
-  try {
-    Submit(op, ctx, priority);
-  } catch (...) {
-    FreeOpr(op);
-    throw;
-  }
+  SubmitNew(op, ctx, priority);
 }
 
 void EngineBase::PushAsync(AsyncFn fn, Context ctx, VarList const_vars, VarList mutate_vars,
                            FnProperty prop, int priority, const char* name) {
   TS_CHECK(fn) << "engine op '" << (name ? name : "unnamed") << "': empty async function";
-  Opr* op = NewTempOpr(const_vars, mutate_vars, prop, name);
+  OprOwner op(NewTempOpr(const_vars, mutate_vars, prop, name));
   op->SetAsync(std::move(fn));
-  try {
-    Submit(op, ctx, priority);
-  } catch (...) {
-    FreeOpr(op);
-    throw;
-  }
+  SubmitNew(op, ctx, priority);
 }
 
 OprHandle EngineBase::NewOperator(AsyncFn fn, VarList const_vars, VarList mutate_vars,
@@ -165,15 +209,10 @@ void EngineBase::DeleteOperator(OprHandle op) {
   // its pushes (MXNet's way), and needs no worker.
   SmallVector<VarHandle, 8> all(op->vars.reads().begin(), op->vars.reads().end());
   for (VarHandle v : op->vars.writes()) all.push_back(v);
-  Opr* del = NewTempOpr({}, all, FnProperty::kAsync, "DeleteOperator");
+  OprOwner del(NewTempOpr({}, all, FnProperty::kAsync, "DeleteOperator"));
   del->SetSync([op](RunContext) { FreeOpr(op); });
   del->always_run = true;  // also after a failed push; changes no variable
-  try {
-    Submit(del, Context::CPU(), 0);
-  } catch (...) {
-    FreeOpr(del);
-    throw;
-  }
+  SubmitNew(del, Context::CPU(), 0);
 }
 
 void EngineBase::DeleteVariable(SyncFn delete_fn, Context ctx, VarHandle var) {
@@ -192,15 +231,14 @@ void EngineBase::DeleteVariable(SyncFn delete_fn, Context ctx, VarHandle var) {
     ObjectPool<Var>::Delete(var);
     return;
   }
-  Opr* op = NewTempOpr({}, {var}, FnProperty::kDeleteVar, "DeleteVariable");
+  OprOwner op(NewTempOpr({}, {var}, FnProperty::kDeleteVar, "DeleteVariable"));
   op->SetSync(std::move(delete_fn));
   op->always_run = true;  // a poisoned array's memory goes back to the pool too
   var->deleted.store(true, std::memory_order_relaxed);
   try {
-    Submit(op, ctx, 0);
+    SubmitNew(op, ctx, 0);
   } catch (...) {
-    var->deleted.store(false, std::memory_order_relaxed);
-    FreeOpr(op);
+    var->deleted.store(false, std::memory_order_relaxed);  // still usable: the push failed
     throw;
   }
 }
@@ -224,9 +262,14 @@ bool EngineBase::AppendToVars(OprBlock* blk) {
   // (see Var::LockPush): the two sorted, disjoint lists merged.
   auto in_address_order = [&](auto fn) {
     size_t r = 0, w = 0;
-    while (r < reads.size() || w < writes.size())
-      fn(w == writes.size() || (r < reads.size() && reads[r] < writes[w]) ? reads[r++]
-                                                                          : writes[w++]);
+    [[maybe_unused]] VarHandle previous = nullptr;
+    while (r < reads.size() || w < writes.size()) {
+      VarHandle v = w == writes.size() || (r < reads.size() && reads[r] < writes[w]) ? reads[r++]
+                                                                                     : writes[w++];
+      TS_DCHECK(v > previous);  // the lock order: strictly increasing addresses
+      previous = v;
+      fn(v);
+    }
   };
   in_address_order([](VarHandle v) { v->LockPush(); });
   int granted = 1, i = 0;
@@ -235,7 +278,9 @@ bool EngineBase::AppendToVars(OprBlock* blk) {
   for (VarHandle v : writes) granted += v->AppendWrite(blk, spare());
   for (VarHandle v : reads) v->UnlockPush();
   for (VarHandle v : writes) v->UnlockPush();
-  return blk->wait.fetch_sub(granted, std::memory_order_acq_rel) == granted;
+  const int before = blk->wait.fetch_sub(granted, std::memory_order_acq_rel);
+  TS_DCHECK(before >= granted);  // a wait count never goes negative
+  return before == granted;
 }
 
 // ---- running and completing ------------------------------------------------
@@ -323,14 +368,10 @@ void EngineBase::OnAsyncDone(void* engine, void* block, std::exception_ptr error
 
 void EngineBase::Complete(OprBlock* blk, ErrorRef err, bool new_error, bool free_block) {
   Opr* op = blk->opr;
+  TS_DCHECK(blk->wait.load(std::memory_order_relaxed) == 0);  // it held every variable
   const bool real_op = !op->always_run;  // waiters leave variables as they were
-  if (err) {
-    for (VarHandle v : op->vars.writes()) v->error = err;
-    if (new_error) RecordError(err);
-  } else if (real_op) {
-    for (VarHandle v : op->vars.writes())
-      if (v->error) v->error.reset();  // a successful write replaces the bad value
-  }
+  PublishOutcome(op->vars.writes(), err, real_op);
+  if (err && new_error) RecordError(err);
   auto grant = [this](OprBlock* b, const VarEntry* newest) { Grant(b, newest); };
   for (VarHandle v : op->vars.reads()) v->CompleteRead(grant);
   for (VarHandle v : op->vars.writes()) v->CompleteWrite(grant, real_op);
@@ -355,22 +396,15 @@ bool EngineBase::TryRunNowImpl(void (*call)(void*), void* fn, VarList const_vars
   constexpr size_t kMaxReads = 8, kMaxWrites = 4;
   if (const_vars.size() > kMaxReads || mutate_vars.size() > kMaxWrites) return false;
   if (Profiler::Get()->enabled()) return false;  // a pushed op shows in the trace
-  // Each variable once, as a push normalises them: a write wins over a read
-  // of the same variable (`a * a` reads a twice). Deleted ones are left to
-  // the push, which reports them.
-  VarHandle reads[kMaxReads], writes[kMaxWrites];
-  size_t n_reads = 0, n_writes = 0;
-  auto listed = [](const VarHandle* list, size_t n, VarHandle v) {
-    return std::find(list, list + n, v) != list + n;
-  };
-  for (VarHandle v : mutate_vars) {
-    if (!v || v->deleted.load(std::memory_order_relaxed)) return false;
-    if (!listed(writes, n_writes, v)) writes[n_writes++] = v;
-  }
-  for (VarHandle v : const_vars) {
-    if (!v || v->deleted.load(std::memory_order_relaxed)) return false;
-    if (!listed(writes, n_writes, v) && !listed(reads, n_reads, v)) reads[n_reads++] = v;
-  }
+  // Null or deleted variables are left to the push, which reports them.
+  for (VarList list : {const_vars, mutate_vars})
+    for (VarHandle v : list)
+      if (Unusable(v)) return false;
+  // Each variable once, as a push normalises them (`a * a` reads a twice).
+  VarHandle vars[kMaxReads + kMaxWrites];
+  const auto [n_writes, n_reads] = NormaliseVars(const_vars, mutate_vars, vars);
+  VarHandle* writes = vars;
+  VarHandle* reads = vars + n_writes;
   auto grant = [this](OprBlock* b, const VarEntry* newest) { Grant(b, newest); };
   size_t held_reads = 0, held_writes = 0;
   VarEntry entries[kMaxWrites];
@@ -383,13 +417,12 @@ bool EngineBase::TryRunNowImpl(void (*call)(void*), void* fn, VarList const_vars
   for (size_t i = 0; free && i < n_reads; ++i) {
     if (!(free = reads[i]->TryHoldRead())) break;
     ++held_reads;
-    // Read only by a holder of the variable (see Var::error).
-    free = !(reads[i]->error && reads[i]->error->pending());
+    free = !PoisonOf(reads[i]);
   }
   for (size_t i = 0; free && i < n_writes; ++i) {
     if (!(free = writes[i]->TryHoldWrite(&entries[i]))) break;
     ++held_writes;
-    free = !(writes[i]->error && writes[i]->error->pending());
+    free = !PoisonOf(writes[i]);
   }
   if (!free) {
     release(false);
@@ -401,12 +434,7 @@ bool EngineBase::TryRunNowImpl(void (*call)(void*), void* fn, VarList const_vars
   } catch (...) {
     err = MakeErrorRecord(std::current_exception(), name ? name : "unnamed");
   }
-  for (size_t i = 0; i < n_writes; ++i) {
-    if (err)
-      writes[i]->error = err;
-    else if (writes[i]->error)
-      writes[i]->error.reset();  // a successful write replaces the bad value
-  }
+  PublishOutcome({writes, n_writes}, err, true);
   if (err) RecordError(err);
   release(true);
   return true;
@@ -452,8 +480,8 @@ void EngineBase::WaitForVar(VarHandle var, WaitMode mode) {
   // when every worker is busy.
   VarList none;
   VarList self(&st.var, 1);
-  Opr* op = NewTempOpr(mode == WaitMode::kRead ? self : none,
-                       mode == WaitMode::kWrite ? self : none, FnProperty::kAsync, "WaitForVar");
+  OprOwner op(NewTempOpr(mode == WaitMode::kRead ? self : none,
+                         mode == WaitMode::kWrite ? self : none, FnProperty::kAsync, "WaitForVar"));
   op->always_run = true;
   op->SetAsync([s = &st](RunContext, CallbackOnComplete done) {
     s->error = s->var->error;
@@ -462,12 +490,7 @@ void EngineBase::WaitForVar(VarHandle var, WaitMode mode) {
     p->Unpark();
     done();
   });
-  try {
-    Submit(op, Context::CPU(), 0);
-  } catch (...) {
-    FreeOpr(op);
-    throw;
-  }
+  SubmitNew(op, Context::CPU(), 0);
   BlockUntil(st.done);
   if (st.error && st.error->Claim()) st.error->Rethrow();
 }
@@ -475,9 +498,9 @@ void EngineBase::WaitForVar(VarHandle var, WaitMode mode) {
 void EngineBase::NotifyWhenSettled(VarList vars, std::function<void(std::exception_ptr)> fn) {
   // A waiter like WaitForVar's, holding every variable as written (so it
   // follows reads too), that hands the poison over instead of blocking.
-  Opr* op = NewTempOpr({}, vars, FnProperty::kAsync, "NotifyWhenSettled");
+  OprOwner op(NewTempOpr({}, vars, FnProperty::kAsync, "NotifyWhenSettled"));
   op->always_run = true;
-  op->SetAsync([fn = std::move(fn), op](RunContext, CallbackOnComplete done) {
+  op->SetAsync([fn = std::move(fn), op = op.get()](RunContext, CallbackOnComplete done) {
     std::exception_ptr error;
     for (VarHandle v : op->vars.writes()) {
       ErrorRef e = v->error;
@@ -492,29 +515,13 @@ void EngineBase::NotifyWhenSettled(VarList vars, std::function<void(std::excepti
     fn(error);
     done();
   });
-  try {
-    Submit(op, Context::CPU(), 0);
-  } catch (...) {
-    FreeOpr(op);
-    throw;
-  }
+  SubmitNew(op, Context::CPU(), 0);
 }
 
 void EngineBase::WaitForAll() {
   if (const Opr* op = tls_current_op)
     TS_THROW << "WaitForAll inside engine op '" << op->name << "' would wait for the op itself";
-  Parker* me = Parker::Current();
-  {
-    std::lock_guard<std::mutex> lock(wait_mu_);
-    waiters_.push_back(me);
-  }
-  num_waiters_.fetch_add(1);
-  me->ParkUntil([&] { return Pending() == 0; });
-  num_waiters_.fetch_sub(1);
-  {
-    std::lock_guard<std::mutex> lock(wait_mu_);
-    waiters_.erase(std::find(waiters_.begin(), waiters_.end(), me));
-  }
+  ParkWaiter([&] { return Pending() == 0; });
   std::vector<ErrorRef> unreported;
   {
     std::lock_guard<std::mutex> lock(error_mu_);
@@ -529,13 +536,17 @@ void EngineBase::WaitForInflightBound() {
   int64_t bound = max_inflight_.load(std::memory_order_relaxed);
   if (bound <= 0 || Pending() < bound) return;
   if (tls_current_op || WorkerPool::Current()) return;  // never block the engine's own threads
+  ParkWaiter([&] { return Pending() < max_inflight_.load(); });
+}
+
+void EngineBase::ParkWaiter(const std::function<bool()>& done) {
   Parker* me = Parker::Current();
   {
     std::lock_guard<std::mutex> lock(wait_mu_);
     waiters_.push_back(me);
   }
   num_waiters_.fetch_add(1);
-  me->ParkUntil([&] { return Pending() < max_inflight_.load(); });
+  me->ParkUntil(done);
   num_waiters_.fetch_sub(1);
   std::lock_guard<std::mutex> lock(wait_mu_);
   waiters_.erase(std::find(waiters_.begin(), waiters_.end(), me));
@@ -543,6 +554,7 @@ void EngineBase::WaitForInflightBound() {
 
 void EngineBase::OpFinished() {
   completed_.fetch_add(1);
+  TS_DCHECK(Pending() >= 0);  // no op completes twice
   if (num_waiters_.load() == 0) return;
   int64_t left = Pending();
   if (left == 0 || left < max_inflight_.load()) WakeWaiters();

@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <vector>
 
+#include "engine/base/error.h"
 #include "engine/scheduler/engine.h"
 #include "engine/scheduler/error_record.h"
 #include "engine/scheduler/opr.h"
@@ -52,7 +54,9 @@ class EngineBase : public Engine {
   // Queues `blk` on each of its variables; true when all were granted at once.
   bool AppendToVars(OprBlock* blk);
   void Grant(OprBlock* blk, const VarEntry* newest) {
-    if (blk->wait.fetch_sub(1, std::memory_order_acq_rel) == 1) OnReady(blk, newest);
+    const int before = blk->wait.fetch_sub(1, std::memory_order_acq_rel);
+    TS_DCHECK(before >= 1);  // granted no more often than it has variables
+    if (before == 1) OnReady(blk, newest);
   }
   // Runs the op (or skips it when an input is poisoned) and, for sync ops,
   // completes it. `lane` labels the profiler event.
@@ -89,6 +93,11 @@ class EngineBase : public Engine {
   alignas(64) std::atomic<int64_t> max_inflight_{0};
 
  private:
+  class OprOwner;
+  // Hands a new op to Submit; the owner keeps it (and frees it) if that throws.
+  void SubmitNew(OprOwner& op, Context ctx, int priority);
+  // Blocks the calling thread among the waiters OpFinished wakes, until `done`.
+  void ParkWaiter(const std::function<bool()>& done);
   Opr* NewTempOpr(VarList const_vars, VarList mutate_vars, FnProperty prop, const char* name,
                   bool persistent = false);
   static void FreeOpr(Opr* op);

@@ -45,6 +45,7 @@ bool Var::AppendWrite(OprBlock* blk, VarEntry* spare) {
   Entry* e = MakeEntry(spare, blk, true);
   if (!tail_) {
     lock_.lock();
+    TS_DCHECK(!first_write_);  // no queued write without a tail
     first_write_ = e;
     const bool granted = write_granted_ = num_reads_ == 0;
     lock_.unlock();

@@ -17,6 +17,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "engine/base/error.h"
 #include "engine/base/spin_lock.h"
 #include "engine/scheduler/error_record.h"
 
@@ -116,6 +117,7 @@ template <typename Grant>
 void Var::CompleteRead(Grant grant) {
   OprBlock* ready = nullptr;
   lock_.lock();
+  TS_DCHECK(num_reads_ > 0);  // only a granted read completes
   if (--num_reads_ == 0 && first_write_ && !write_granted_) {
     write_granted_ = true;
     ready = first_write_->blk;
@@ -126,7 +128,8 @@ void Var::CompleteRead(Grant grant) {
 
 template <typename Grant>
 void Var::CompleteWrite(Grant grant, bool counts) {
-  Entry* done = first_write_;  // stays while this write holds the variable
+  Entry* done = first_write_;                        // stays while this write holds the variable
+  TS_DCHECK(done && done->write && write_granted_);  // only the granted write completes
   // Entries behind `done` stay queued until this call grants them, so the
   // links can be followed without a lock. Only when they end (the tail may
   // be just being appended to) does the queue need the push lock, to empty
