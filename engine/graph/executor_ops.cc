@@ -62,6 +62,10 @@ void GraphExecutor::InitOps() {
       if (on.kernel.fstate_ex) call.out_arrays.push_back(a);
       call.req.push_back(entry_req_[e]);
       exec->mutate_vars.push_back(a.var());
+      // Accumulated into (grad_req add) or left alone: updated, so read too
+      // (the engine's poison rule). Planned entries are otherwise written
+      // whole before any node reads them.
+      if (entry_req_[e] == kAddTo || entry_req_[e] == kNullOp) exec->const_vars.push_back(a.var());
     }
     opcall::AddMutatedInputs(
         on, node->attrs, info.inputs.size(),

@@ -61,11 +61,14 @@ void CopyFromTo(const NDArray& from, const NDArray& to, int priority) {
   FnProperty prop;
   CopyPlacement(from.ctx(), to.ctx(), &run_ctx, &prop);
   const TBlob src = from.data(), dst = to.data();
+  // A copy into part of an array updates it: the rest must not be stale.
+  const VarHandle reads[] = {from.var(), to.var()};
   Engine::Get()->PushSync(
       [src, dst, keep = from.chunk(), keep2 = to.chunk()](RunContext rctx) {
         CopyBytes(dst.dptr_, dst.ctx_, src.dptr_, src.ctx_, src.bytes(), rctx);
       },
-      run_ctx, {from.var()}, {to.var()}, prop, priority, "copyto");
+      run_ctx, engine::VarList(reads, to.CoversChunk() ? 1 : 2), {to.var()}, prop, priority,
+      "copyto");
 }
 
 void NDArray::SyncCopyFromCPU(const void* data, size_t count) const {
@@ -77,11 +80,12 @@ void NDArray::SyncCopyFromCPU(const void* data, size_t count) const {
   Context run_ctx;
   FnProperty prop;
   CopyPlacement(Context::CPU(), dst.ctx_, &run_ctx, &prop);
+  const VarHandle self = var();
   Engine::Get()->PushSync(
       [dst, data, keep = ptr_](RunContext rctx) {
         CopyBytes(dst.dptr_, dst.ctx_, data, Context::CPU(), dst.bytes(), rctx);
       },
-      run_ctx, {}, {var()}, prop, 0, "SyncCopyFromCPU");
+      run_ctx, engine::VarList(&self, CoversChunk() ? 0 : 1), {self}, prop, 0, "SyncCopyFromCPU");
   // `data` must stay valid until the copy ran: wait for it here.
   WaitToWrite();
 }

@@ -230,7 +230,8 @@ bool InplaceAllowed(const NodeAttrs& attrs, int in, int out) {
 // ---- the steps of a call ----------------------------------------------------
 
 // Step 1: the inputs and given outputs fit the op. Returns its output count.
-[[gnu::always_inline]] inline uint32_t CheckCall(const NodeAttrs& attrs, InputList inputs, const std::vector<NDArray>& outputs) {
+[[gnu::always_inline]] inline uint32_t CheckCall(const NodeAttrs& attrs, InputList inputs,
+                                                 const std::vector<NDArray>& outputs) {
   const Op* op = attrs.op;
   TS_CHECK(op) << "invoke: node has no operator";
   const uint32_t n_in = op->NumInputs(attrs), n_out = op->NumOutputs(attrs);
@@ -297,8 +298,9 @@ Inferred InferCall(const std::shared_ptr<const NodeAttrs>& attrs_ptr, InputList 
 }
 
 // Step 3a: new outputs allocated, or given ones on the right device.
-[[gnu::always_inline]] inline void MakeOutputs(const NodeAttrs& attrs, const Inferred& inf, size_t n_out, Context ctx,
-                 std::vector<NDArray>* outputs) {
+[[gnu::always_inline]] inline void MakeOutputs(const NodeAttrs& attrs, const Inferred& inf,
+                                               size_t n_out, Context ctx,
+                                               std::vector<NDArray>* outputs) {
   if (!outputs->empty()) {
     for (size_t o = 0; o < n_out; ++o)
       TS_CHECK((*outputs)[o].ctx() == ctx)
@@ -361,8 +363,9 @@ const std::vector<NDArray>* PlanWrites(const NodeAttrs& attrs, InputList inputs,
 }
 
 // Step 4: the call's data (blobs, or arrays for NDArray-level computes).
-[[gnu::always_inline]] inline void FillCall(opcall::KernelCall* call, const opcall::OpOnDevice& info, const NodeAttrs& attrs,
-              InputList inputs, const std::vector<NDArray>& written) {
+[[gnu::always_inline]] inline void FillCall(opcall::KernelCall* call,
+                                            const opcall::OpOnDevice& info, const NodeAttrs& attrs,
+                                            InputList inputs, const std::vector<NDArray>& written) {
   call->kernel = info.kernel;
   call->attrs = &attrs;
   call->in.resize(inputs.size());
@@ -436,6 +439,11 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, InputList inputs,
   FillCall(&call, inf.info, attrs, inputs, written);
   CallVars vars;
   for (size_t i = 0; i < inputs.size(); ++i) vars.reads.push_back(inputs[i].var());
+  // A given output that is accumulated into, left alone, or only partly
+  // written (a view) is updated, not replaced: read as well.
+  for (size_t o = 0; given_outputs && o < written.size(); ++o)
+    if (call.req[o] != kWriteTo || !written[o].CoversChunk())
+      vars.reads.push_back(written[o].var());
   const bool tiny =
       !call.state && !ctx.is_gpu() && resources.empty() && RunsInline(inputs, written);
   const bool fresh_outputs = tiny && !given_outputs;

@@ -74,6 +74,14 @@ class NDArray {
   const std::shared_ptr<Chunk>& chunk() const { return ptr_; }
   // True when both views use the same storage.
   bool SameChunk(const NDArray& other) const { return ptr_ && ptr_ == other.ptr_; }
+  // True when this view spans its whole chunk: writing it replaces every
+  // value the chunk holds. A write to a smaller view updates the chunk (the
+  // rest keeps its values), so it reads the chunk's variable too (see the
+  // engine's poison rule in engine/scheduler/engine_base.cc).
+  bool CoversChunk() const {
+    return ptr_ && byte_offset_ == 0 &&
+           static_cast<size_t>(Size()) * DTypeSize(dtype_) == ptr_->bytes;
+  }
 
   // The data as a TBlob, for kernels. Allocates a delay-alloc array. Reading
   // through it is only safe inside an op that has this array's variable.

@@ -94,7 +94,7 @@ uint64_t Engine::VarVersion(VarHandle var) {
 bool Engine::IsSettled(VarHandle var, WaitMode mode) {
   TS_CHECK(var != nullptr) << "IsSettled: null variable";
   ErrorRef err;
-  return var->Settled(mode == WaitMode::kWrite, &err) && !(err && err->pending());
+  return var->Settled(mode == WaitMode::kWrite, &err) && !err;
 }
 
 }  // namespace tessera::engine

@@ -114,7 +114,7 @@ class Engine {
   // Number of writes that have finished on `var`.
   static uint64_t VarVersion(VarHandle var);
   // Without blocking: true when a wait on `var` would return at once with no
-  // error (nothing pending it must wait for, no unreported failure). Lets a
+  // error (nothing pending it must wait for, not poisoned). Lets a
   // caller skip handing a wait to another thread.
   static bool IsSettled(VarHandle var, WaitMode mode = WaitMode::kRead);
 
@@ -157,7 +157,8 @@ class Engine {
   // Frees the operator once every push of it has finished.
   virtual void DeleteOperator(OprHandle op) = 0;
 
-  // Waits, and rethrows (once) the error of a failed op that poisoned `var`.
+  // Waits, and rethrows the error of a failed op that poisoned `var`: at
+  // every wait, until an op writes `var` successfully.
   virtual void WaitForVar(VarHandle var, WaitMode mode = WaitMode::kRead) = 0;
   // Waits for every pushed op; rethrows the first error not yet reported.
   virtual void WaitForAll() = 0;

@@ -49,23 +49,34 @@ bool Unusable(VarHandle v) {
 // calling thread sees them: the writes, then the reads, at `out` (room for
 // both lists); each list sorted and without duplicates, and the reads
 // without what is also written (a variable named twice, or read and
-// written, is written once). Returns the two counts.
-std::pair<size_t, size_t> NormaliseVars(VarList const_vars, VarList mutate_vars, VarHandle* out) {
+// written, is written once, and marked in `*updated` as in OprVars::Fill).
+// Returns the two counts.
+struct NormalVars {
+  size_t n_writes, n_reads;
+  uint64_t updated;
+};
+NormalVars NormaliseVars(VarList const_vars, VarList mutate_vars, VarHandle* out) {
   auto sorted_unique = [](VarHandle* first, size_t n) {
     if (n < 2) return n;
     std::sort(first, first + n);
     return static_cast<size_t>(std::unique(first, first + n) - first);
   };
   size_t n_writes = 0, n_reads = 0;
+  uint64_t updated = 0;
   for (VarHandle v : mutate_vars) out[n_writes++] = v;
   n_writes = sorted_unique(out, n_writes);
   VarHandle* r = out + n_writes;
-  for (VarHandle v : const_vars)
-    if (!std::binary_search(out, out + n_writes, v)) r[n_reads++] = v;
+  for (VarHandle v : const_vars) {
+    VarHandle* w = std::lower_bound(out, out + n_writes, v);
+    if (w != out + n_writes && *w == v)
+      updated |= uint64_t{1} << std::min<ptrdiff_t>(w - out, 63);
+    else
+      r[n_reads++] = v;
+  }
   n_reads = sorted_unique(r, n_reads);
   TS_DCHECK(std::adjacent_find(out, out + n_writes, std::greater_equal<>()) == out + n_writes);
   TS_DCHECK(std::adjacent_find(r, r + n_reads, std::greater_equal<>()) == r + n_reads);
-  return {n_writes, n_reads};
+  return {n_writes, n_reads, updated};
 }
 
 // A push's variables, checked (a null or deleted one is the caller's
@@ -79,21 +90,38 @@ void Normalise(Opr* op, VarList const_vars, VarList mutate_vars) {
     }
   }
   VarHandle* out = op->vars.Reserve(const_vars.size() + mutate_vars.size());
-  const auto [n_writes, n_reads] = NormaliseVars(const_vars, mutate_vars, out);
-  op->vars.Fill(n_writes, n_reads);
+  const NormalVars n = NormaliseVars(const_vars, mutate_vars, out);
+  op->vars.Fill(n.n_writes, n.n_reads, n.updated);
 }
 
+// The poison rule. A failed op poisons every variable it writes with its
+// error; reported or not, the error stays until an op writes the variable
+// successfully, so a poisoned array never reads back stale memory. An op
+// that reads a poisoned variable (or updates one: reads and writes it) is
+// skipped and poisons what it writes in turn; an op that only writes one
+// overwrites it, runs, and cleans it. Callers that write part of an array
+// (a view, an accumulation) list it as read too.
+//
 // The error of a failed op that wrote `v`, when there is one. Read only by
 // an op holding the variable (see Var::error).
 const ErrorRef& PoisonOf(VarHandle v) {
-  static const ErrorRef kNone;
-  return v->error && v->error->pending() ? v->error : kNone;
+  return v->error;
+}
+
+// Rethrows a poisoned variable's error at a wait, marking it shown.
+void RethrowPoison(const ErrorRef& err) {
+  if (!err) return;
+  err->Claim();
+  err->Rethrow();
 }
 
 ErrorRef FindPoison(const Opr* op) {
-  for (auto list : {op->vars.reads(), op->vars.writes()})
-    for (VarHandle v : list)
-      if (const ErrorRef& e = PoisonOf(v)) return e;
+  for (VarHandle v : op->vars.reads())
+    if (const ErrorRef& e = PoisonOf(v)) return e;
+  const auto writes = op->vars.writes();
+  for (size_t i = 0; i < writes.size(); ++i)
+    if (op->vars.updated(i))
+      if (const ErrorRef& e = PoisonOf(writes[i])) return e;
   return nullptr;
 }
 
@@ -402,7 +430,8 @@ bool EngineBase::TryRunNowImpl(void (*call)(void*), void* fn, VarList const_vars
       if (Unusable(v)) return false;
   // Each variable once, as a push normalises them (`a * a` reads a twice).
   VarHandle vars[kMaxReads + kMaxWrites];
-  const auto [n_writes, n_reads] = NormaliseVars(const_vars, mutate_vars, vars);
+  const NormalVars n = NormaliseVars(const_vars, mutate_vars, vars);
+  const size_t n_writes = n.n_writes, n_reads = n.n_reads;
   VarHandle* writes = vars;
   VarHandle* reads = vars + n_writes;
   auto grant = [this](OprBlock* b, const VarEntry* newest) { Grant(b, newest); };
@@ -422,7 +451,7 @@ bool EngineBase::TryRunNowImpl(void (*call)(void*), void* fn, VarList const_vars
   for (size_t i = 0; free && i < n_writes; ++i) {
     if (!(free = writes[i]->TryHoldWrite(&entries[i]))) break;
     ++held_writes;
-    free = !PoisonOf(writes[i]);
+    free = !(n.updated >> std::min<size_t>(i, 63) & 1) || !PoisonOf(writes[i]);
   }
   if (!free) {
     release(false);
@@ -465,7 +494,7 @@ void EngineBase::WaitForVar(VarHandle var, WaitMode mode) {
   if (!tls_current_op && !WorkerPool::Current()) HelpWith(var);
   // Fast path: nothing pending, as when a result was computed long ago.
   if (ErrorRef err; var->Settled(mode == WaitMode::kWrite, &err)) {
-    if (err && err->Claim()) err->Rethrow();
+    RethrowPoison(err);
     return;
   }
   struct State {
@@ -492,7 +521,7 @@ void EngineBase::WaitForVar(VarHandle var, WaitMode mode) {
   });
   SubmitNew(op, Context::CPU(), 0);
   BlockUntil(st.done);
-  if (st.error && st.error->Claim()) st.error->Rethrow();
+  RethrowPoison(st.error);
 }
 
 void EngineBase::NotifyWhenSettled(VarList vars, std::function<void(std::exception_ptr)> fn) {
@@ -504,7 +533,8 @@ void EngineBase::NotifyWhenSettled(VarList vars, std::function<void(std::excepti
     std::exception_ptr error;
     for (VarHandle v : op->vars.writes()) {
       ErrorRef e = v->error;
-      if (!error && e && e->Claim()) {
+      if (!error && e) {
+        e->Claim();
         try {
           e->Rethrow();
         } catch (...) {

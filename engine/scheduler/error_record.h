@@ -1,6 +1,9 @@
 // What a failed op leaves behind. Every variable the op writes points at the
-// same record, so reporting the error at one wait clears it everywhere: it is
-// rethrown once.
+// same record, and keeps it until a later op writes the variable
+// successfully: every wait on a poisoned variable rethrows it, and so does
+// every wait on what was computed from one (the ops that read it are skipped
+// and pass it on). `reported` only keeps WaitForAll from reporting an error
+// a wait has already shown.
 #pragma once
 
 #include <atomic>
@@ -15,8 +18,9 @@ struct ErrorRecord {
   std::string op_name;
   std::atomic<bool> reported{false};
 
-  // Marks the record reported; true for the one caller that gets to rethrow.
+  // Marks the record reported; true for the first caller.
   bool Claim() { return !reported.exchange(true, std::memory_order_acq_rel); }
+  // Not yet shown by any wait.
   bool pending() const { return !reported.load(std::memory_order_acquire); }
   // Throws tessera::Error: the op's name, then the original message.
   [[noreturn]] void Rethrow(size_t more_errors = 0) const;

@@ -8,6 +8,7 @@
 // first two lines; a temporary op, which lives inside its block, four.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -24,8 +25,10 @@ class Parker;
 struct OprBlock;
 
 // The variables of an op, normalised: writes, then reads; each list sorted
-// by address, without duplicates, and the two disjoint. Short lists (nearly
-// all) live inline.
+// by address, without duplicates, and the two disjoint. A variable named as
+// both read and written is queued as a write and marked as read too: it is
+// updated, not overwritten (see EngineBase's poison rule). Short lists
+// (nearly all) live inline.
 class OprVars {
  public:
   OprVars() = default;
@@ -40,13 +43,19 @@ class OprVars {
     if (n > kInline) data_ = new VarHandle[n];
     return data_;
   }
-  void Fill(size_t n_writes, size_t n_reads) {
+  // `updated`: bit i set when writes()[i] is read too (for a write past the
+  // 64th, bit 63 stands for all of them).
+  void Fill(size_t n_writes, size_t n_reads, uint64_t updated) {
     n_writes_ = static_cast<uint32_t>(n_writes);
     n_reads_ = static_cast<uint32_t>(n_reads);
+    updated_ = updated;
   }
   std::span<VarHandle const> writes() const { return {data_, n_writes_}; }
   std::span<VarHandle const> reads() const { return {data_ + n_writes_, n_reads_}; }
   size_t size() const { return n_writes_ + n_reads_; }
+  bool updated(size_t write_index) const {
+    return updated_ >> std::min<size_t>(write_index, 63) & 1;
+  }
 
  private:
   static constexpr size_t kInline = 6;
@@ -56,6 +65,7 @@ class OprVars {
   }
   VarHandle* data_ = inline_;
   uint32_t n_writes_ = 0, n_reads_ = 0;
+  uint64_t updated_ = 0;
   VarHandle inline_[kInline];
 };
 

@@ -161,7 +161,7 @@ TEST_CASE("async ops end when their callback is called from another thread") {
   }
 }
 
-TEST_CASE("a failing op poisons its outputs; readers are skipped; the error is rethrown once") {
+TEST_CASE("a failing op poisons its outputs until they are written again; readers pass it on") {
   for (auto& eng : BothEngines()) {
     CAPTURE(Name(eng.get()));
     VarHandle a = eng->NewVariable(), b = eng->NewVariable(), c = eng->NewVariable();
@@ -173,12 +173,21 @@ TEST_CASE("a failing op poisons its outputs; readers are skipped; the error is r
     std::string msg = ErrorOf([&] { eng->WaitForVar(b); });
     CHECK(msg == "engine op 'make_a' failed: bad shape 2x3");
     CHECK_FALSE(reader_ran);
-    // Once reported, the same error does not come back from a, b or WaitForAll.
-    CHECK(ErrorOf([&] { eng->WaitForVar(a); }) == "");
-    CHECK(ErrorOf([&] { eng->WaitForVar(b); }) == "");
+    // Reported or not, the error stays: every wait on a, or on what was
+    // computed from it, raises it again; none reads stale memory.
+    CHECK(ErrorOf([&] { eng->WaitForVar(a); }) == msg);
+    CHECK(ErrorOf([&] { eng->WaitForVar(b); }) == msg);
+    CHECK(ErrorOf([&] { eng->WaitForVar(b, WaitMode::kWrite); }) == msg);
+    // WaitForAll reports an error once: a wait has shown this one.
     CHECK(ErrorOf([&] { eng->WaitForAll(); }) == "");
-    // The engine is fully usable: new ops on the same variables run.
+    // A later reader is skipped too and poisons what it writes.
     int x = 0;
+    eng->PushSync([&](RunContext) { x = 1; }, kCPU, {a}, {c});
+    CHECK(ErrorOf([&] { eng->WaitForVar(c); }) == msg);
+    CHECK(x == 0);
+    // The engine is fully usable: a successful write cleans a variable, and
+    // ops on clean variables run.
+    eng->PushSync(nullptr, kCPU, {}, {a});
     eng->PushSync([&](RunContext) { x = 1; }, kCPU, {a}, {c});
     eng->WaitForVar(c);
     CHECK(x == 1);
@@ -202,7 +211,9 @@ TEST_CASE("WaitForAll rethrows the first unreported error and counts the rest") 
     std::string msg = ErrorOf([&] { eng->WaitForAll(); });
     CHECK(msg == "engine op 'fail' failed: failed (and 19 more failed ops)");
     CHECK(ErrorOf([&] { eng->WaitForAll(); }) == "");
-    for (VarHandle v : vars) CHECK(ErrorOf([&] { eng->WaitForVar(v); }) == "");
+    // Reported by WaitForAll, each variable is still poisoned.
+    for (VarHandle v : vars)
+      CHECK(ErrorOf([&] { eng->WaitForVar(v); }) == "engine op 'fail' failed: failed");
   }
 }
 

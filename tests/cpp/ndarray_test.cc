@@ -459,7 +459,7 @@ TEST_CASE("concurrent pushing threads, each with its own arrays") {
   CheckClose(shared, want, 0, 0);
 }
 
-TEST_CASE("an op failing in its kernel poisons its outputs until reported") {
+TEST_CASE("an op failing in its kernel poisons its outputs until they are overwritten") {
   NDArray good = Array({3}, {1, 2, 3}, DType::kFloat64);
   NDArray bad = Array({3}, {1, -2, 3}, DType::kFloat64);
   // Shape and dtype are fine, so the call returns; the kernel fails later.
@@ -468,8 +468,17 @@ TEST_CASE("an op failing in its kernel poisons its outputs until reported") {
   const std::string msg = ErrorOf([&] { z.WaitToRead(); });
   CHECK(Contains(msg, "_test_checked_copy"));
   CHECK(Contains(msg, "element 1 is negative (-2)"));
-  // Reported once: the record is shared by y and z and is now cleared.
-  CHECK(ErrorOf([&] { y.WaitToRead(); }) == "");
+  // Reported, the error stays: y and z, and anything computed from them,
+  // raise it at every read, and never read back stale memory.
+  CHECK(ErrorOf([&] { y.WaitToRead(); }) == msg);
+  CHECK(ErrorOf([&] { z.WaitToRead(); }) == msg);
+  CHECK(ErrorOf([&] { y.ToVector(); }) == msg);
+  NDArray w = Invoke("quadratic", {z}, {{"c", "1"}})[0];
+  CHECK(ErrorOf([&] { w.WaitToRead(); }) == msg);
+  // Accumulating into a poisoned array, or writing part of it, reads it.
+  std::vector<NDArray> acc{z};
+  Invoke(MakeAttrs("_test_checked_copy"), {good}, &acc, {.req = {kAddTo}});
+  CHECK(ErrorOf([&] { z.WaitToRead(); }) == msg);
   // The arrays work again once overwritten.
   std::vector<NDArray> outs{y};
   Invoke(MakeAttrs("_test_checked_copy"), {good}, &outs);
@@ -479,6 +488,12 @@ TEST_CASE("an op failing in its kernel poisons its outputs until reported") {
   NDArray base = Array({2, 3}, Iota(6), DType::kFloat64);
   std::vector<NDArray> view{base.At(1)};
   Invoke(MakeAttrs("_test_checked_copy"), {bad}, &view);
+  CHECK(Contains(ErrorOf([&] { base.WaitToRead(); }), "element 1 is negative"));
+  // Writing the other row replaces only part of the chunk: still poisoned.
+  std::vector<NDArray> row0{base.At(0)};
+  Invoke(MakeAttrs("_test_checked_copy"), {good}, &row0);
+  CHECK(Contains(ErrorOf([&] { base.WaitToRead(); }), "element 1 is negative"));
+  CopyFromTo(good, base.At(0));
   CHECK(Contains(ErrorOf([&] { base.WaitToRead(); }), "element 1 is negative"));
   const double fresh[6] = {0, 1, 2, 3, 4, 5};
   base.SyncCopyFromCPU(fresh, 6);

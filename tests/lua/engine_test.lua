@@ -71,7 +71,9 @@ test('an error in a Lua op surfaces at the next wait, naming the op', function()
   engine.push(function() error('boom') end, { write = { v }, name = 'exploder' })
   local err = assert_error(function() engine.wait_for_var(v) end, 'exploder')
   assert(tostring(err):find('boom'), err)
-  -- the engine keeps working, and the error was reported once
+  -- the variable stays poisoned: a second wait raises the same error
+  assert_error(function() engine.wait_for_var(v) end, 'exploder')
+  -- the engine keeps working: a push that overwrites v runs and cleans it
   local ran = false
   engine.push(function() ran = true end, { write = { v } })
   engine.wait_for_var(v)

@@ -244,7 +244,15 @@ test('asynchronous errors surface at wait and print', function()
   mx.engine._fail('boom in a C++ op', {write = {a}, name = 'failing_op'})
   local b = a + 1  -- depends on the failed write: skipped, poisoned
   assert_error(function() print(b) end, 'boom')
-  -- the engine reports each failure once; a second failing op for the waits
+  -- a poisoned array stays poisoned: every later read of it, or of anything
+  -- computed from it, raises the original error (never stale pool memory)
+  assert_error(function() b:totable() end, 'failing_op')
+  assert_error(function() (b * 2):totable() end, 'boom')
+  assert_error(function() a:sum():totable() end, 'failing_op')
+  -- until it is written again: then it reads back what was written
+  mx.nd.array({5, 6}):copyto(a)
+  assert_eq((a + 1):totable(), {6, 7})
+  -- a second failing op for the waits
   local c = mx.nd.ones({2})
   mx.engine._fail('bang', {write = {c}, name = 'failing_op2'})
   local d = c * 2
