@@ -10,29 +10,9 @@
 #include "engine/op/kernel_launch.h"
 #include "engine/op/op.h"
 #include "ops/nn/pooling-inl.h"
+#include "ops/nn/spatial_params.h"
 
 namespace tessera::op {
-
-namespace {
-
-void PoolTuple(const NodeAttrs& attrs, const char* name, const Shape& s, int spatial, int64_t fill,
-               int64_t min, const Shape& data, int64_t* h, int64_t* w) {
-  if (s.ndim() == 0) {
-    *h = spatial == 2 ? fill : 1;
-    *w = fill;
-    return;
-  }
-  TS_CHECK(s.ndim() == spatial) << OpLabel(attrs) << ": parameter '" << name << "' is " << s
-                                << ", expected " << spatial << " value(s) for data of shape "
-                                << data;
-  for (int i = 0; i < spatial; ++i)
-    TS_CHECK(s[i] >= min) << OpLabel(attrs) << ": parameter '" << name << "' is " << s
-                          << ", every value must be >= " << min;
-  *h = spatial == 2 ? s[0] : 1;
-  *w = s[spatial - 1];
-}
-
-}  // namespace
 
 PoolGeom MakePoolGeom(const NodeAttrs& attrs, const Shape& data) {
   const auto& p = ParamsOf<PoolingParam>(attrs);
@@ -49,12 +29,7 @@ PoolGeom MakePoolGeom(const NodeAttrs& attrs, const Shape& data) {
   TS_CHECK(data.ndim() == spatial + 2)
       << OpLabel(attrs) << ": data has shape " << data << " but a " << spatial << "-D kernel "
       << p.kernel << " needs " << spatial + 2 << "-D data";
-  if (p.layout) {
-    const char* want = spatial == 1 ? "NCW" : "NCHW";
-    TS_CHECK(*p.layout == want) << OpLabel(attrs) << ": layout '" << *p.layout
-                                << "' is not supported for " << spatial << "-D pooling, expected '"
-                                << want << "'";
-  }
+  CheckSpatialLayout(attrs, p.layout, spatial);
   g.spatial = spatial;
   g.planes = data[0] * data[1];
   g.h = spatial == 2 ? data[2] : 1;
@@ -66,10 +41,9 @@ PoolGeom MakePoolGeom(const NodeAttrs& attrs, const Shape& data) {
     g.ow = 1;
     return g;
   }
-  PoolTuple(attrs, "kernel", p.kernel, spatial, 1, 1, data, &g.kh, &g.kw);
-  PoolTuple(attrs, "stride", p.stride, spatial, 1, 1, data, &g.sh, &g.sw);
-  PoolTuple(attrs, "pad", p.pad, spatial, 0, 0, data, &g.ph, &g.pw);
-  if (spatial == 1) g.ph = 0;
+  SpatialTuple(attrs, "kernel", p.kernel, spatial, 1, 1, data, &g.kh, &g.kw);
+  SpatialTuple(attrs, "stride", p.stride, spatial, 1, 1, data, &g.sh, &g.sw);
+  SpatialTuple(attrs, "pad", p.pad, spatial, 0, 0, data, &g.ph, &g.pw);
   auto out_dim = [&](int64_t x, int64_t k, int64_t s, int64_t pd, const char* axis) -> int64_t {
     if (x == 0) return 0;
     TS_CHECK(k <= x + 2 * pd) << OpLabel(attrs) << ": kernel " << p.kernel << " (" << k << " along "
