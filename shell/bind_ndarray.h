@@ -1,9 +1,14 @@
 // mx.nd: NDArrays in Lua. Shared by the files of the binding:
-//   bind_ndarray.cc         the userdata, its fields, methods and operators;
-//   bind_ndarray_ops.cc     mx.nd.<op> for every registered op, and op docs;
-//   bind_ndarray_create.cc  mx.nd.array/zeros/ones/..., mx.random;
-//   bind_ndarray_index.cc   a[i], a[{b, e}], a[i] = x;
-//   bind_ndarray_io.cc      mx.nd.save / mx.nd.load.
+//   bind_ndarray.cc          the userdata, pushing arrays and op outputs, GC
+//                            pacing, and the opener of mx.nd;
+//   bind_ndarray_ops.cc      mx.nd.<op> for every registered op, and op docs;
+//   bind_ndarray_create.cc   mx.nd.array/zeros/ones/..., mx.random;
+//   bind_ndarray_index.cc    a[i], a[{b, e}], a[i] = x;
+//   bind_ndarray_io.cc       mx.nd.save / mx.nd.load;
+//   bind_ndarray_arith.cc    a + b, a * 2, -a, a:eq(b), a:add_(b), ...;
+//   bind_ndarray_methods.cc  reshape, slice, copies, astype, waits;
+//   bind_ndarray_values.cc   printing, totable, asscalar, data_ptr;
+//   bind_ndarray_fields.cc   a.shape, a.dtype, ... and what a.k means.
 #pragma once
 
 #include <lua.hpp>
@@ -41,8 +46,15 @@ struct NDBox {
 // Pushes a new userdata holding `arr`. `owns_memory`: the array's storage is
 // new (an op's output, a copy), so its bytes count towards GC pacing.
 void PushNDArray(lua_State* L, NDArray arr, bool owns_memory = true);
-// The NDArray at `index`, or nullptr. Raises nothing.
-NDArray* ToNDArray(lua_State* L, int index);
+// The box slot of the NDArray userdata at `index`, or nullptr. Raises
+// nothing.
+NDBox** BoxSlot(lua_State* L, int index);
+// The NDArray at `index`, or nullptr. Raises nothing. Inline: Lua's
+// operators test both of their arguments with it.
+inline NDArray* ToNDArray(lua_State* L, int index) {
+  NDBox** slot = BoxSlot(L, index);
+  return slot && *slot ? &(*slot)->arr : nullptr;
+}
 // The NDArray at `index`; a Lua error naming `what` otherwise.
 NDArray& CheckNDArray(lua_State* L, int index, const char* what = "self");
 
@@ -83,6 +95,15 @@ void SetOpNamespace(lua_State* L, int ns, lua_CFunction call, OpDocFn doc);
 void OpenOps(lua_State* L, int nd);
 void OpenCreation(lua_State* L, int mx, int nd);
 void OpenIO(lua_State* L, int nd);
+// Openers of the NDArray metatable's parts: each sets its metamethods in the
+// metatable at absolute index `meta` and its methods in the table at
+// `methods` (what __index finds first).
+void OpenArith(lua_State* L, int meta, int methods);
+void OpenMethods(lua_State* L, int methods);
+void OpenValues(lua_State* L, int meta, int methods);
+// __index also serves fields, element indices (Index below) and the ops of
+// the `nd` table as methods.
+void OpenFields(lua_State* L, int meta, int methods, int nd);
 
 // Index and assignment: the key at `key` of array `a`.
 int Index(lua_State* L, const NDArray& a, int key);

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "ops/nn/convolution-inl.h"
+#include "ops/nn/spatial_params.h"
 #include "ops/tensor/gemm.h"
 
 namespace tessera::op {
@@ -13,24 +14,6 @@ namespace tessera::op {
 namespace {
 
 std::atomic<bool> g_force_reference{false};
-
-// A tuple parameter of `spatial` entries, or `fill` for each when empty.
-void TupleOf(const NodeAttrs& attrs, const char* name, const Shape& s, int spatial, int64_t fill,
-             int64_t min, const Shape& data, int64_t* out_h, int64_t* out_w) {
-  if (s.ndim() == 0) {
-    *out_h = spatial == 2 ? fill : 1;
-    *out_w = fill;
-    return;
-  }
-  TS_CHECK(s.ndim() == spatial) << OpLabel(attrs) << ": parameter '" << name << "' is " << s
-                                << ", expected " << spatial << " value(s) for data of shape "
-                                << data;
-  for (int i = 0; i < spatial; ++i)
-    TS_CHECK(s[i] >= min) << OpLabel(attrs) << ": parameter '" << name << "' is " << s
-                          << ", every value must be >= " << min;
-  *out_h = spatial == 2 ? s[0] : 1;
-  *out_w = s[spatial - 1];
-}
 
 }  // namespace
 
@@ -46,12 +29,7 @@ ConvGeom MakeConvGeom(const NodeAttrs& attrs, const Shape& data) {
       << OpLabel(attrs) << ": parameter 'kernel' is " << p.kernel
       << ", only 1-D (w,) and 2-D (h, w) convolution is supported";
   g.spatial = spatial;
-  if (p.layout) {
-    const char* want = spatial == 1 ? "NCW" : "NCHW";
-    TS_CHECK(*p.layout == want) << OpLabel(attrs) << ": layout '" << *p.layout
-                                << "' is not supported for a " << spatial << "-D kernel, expected '"
-                                << want << "'";
-  }
+  CheckSpatialLayout(attrs, p.layout, spatial);
   TS_CHECK(data.ndim() == spatial + 2)
       << OpLabel(attrs) << ": data has shape " << data << " but a " << spatial << "-D kernel "
       << p.kernel << " needs " << spatial + 2 << "-D data (" << (spatial == 1 ? "NCW" : "NCHW")
@@ -63,11 +41,10 @@ ConvGeom MakeConvGeom(const NodeAttrs& attrs, const Shape& data) {
   g.f = p.num_filter;
   g.g = p.num_group;
   g.bias = !p.no_bias;
-  TupleOf(attrs, "kernel", p.kernel, spatial, 1, 1, data, &g.kh, &g.kw);
-  TupleOf(attrs, "stride", p.stride, spatial, 1, 1, data, &g.sh, &g.sw);
-  TupleOf(attrs, "dilate", p.dilate, spatial, 1, 1, data, &g.dh, &g.dw);
-  TupleOf(attrs, "pad", p.pad, spatial, 0, 0, data, &g.ph, &g.pw);
-  if (spatial == 1) g.ph = 0;
+  SpatialTuple(attrs, "kernel", p.kernel, spatial, 1, 1, data, &g.kh, &g.kw);
+  SpatialTuple(attrs, "stride", p.stride, spatial, 1, 1, data, &g.sh, &g.sw);
+  SpatialTuple(attrs, "dilate", p.dilate, spatial, 1, 1, data, &g.dh, &g.dw);
+  SpatialTuple(attrs, "pad", p.pad, spatial, 0, 0, data, &g.ph, &g.pw);
   TS_CHECK(g.f % g.g == 0) << OpLabel(attrs) << ": num_filter " << g.f
                            << " is not divisible by num_group " << g.g;
   TS_CHECK(g.c == 0 || g.c % g.g == 0)

@@ -13,6 +13,7 @@
 #include "engine/op/op_attr_types.h"
 #include "ops/nn/convolution-inl.h"
 #include "ops/nn/nn_common.h"
+#include "ops/nn/spatial_params.h"
 
 namespace tessera::op {
 
@@ -69,11 +70,6 @@ struct DeconvolutionParam : Params<DeconvolutionParam> {
   }
 };
 
-// Per spatial dimension: a parameter tuple's value, or `fallback`.
-int64_t At(const Shape& s, int i, int64_t fallback) {
-  return s.ndim() > i ? s[i] : fallback;
-}
-
 // The convolution geometry of the deconvolution of `data` (N, C, [H,] W).
 ConvGeom DeconvGeom(const NodeAttrs& attrs, const Shape& data) {
   const auto& p = ParamsOf<DeconvolutionParam>(attrs);
@@ -95,38 +91,39 @@ ConvGeom DeconvGeom(const NodeAttrs& attrs, const Shape& data) {
   TS_CHECK(g.f % g.g == 0 && g.c % g.g == 0)
       << OpLabel(attrs) << ": input channels " << g.f << " and num_filter " << g.c
       << " must both be divisible by num_group " << g.g;
-  const int o = k == 2 ? 0 : -1;  // tuple index of the height (none in 1-D)
   const int64_t in_h = k == 2 ? data[2] : 1, in_w = data[k + 1];
-  g.kh = k == 2 ? p.kernel[0] : 1;
-  g.kw = p.kernel[k - 1];
-  g.sh = o < 0 ? 1 : At(p.stride, 0, 1);
-  g.sw = At(p.stride, k - 1, 1);
-  g.dh = o < 0 ? 1 : At(p.dilate, 0, 1);
-  g.dw = At(p.dilate, k - 1, 1);
+  int64_t pad_h, pad_w, adj_h, adj_w;
+  SpatialTuple(attrs, "kernel", p.kernel, k, 1, 1, data, &g.kh, &g.kw);
+  SpatialTuple(attrs, "stride", p.stride, k, 1, 1, data, &g.sh, &g.sw);
+  SpatialTuple(attrs, "dilate", p.dilate, k, 1, 1, data, &g.dh, &g.dw);
+  SpatialTuple(attrs, "pad", p.pad, k, 0, 0, data, &pad_h, &pad_w);
+  SpatialTuple(attrs, "adj", p.adj, k, 0, 0, data, &adj_h, &adj_w);
   g.oh = in_h;
   g.ow = in_w;
-  auto size = [&](int64_t in, int64_t kern, int64_t s, int64_t d, int idx, int64_t* pad) {
+  // The output size along tuple axis `idx` and the padding that gives it:
+  // from target_shape when given, else from pad and adj.
+  auto size = [&](int64_t in, int64_t kern, int64_t s, int64_t d, int64_t pad, int64_t adj, int idx,
+                  int64_t* out_pad) {
     const int64_t full = (in - 1) * s + d * (kern - 1) + 1;
-    if (p.target_shape.ndim() > 0 && idx >= 0) {
+    if (p.target_shape.ndim() > 0) {
       const int64_t target = p.target_shape[idx];
       TS_CHECK(target > 0 && target <= full)
           << OpLabel(attrs) << ": target_shape " << p.target_shape << " is larger than " << full
           << ", the largest output for input " << data;
       const int64_t total = full - target;
-      *pad = (total + 1) / 2;
+      *out_pad = (total + 1) / 2;
       return target;
     }
-    *pad = idx >= 0 ? At(p.pad, idx, 0) : 0;
-    const int64_t a = idx >= 0 ? At(p.adj, idx, 0) : 0;
-    TS_CHECK(a < s) << OpLabel(attrs) << ": adj " << p.adj << " must be less than the stride";
-    const int64_t out = full - 2 * *pad + a;
+    *out_pad = pad;
+    TS_CHECK(adj < s) << OpLabel(attrs) << ": adj " << p.adj << " must be less than the stride";
+    const int64_t out = full - 2 * pad + adj;
     TS_CHECK(out > 0) << OpLabel(attrs) << ": padding " << p.pad << " leaves no output for input "
                       << data;
     return out;
   };
-  g.h = k == 2 ? size(in_h, g.kh, g.sh, g.dh, 0, &g.ph) : 1;
+  g.h = k == 2 ? size(in_h, g.kh, g.sh, g.dh, pad_h, adj_h, 0, &g.ph) : 1;
   if (k != 2) g.ph = 0;
-  g.w = size(in_w, g.kw, g.sw, g.dw, k - 1, &g.pw);
+  g.w = size(in_w, g.kw, g.sw, g.dw, pad_w, adj_w, k - 1, &g.pw);
   g.bias = false;  // added here, per output channel
   return g;
 }

@@ -1,118 +1,23 @@
-// Pooling and _backward_Pooling (1-D and 2-D; max, avg, sum; global; 'valid'
-// and 'full' conventions), MXNet's parameters and semantics: windows are
-// clipped to the input, avg divides by the window size counted over the
-// padding (count_include_pad, default True) or over the input elements only,
-// and the max backward routes each output gradient to the first input of its
-// window equal to the output. Plain kernels, parallel over the (batch,
-// channel) planes; every float dtype. float32 forwards whose semantics
-// oneDNN shares (max; avg unless a 'full' window reaches past the padding)
-// run oneDNN's pooling on the plain layout, primitives cached per shape.
+// Pooling and _backward_Pooling (pooling-inl.h states the semantics): the
+// geometry, shape and type inference, the plain kernels, parallel over the
+// (batch, channel) planes for every float dtype, the dispatch between them and
+// oneDNN (pooling_dnnl.cc), and the registration.
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
-#include <memory>
-#include <mutex>
-#include <optional>
-#include <tuple>
-#include <utility>
-
-#include "ops/tensor/dnnl_util.h"
 
 #include "engine/op/infer_utils.h"
 #include "engine/op/kernel_launch.h"
 #include "engine/op/op.h"
+#include "ops/nn/pooling-inl.h"
+#include "ops/nn/spatial_params.h"
 
 namespace tessera::op {
 
-namespace {
-
-enum PoolType { kMaxPool = 0, kAvgPool = 1, kSumPool = 2, kLpPool = 3 };
-enum PoolConvention { kValid = 0, kFull = 1, kSame = 2 };
-
-struct PoolingParam : Params<PoolingParam> {
-  Shape kernel, stride, pad;
-  int pool_type = kMaxPool;
-  bool global_pool = false;
-  bool cudnn_off = false;
-  int pooling_convention = kValid;
-  std::optional<int> p_value;
-  std::optional<bool> count_include_pad;
-  std::optional<std::string> layout;
-  static void Declare(ParamDecl<PoolingParam>& d) {
-    d.field("kernel", &PoolingParam::kernel)
-        .set_default(Shape())
-        .describe("Pooling kernel size: (w,) or (h, w). Ignored when global_pool.");
-    d.field("pool_type", &PoolingParam::pool_type)
-        .set_default(kMaxPool)
-        .add_enum("max", kMaxPool)
-        .add_enum("avg", kAvgPool)
-        .add_enum("sum", kSumPool)
-        .add_enum("lp", kLpPool)
-        .describe("Pooling type to be applied ('lp' is not supported).");
-    d.field("global_pool", &PoolingParam::global_pool)
-        .set_default(false)
-        .describe("Ignore kernel size, do global pooling based on current input feature map.");
-    d.field("cudnn_off", &PoolingParam::cudnn_off)
-        .set_default(false)
-        .describe("Turn off cudnn pooling and use MXNet pooling operator.");
-    d.field("pooling_convention", &PoolingParam::pooling_convention)
-        .set_default(kValid)
-        .add_enum("valid", kValid)
-        .add_enum("full", kFull)
-        .add_enum("same", kSame)
-        .describe(
-            "Pooling convention: 'valid' out = floor((x + 2 pad - kernel) / stride) + 1, "
-            "'full' the same with ceil ('same' is not supported).");
-    d.field("stride", &PoolingParam::stride)
-        .set_default(Shape())
-        .describe("Stride for pooling: (w,) or (h, w). Defaults to 1 for each dimension.");
-    d.field("pad", &PoolingParam::pad)
-        .set_default(Shape())
-        .describe("Pad for pooling: (w,) or (h, w). Defaults to no padding.");
-    d.field("p_value", &PoolingParam::p_value)
-        .set_default(std::nullopt)
-        .describe("Value of p for Lp pooling (unused: 'lp' is not supported).");
-    d.field("count_include_pad", &PoolingParam::count_include_pad)
-        .set_default(std::nullopt)
-        .describe(
-            "For avg pooling: whether padded elements count in the divisor. None means "
-            "True, as MXNet.");
-    d.field("layout", &PoolingParam::layout)
-        .set_default(std::nullopt)
-        .describe("Data layout: None (the default for the data's rank), 'NCW' or 'NCHW'.");
-  }
-};
-
-struct PoolGeom {
-  int spatial = 2;
-  int64_t planes = 0, h = 1, w = 0, kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0;
-  int64_t oh = 1, ow = 0;
-  int type = kMaxPool;
-  bool include_pad = true;
-};
-
-void PoolTuple(const NodeAttrs& attrs, const char* name, const Shape& s, int spatial, int64_t fill,
-               int64_t min, const Shape& data, int64_t* h, int64_t* w) {
-  if (s.ndim() == 0) {
-    *h = spatial == 2 ? fill : 1;
-    *w = fill;
-    return;
-  }
-  TS_CHECK(s.ndim() == spatial) << OpLabel(attrs) << ": parameter '" << name << "' is " << s
-                                << ", expected " << spatial << " value(s) for data of shape "
-                                << data;
-  for (int i = 0; i < spatial; ++i)
-    TS_CHECK(s[i] >= min) << OpLabel(attrs) << ": parameter '" << name << "' is " << s
-                          << ", every value must be >= " << min;
-  *h = spatial == 2 ? s[0] : 1;
-  *w = s[spatial - 1];
-}
-
 PoolGeom MakePoolGeom(const NodeAttrs& attrs, const Shape& data) {
   const auto& p = ParamsOf<PoolingParam>(attrs);
-  TS_CHECK(p.pool_type != kLpPool) << OpLabel(attrs) << ": pool_type 'lp' is not supported";
-  TS_CHECK(p.pooling_convention != kSame)
+  TS_CHECK(p.pool_type != pool::kLpPool) << OpLabel(attrs) << ": pool_type 'lp' is not supported";
+  TS_CHECK(p.pooling_convention != pool::kSame)
       << OpLabel(attrs) << ": pooling_convention 'same' is not supported ('valid', 'full')";
   PoolGeom g;
   g.type = p.pool_type;
@@ -124,12 +29,7 @@ PoolGeom MakePoolGeom(const NodeAttrs& attrs, const Shape& data) {
   TS_CHECK(data.ndim() == spatial + 2)
       << OpLabel(attrs) << ": data has shape " << data << " but a " << spatial << "-D kernel "
       << p.kernel << " needs " << spatial + 2 << "-D data";
-  if (p.layout) {
-    const char* want = spatial == 1 ? "NCW" : "NCHW";
-    TS_CHECK(*p.layout == want) << OpLabel(attrs) << ": layout '" << *p.layout
-                                << "' is not supported for " << spatial << "-D pooling, expected '"
-                                << want << "'";
-  }
+  CheckSpatialLayout(attrs, p.layout, spatial);
   g.spatial = spatial;
   g.planes = data[0] * data[1];
   g.h = spatial == 2 ? data[2] : 1;
@@ -141,22 +41,23 @@ PoolGeom MakePoolGeom(const NodeAttrs& attrs, const Shape& data) {
     g.ow = 1;
     return g;
   }
-  PoolTuple(attrs, "kernel", p.kernel, spatial, 1, 1, data, &g.kh, &g.kw);
-  PoolTuple(attrs, "stride", p.stride, spatial, 1, 1, data, &g.sh, &g.sw);
-  PoolTuple(attrs, "pad", p.pad, spatial, 0, 0, data, &g.ph, &g.pw);
-  if (spatial == 1) g.ph = 0;
+  SpatialTuple(attrs, "kernel", p.kernel, spatial, 1, 1, data, &g.kh, &g.kw);
+  SpatialTuple(attrs, "stride", p.stride, spatial, 1, 1, data, &g.sh, &g.sw);
+  SpatialTuple(attrs, "pad", p.pad, spatial, 0, 0, data, &g.ph, &g.pw);
   auto out_dim = [&](int64_t x, int64_t k, int64_t s, int64_t pd, const char* axis) -> int64_t {
     if (x == 0) return 0;
     TS_CHECK(k <= x + 2 * pd) << OpLabel(attrs) << ": kernel " << p.kernel << " (" << k << " along "
                               << axis << ") exceeds the padded input " << x + 2 * pd
                               << " of data of shape " << data;
     const int64_t span = x + 2 * pd - k;
-    return 1 + (p.pooling_convention == kFull ? (span + s - 1) / s : span / s);
+    return 1 + (p.pooling_convention == pool::kFull ? (span + s - 1) / s : span / s);
   };
   g.oh = spatial == 2 ? out_dim(g.h, g.kh, g.sh, g.ph, "height") : 1;
   g.ow = out_dim(g.w, g.kw, g.sw, g.pw, "width");
   return g;
 }
+
+namespace {
 
 bool PoolingShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
   TS_CHECK(in->size() == 1) << OpLabel(attrs) << ": expects 1 input (data), got " << in->size();
@@ -222,7 +123,7 @@ void PoolForward(const PoolGeom& g, const T* in, T* out, OpReqType req,
       for (int64_t x = 0; x < g.ow; ++x) {
         const Window wd = WindowAt(g, y, x);
         A v;
-        if (g.type == kMaxPool) {
+        if (g.type == pool::kMaxPool) {
           v = std::numeric_limits<A>::lowest();
           for (int64_t i = wd.h0; i < wd.h1; ++i)
             for (int64_t j = wd.w0; j < wd.w1; ++j) {
@@ -233,7 +134,7 @@ void PoolForward(const PoolGeom& g, const T* in, T* out, OpReqType req,
           v = 0;
           for (int64_t i = wd.h0; i < wd.h1; ++i)
             for (int64_t j = wd.w0; j < wd.w1; ++j) v += static_cast<A>(src[i * g.w + j]);
-          if (g.type == kAvgPool) v = wd.size > 0 ? v / static_cast<A>(wd.size) : A(0);
+          if (g.type == pool::kAvgPool) v = wd.size > 0 ? v / static_cast<A>(wd.size) : A(0);
         }
         T& o = dst[y * g.ow + x];
         o = req == kAddTo ? static_cast<T>(static_cast<A>(o) + v) : static_cast<T>(v);
@@ -246,8 +147,8 @@ void PoolForward(const PoolGeom& g, const T* in, T* out, OpReqType req,
 // equal to it (row-major), as in the general loop, without the window
 // arithmetic and search loops. A NaN output matches none and routes nothing.
 bool IsMax2x2(const PoolGeom& g) {
-  return g.type == kMaxPool && g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 &&
-         g.pw == 0 && 2 * g.oh <= g.h && 2 * g.ow <= g.w;
+  return g.type == pool::kMaxPool && g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 &&
+         g.ph == 0 && g.pw == 0 && 2 * g.oh <= g.h && 2 * g.ow <= g.w;
 }
 
 template <typename T>
@@ -292,7 +193,7 @@ void PoolBackward(const PoolGeom& g, const T* ograd, const T* in, const T* out, 
       for (int64_t x = 0; x < g.ow; ++x) {
         const Window wd = WindowAt(g, y, x);
         const A gv = static_cast<A>(og[y * g.ow + x]);
-        if (g.type == kMaxPool) {
+        if (g.type == pool::kMaxPool) {
           const T m = o[y * g.ow + x];
           int64_t at = -1;
           for (int64_t i = wd.h0; i < wd.h1 && at < 0; ++i)
@@ -304,7 +205,7 @@ void PoolBackward(const PoolGeom& g, const T* ograd, const T* in, const T* out, 
           if (at >= 0) gi[at] = static_cast<T>(static_cast<A>(gi[at]) + gv);
         } else {
           const A share =
-              g.type == kAvgPool ? (wd.size > 0 ? gv / static_cast<A>(wd.size) : A(0)) : gv;
+              g.type == pool::kAvgPool ? (wd.size > 0 ? gv / static_cast<A>(wd.size) : A(0)) : gv;
           for (int64_t i = wd.h0; i < wd.h1; ++i)
             for (int64_t j = wd.w0; j < wd.w1; ++j)
               gi[i * g.w + j] = static_cast<T>(static_cast<A>(gi[i * g.w + j]) + share);
@@ -313,156 +214,8 @@ void PoolBackward(const PoolGeom& g, const T* ograd, const T* in, const T* out, 
   }
 }
 
-// oneDNN pooling (float32, plain layout). The calls return false where
-// oneDNN's semantics differ from MXNet's (sum; avg counting the padding when a
-// 'full' window reaches past it; padding as large as the kernel; add).
-using PoolKey = std::tuple<int, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-                           int64_t, int64_t, int64_t, int64_t, int64_t, int>;
-
-PoolKey MakePoolKey(const PoolGeom& g, int64_t n, int64_t c, int64_t prh, int64_t prw,
-                    dnnl::algorithm alg) {
-  return {g.spatial, n, c, g.h, g.w, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, prh, prw, int(alg)};
-}
-
-// oneDNN's algorithm and right padding for `g`, or false where its semantics
-// differ from MXNet's.
-bool DnnlPoolAlg(const PoolGeom& g, dnnl::algorithm* alg, int64_t* prh, int64_t* prw) {
-  if (g.type == kSumPool || g.ph >= g.kh || g.pw >= g.kw) return false;
-  *prh = (g.oh - 1) * g.sh + g.kh - g.h - g.ph;
-  *prw = (g.ow - 1) * g.sw + g.kw - g.w - g.pw;
-  if (*prh < 0 || *prw < 0) return false;
-  *alg = dnnl::algorithm::pooling_max;
-  if (g.type == kAvgPool) {
-    if (g.include_pad && (*prh > g.ph || *prw > g.pw)) return false;
-    *alg = g.include_pad ? dnnl::algorithm::pooling_avg_include_padding
-                         : dnnl::algorithm::pooling_avg_exclude_padding;
-  }
-  return true;
-}
-
-// Plain-layout descriptors of the input and output of `g`.
-std::pair<dnnl::memory::desc, dnnl::memory::desc> PoolDescs(const PoolGeom& g, int64_t n,
-                                                            int64_t c) {
-  using dnnl::memory;
-  using Dims = memory::dims;
-  const bool d2 = g.spatial == 2;
-  const auto tag = d2 ? memory::format_tag::nchw : memory::format_tag::ncw;
-  return {
-      memory::desc(d2 ? Dims{n, c, g.h, g.w} : Dims{n, c, g.w}, memory::data_type::f32, tag),
-      memory::desc(d2 ? Dims{n, c, g.oh, g.ow} : Dims{n, c, g.ow}, memory::data_type::f32, tag)};
-}
-
-dnnl::pooling_forward::desc PoolForwardDesc(const PoolGeom& g, dnnl::prop_kind kind,
-                                            dnnl::algorithm alg, const dnnl::memory::desc& src,
-                                            const dnnl::memory::desc& dst, int64_t prh,
-                                            int64_t prw) {
-  using Dims = dnnl::memory::dims;
-  const bool d2 = g.spatial == 2;
-  auto sp = [&](int64_t a, int64_t b) { return d2 ? Dims{a, b} : Dims{b}; };
-  return dnnl::pooling_forward::desc(kind, alg, src, dst, sp(g.sh, g.sw), sp(g.kh, g.kw),
-                                     sp(g.ph, g.pw), sp(prh, prw));
-}
-
-bool DnnlPoolForward(const PoolGeom& g, int64_t n, int64_t c, const float* in, float* out,
-                     OpReqType req, int threads) {
-  if (req != kWriteTo && req != kWriteInplace) return false;
-  dnnl::algorithm alg;
-  int64_t prh, prw;
-  if (!DnnlPoolAlg(g, &alg, &prh, &prw)) return false;
-  struct Prim {
-    dnnl::memory::desc src, dst;
-    dnnl::pooling_forward fwd;
-  };
-  static nn_dnnl::PrimitiveCache<PoolKey, Prim> cache;
-  try {
-    auto p = cache.Get(MakePoolKey(g, n, c, prh, prw, alg), [&] {
-      auto made = std::make_shared<Prim>();
-      std::tie(made->src, made->dst) = PoolDescs(g, n, c);
-      made->fwd = dnnl::pooling_forward(dnnl::pooling_forward::primitive_desc(
-          PoolForwardDesc(g, dnnl::prop_kind::forward_inference, alg, made->src, made->dst, prh,
-                          prw),
-          nn_dnnl::CpuEngine()));
-      return made;
-    });
-    const auto& eng = nn_dnnl::CpuEngine();
-    nn_dnnl::RunPrimitive(p->fwd,
-                          {{DNNL_ARG_SRC, dnnl::memory(p->src, eng, const_cast<float*>(in))},
-                           {DNNL_ARG_DST, dnnl::memory(p->dst, eng, out)}},
-                          threads);
-  } catch (const dnnl::error&) {
-    return false;  // the plain kernel does it
-  }
-  return true;
-}
-
-// oneDNN pooling backward (float32, plain layout, written not added). Max
-// pooling's backward needs the positions of the maxima, which oneDNN keeps
-// in the workspace of a training forward: that forward is run first, into
-// temp space. Measured on 2 threads (tests/bench/nn_dnnl_bench.cc) the pair
-// ran 1.8x ahead of the loop for 3x3 windows with stride 2 and broke even on
-// 2x2 windows with stride 2, which keep their own loop.
-bool DnnlPoolBackward(const PoolGeom& g, int64_t n, int64_t c, const float* ograd, const float* in,
-                      float* gin, OpReqType req, int threads, const Resource& temp) {
-  if (req != kWriteTo) return false;
-  dnnl::algorithm alg;
-  int64_t prh, prw;
-  if (!DnnlPoolAlg(g, &alg, &prh, &prw)) return false;
-  struct Prim {
-    dnnl::memory::desc src, dst, ws;
-    dnnl::pooling_forward fwd;  // max only: makes the workspace
-    dnnl::pooling_backward bwd;
-  };
-  static nn_dnnl::PrimitiveCache<PoolKey, Prim> cache;
-  const bool max = alg == dnnl::algorithm::pooling_max;
-  try {
-    auto p = cache.Get(MakePoolKey(g, n, c, prh, prw, alg), [&] {
-      auto made = std::make_shared<Prim>();
-      std::tie(made->src, made->dst) = PoolDescs(g, n, c);
-      const auto& eng = nn_dnnl::CpuEngine();
-      dnnl::pooling_forward::primitive_desc fpd(
-          PoolForwardDesc(g, dnnl::prop_kind::forward_training, alg, made->src, made->dst, prh,
-                          prw),
-          eng);
-      if (max) {
-        made->fwd = dnnl::pooling_forward(fpd);
-        made->ws = fpd.workspace_desc();
-      }
-      using Dims = dnnl::memory::dims;
-      const bool d2 = g.spatial == 2;
-      auto sp = [&](int64_t a, int64_t b) { return d2 ? Dims{a, b} : Dims{b}; };
-      made->bwd = dnnl::pooling_backward(dnnl::pooling_backward::primitive_desc(
-          dnnl::pooling_backward::desc(alg, made->src, made->dst, sp(g.sh, g.sw), sp(g.kh, g.kw),
-                                       sp(g.ph, g.pw), sp(prh, prw)),
-          eng, fpd));
-      return made;
-    });
-    using dnnl::memory;
-    const auto& eng = nn_dnnl::CpuEngine();
-    memory diff_dst(p->dst, eng, const_cast<float*>(ograd)), diff_src(p->src, eng, gin);
-    if (!max) {
-      nn_dnnl::RunPrimitive(p->bwd, {{DNNL_ARG_DIFF_DST, diff_dst}, {DNNL_ARG_DIFF_SRC, diff_src}},
-                            threads);
-      return true;
-    }
-    nn_dnnl::Carver carve;
-    const size_t at_dst = carve.Add(p->dst.get_size()), at_ws = carve.Add(p->ws.get_size());
-    char* tmp = static_cast<char*>(temp.get_space(carve.Total()));
-    memory ws(p->ws, eng, tmp + at_ws);
-    nn_dnnl::RunPrimitive(p->fwd,
-                          {{DNNL_ARG_SRC, memory(p->src, eng, const_cast<float*>(in))},
-                           {DNNL_ARG_DST, memory(p->dst, eng, tmp + at_dst)},
-                           {DNNL_ARG_WORKSPACE, ws}},
-                          threads);
-    nn_dnnl::RunPrimitive(
-        p->bwd,
-        {{DNNL_ARG_DIFF_DST, diff_dst}, {DNNL_ARG_DIFF_SRC, diff_src}, {DNNL_ARG_WORKSPACE, ws}},
-        threads);
-  } catch (const dnnl::error&) {
-    return false;  // the loop does it
-  }
-  return true;
-}
-
+// float32 tries oneDNN first, which declines what it does not serve; the
+// plain kernel does the rest.
 void PoolingCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                     const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
   if (req[0] == kNullOp) return;
@@ -481,7 +234,8 @@ void PoolingCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::vec
       "Pooling");
 }
 
-// _backward_Pooling: inputs (ograd, data, out); output gdata.
+// _backward_Pooling: inputs (ograd, data, out); output gdata. As the forward,
+// but 2x2 max windows of stride 2 keep their loop, as fast as oneDNN there.
 void PoolingBackwardCompute(const NodeAttrs& attrs, const OpContext& ctx,
                             const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
                             const std::vector<TBlob>& out) {

@@ -316,6 +316,30 @@ TEST_CASE("Pooling values, conventions and shapes") {
                  "pool_type"));
 }
 
+TEST_CASE("Convolution, Deconvolution and Pooling read spatial parameters alike") {
+  NDArray x = Array({1, 3, 4, 4}, std::vector<double>(48, 1.0));
+  NDArray x1 = Array({1, 2, 4}, std::vector<double>(8, 1.0));
+  // 1-D: padding applies along the width only.
+  CHECK(Run("Pooling", {x1}, {{"kernel", "(2,)"}, {"pad", "(1,)"}}).shape() == Shape{1, 2, 5});
+  CHECK(Run("Deconvolution", {x1, Array({2, 3, 3}, std::vector<double>(18, 1.0))},
+            {{"kernel", "(3,)"}, {"stride", "(2,)"}, {"pad", "(1,)"}, {"num_filter", "3"}})
+            .shape() == Shape{1, 3, 7});
+  const std::string deconv = ErrorOf([&] {
+    Run("Deconvolution", {x, Array({3, 2, 3, 3}, std::vector<double>(54, 1.0))},
+        {{"kernel", "(3,3)"}, {"stride", "(0,1)"}, {"num_filter", "2"}});
+  });
+  CHECK(Contains(deconv, "Deconvolution"));
+  CHECK(Contains(deconv, "'stride' is (0,1), every value must be >= 1"));
+  const std::string pool = ErrorOf([&] {
+    Run("Pooling", {x}, {{"kernel", "(2,2)"}, {"stride", "(2,)"}});
+  });
+  CHECK(Contains(pool, "'stride' is (2,), expected 2 value(s) for data of shape (1,3,4,4)"));
+  CHECK(Contains(ErrorOf([&] {
+                   Run("Pooling", {x}, {{"kernel", "(2,2)"}, {"layout", "NHWC"}});
+                 }),
+                 "NCHW"));
+}
+
 TEST_CASE("float32 Pooling backward on oneDNN matches the float64 loop") {
   // Distinct values: every max is unique, so both find the same one.
   const Shape s{2, 3, 11, 9};

@@ -1,0 +1,108 @@
+// Pooling (1-D and 2-D; max, avg, sum; global; 'valid' and 'full'
+// conventions), MXNet's parameters and semantics: windows are clipped to the
+// input, avg divides by the window size counted over the padding
+// (count_include_pad, default True) or over the input elements only, and the
+// max backward routes each output gradient to the first input of its window
+// equal to the output. The plain kernels, for every float dtype, and the
+// registration are in pooling.cc; float32 calls whose semantics oneDNN shares
+// run its pooling (pooling_dnnl.cc) first.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "engine/op/op_attr_types.h"
+#include "engine/op/params.h"
+
+namespace tessera::op {
+
+namespace pool {
+enum PoolType { kMaxPool = 0, kAvgPool = 1, kSumPool = 2, kLpPool = 3 };
+enum PoolConvention { kValid = 0, kFull = 1, kSame = 2 };
+}  // namespace pool
+
+struct PoolingParam : Params<PoolingParam> {
+  Shape kernel, stride, pad;
+  int pool_type = pool::kMaxPool;
+  bool global_pool = false;
+  bool cudnn_off = false;
+  int pooling_convention = pool::kValid;
+  std::optional<int> p_value;
+  std::optional<bool> count_include_pad;
+  std::optional<std::string> layout;
+  static void Declare(ParamDecl<PoolingParam>& d) {
+    d.field("kernel", &PoolingParam::kernel)
+        .set_default(Shape())
+        .describe("Pooling kernel size: (w,) or (h, w). Ignored when global_pool.");
+    d.field("pool_type", &PoolingParam::pool_type)
+        .set_default(pool::kMaxPool)
+        .add_enum("max", pool::kMaxPool)
+        .add_enum("avg", pool::kAvgPool)
+        .add_enum("sum", pool::kSumPool)
+        .add_enum("lp", pool::kLpPool)
+        .describe("Pooling type to be applied ('lp' is not supported).");
+    d.field("global_pool", &PoolingParam::global_pool)
+        .set_default(false)
+        .describe("Ignore kernel size, do global pooling based on current input feature map.");
+    d.field("cudnn_off", &PoolingParam::cudnn_off)
+        .set_default(false)
+        .describe("Turn off cudnn pooling and use MXNet pooling operator.");
+    d.field("pooling_convention", &PoolingParam::pooling_convention)
+        .set_default(pool::kValid)
+        .add_enum("valid", pool::kValid)
+        .add_enum("full", pool::kFull)
+        .add_enum("same", pool::kSame)
+        .describe(
+            "Pooling convention: 'valid' out = floor((x + 2 pad - kernel) / stride) + 1, "
+            "'full' the same with ceil ('same' is not supported).");
+    d.field("stride", &PoolingParam::stride)
+        .set_default(Shape())
+        .describe("Stride for pooling: (w,) or (h, w). Defaults to 1 for each dimension.");
+    d.field("pad", &PoolingParam::pad)
+        .set_default(Shape())
+        .describe("Pad for pooling: (w,) or (h, w). Defaults to no padding.");
+    d.field("p_value", &PoolingParam::p_value)
+        .set_default(std::nullopt)
+        .describe("Value of p for Lp pooling (unused: 'lp' is not supported).");
+    d.field("count_include_pad", &PoolingParam::count_include_pad)
+        .set_default(std::nullopt)
+        .describe(
+            "For avg pooling: whether padded elements count in the divisor. None means "
+            "True, as MXNet.");
+    d.field("layout", &PoolingParam::layout)
+        .set_default(std::nullopt)
+        .describe("Data layout: None (the default for the data's rank), 'NCW' or 'NCHW'.");
+  }
+};
+
+// The pooling as 2-D over (batch * channel) planes: 1-D data is seen as
+// height 1.
+struct PoolGeom {
+  int spatial = 2;
+  int64_t planes = 0, h = 1, w = 0, kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0;
+  int64_t oh = 1, ow = 0;
+  int type = pool::kMaxPool;
+  bool include_pad = true;
+};
+
+// Checks the parameters against the data shape (the supported types and
+// conventions, ndim, layout, kernel within the padded input) and fills the
+// geometry; errors name the op, the parameter and the shapes. An unknown
+// (0) spatial dimension gives an output size of 0.
+PoolGeom MakePoolGeom(const NodeAttrs& attrs, const Shape& data);
+
+// oneDNN float32 paths on the plain layout (pooling_dnnl.cc), for data of
+// shape (n, c, ...). They return false, having written nothing, where
+// oneDNN's semantics differ from MXNet's (sum; avg counting the padding when
+// a 'full' window reaches past it; padding as large as the kernel), for a
+// `req` they do not serve (forward: write; backward: write to a separate
+// buffer), or when oneDNN refuses the shape: the plain kernels do it then.
+bool DnnlPoolForward(const PoolGeom& g, int64_t n, int64_t c, const float* in, float* out,
+                     OpReqType req, int threads);
+// Max pooling's backward runs a training forward into `temp` first, for the
+// positions of the maxima.
+bool DnnlPoolBackward(const PoolGeom& g, int64_t n, int64_t c, const float* ograd, const float* in,
+                      float* gin, OpReqType req, int threads, const Resource& temp);
+
+}  // namespace tessera::op
