@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "engine/base/error.h"
+#include "engine/scheduler/hold.h"
 #include "interpreter.h"
 #include "wait_threads.h"
 
@@ -60,14 +61,9 @@ void Wait(lua_State* L, Fn wait) {
 
 void WaitForVar(lua_State* L, VarHandle var, engine::WaitMode mode) {
   TS_CHECK(var != nullptr) << "wait_for_var: not an engine variable";
-  Interpreter* in = Interpreter::Get();
-  for (const auto& run : in->running_work()) {
-    bool self = std::find(run.writes->begin(), run.writes->end(), var) != run.writes->end() ||
-                (mode == engine::WaitMode::kWrite &&
-                 std::find(run.reads->begin(), run.reads->end(), var) != run.reads->end());
-    TS_CHECK(!self) << "waiting inside engine op '" << run.name
-                    << "' on a variable that op uses would wait for the op itself";
-  }
+  // Inside a Lua op: refused when it would wait for the op itself, directly
+  // or through work pushed inside it (engine/scheduler/hold.h).
+  engine::CheckWaitAgainstHolds(var, mode == engine::WaitMode::kWrite, "waiting");
   // Done already (a result computed long ago, an op's own alias): no
   // hand-over to a helper thread.
   if (g_abandoned.empty() && Engine::IsSettled(var, mode)) return;

@@ -1,6 +1,9 @@
 #include "lua_work.h"
 
+#include <optional>
+
 #include "engine/base/error.h"
+#include "engine/scheduler/hold.h"
 #include "interpreter.h"
 #include "lua_util.h"
 
@@ -43,8 +46,14 @@ void LuaWork::Run(Args args, Done done) {
     RunHere(tls_calling_state ? tls_calling_state : in->state(), args, done);
     return;
   }
-  in->Post([self = shared_from_this(), args = std::move(args),
-            done = std::move(done)](lua_State* L) { self->RunHere(L, args, done); });
+  // The function runs on behalf of the engine op calling this (it holds that
+  // op's variables until `done`): waits inside it are checked against the op.
+  in->Post([self = shared_from_this(), args = std::move(args), done = std::move(done),
+            hold = engine::CurrentHold()](lua_State* L) {
+    std::optional<engine::HoldScope> scope;
+    if (hold) scope.emplace(hold);
+    self->RunHere(L, args, done);
+  });
 }
 
 void LuaWork::RunHere(lua_State* L, const Args& args, const Done& done) {

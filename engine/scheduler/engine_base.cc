@@ -5,6 +5,7 @@
 #include "engine/base/error.h"
 #include "engine/base/thread_state.h"
 #include "engine/scheduler/gpu_streams.h"
+#include "engine/scheduler/hold.h"
 #include "engine/scheduler/object_pool.h"
 #include "engine/scheduler/parker.h"
 #include "engine/scheduler/profiler.h"
@@ -21,12 +22,13 @@ thread_local const Opr* tls_current_op = nullptr;
 // right there, completes it as a sync op's end would.
 thread_local const OprBlock* tls_running_async = nullptr;
 
-// Marks user code running: waits check against it, and no op may be handed
-// off to this thread meanwhile.
+// Marks user code running: waits check against it (a hold), and no op may
+// be handed off to this thread meanwhile.
 struct CurrentOpScope {
   const Opr* saved;
   WorkerPool::HandOffScope no_handoff{false};
-  explicit CurrentOpScope(const Opr* op) : saved(tls_current_op) {
+  HoldScope hold;
+  explicit CurrentOpScope(const Opr* op) : saved(tls_current_op), hold(op) {
     tls_current_op = op;
     ++OpDepth();
   }
@@ -35,10 +37,6 @@ struct CurrentOpScope {
     --OpDepth();
   }
 };
-
-bool Contains(std::span<const VarHandle> vars, VarHandle v) {
-  return std::find(vars.begin(), vars.end(), v) != vars.end();
-}
 
 // Null, or used after DeleteVariable: a variable no op may name.
 bool Unusable(VarHandle v) {
@@ -300,6 +298,7 @@ bool EngineBase::AppendToVars(OprBlock* blk) {
     }
   };
   in_address_order([](VarHandle v) { v->LockPush(); });
+  if (Holding()) MarkIfBehindHold(reads, writes);  // pushed inside a running op
   int granted = 1, i = 0;
   auto spare = [&] { return i < 2 ? &blk->entries[i++] : nullptr; };
   for (VarHandle v : reads) granted += v->AppendRead(blk, spare());
@@ -482,12 +481,7 @@ void EngineBase::BlockUntil(const std::atomic<bool>& done) {
 
 void EngineBase::WaitForVar(VarHandle var, WaitMode mode) {
   TS_CHECK(var != nullptr) << "WaitForVar: null variable";
-  if (const Opr* op = tls_current_op) {
-    bool self_wait = Contains(op->vars.writes(), var) ||
-                     (mode == WaitMode::kWrite && Contains(op->vars.reads(), var));
-    TS_CHECK(!self_wait) << "WaitForVar inside engine op '" << op->name
-                         << "' on a variable that op uses would wait for the op itself";
-  }
+  CheckWaitAgainstHolds(var, mode == WaitMode::kWrite, "WaitForVar");
   // A thread outside the engine would idle while it waits; like TBB's
   // wait_for_all, let it run the op it waits for instead of handing it across
   // cores. Threads inside ops never do: nested runs could wait on each other.

@@ -5,6 +5,7 @@
 
 #include "engine/base/error.h"
 #include "engine/scheduler/gpu_streams.h"
+#include "engine/scheduler/hold.h"
 #include "engine/scheduler/opr.h"
 #include "engine/scheduler/parker.h"
 
@@ -61,7 +62,14 @@ void* NaiveEngine::StreamFor(Context ctx) {
 }
 
 void NaiveEngine::Submit(Opr* opr, Context ctx, int priority) {
-  DeviceScope device(ctx, static_cast<int>(streams_.size()));  // these two throw
+  // A push inside a running op that must queue behind it would wait for ever
+  // here, where every push runs before it returns.
+  if (Holding())
+    if (uint64_t ahead = HoldAhead(opr->vars.reads(), opr->vars.writes()))
+      TS_THROW << "engine op '" << opr->name << "' pushed inside engine op '" << HoldName(ahead)
+               << "' needs variables that op holds; the naive engine runs every push at once, "
+                  "so it would wait for the op itself";
+  DeviceScope device(ctx, static_cast<int>(streams_.size()));  // these three throw
   void* stream = StreamFor(ctx);                               // before any state changes
   NaiveWait wait;
   wait.pusher = Parker::Current();

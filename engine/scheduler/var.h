@@ -94,6 +94,11 @@ class alignas(64) Var {
   // DeleteVariable was called. Every push reads it, so it lives on the
   // pushers' line.
   std::atomic<bool> deleted{false};
+  // The serial of a hold (hold.h) that queued work writes, or reads, this
+  // variable behind: a wait on it by the holding thread would never end.
+  // Written under the push lock by pushes made inside the hold; read by the
+  // same thread.
+  std::atomic<uint64_t> owed_write{0}, owed_read{0};
 
   // ---- head: the ops holding the variable ----
   alignas(64) std::atomic<uint64_t> version{0};  // finished writes

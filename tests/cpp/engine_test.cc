@@ -347,6 +347,65 @@ TEST_CASE("waits that would wait for the calling op itself are errors, not deadl
   }
 }
 
+TEST_CASE("waits on work pushed inside an op that must wait for the op are errors, not deadlocks") {
+  auto eng = CreateEngine(EngineType::kThreaded);
+  {
+    VarHandle a = eng->NewVariable(), b = eng->NewVariable(), c = eng->NewVariable();
+    VarHandle r = eng->NewVariable(), x = eng->NewVariable(), y = eng->NewVariable();
+    VarHandle t = eng->NewVariable();
+    std::string direct, chained, write_wait, later;
+    bool independent_waited = false;
+    std::vector<std::string> order;
+    eng->PushSync(
+        [&](RunContext) {
+          // b = f(a) queues behind this op (it writes a); c = g(b) behind b.
+          eng->PushSync([&](RunContext) { order.push_back("b"); }, kCPU, {a}, {b});
+          eng->PushSync([&](RunContext) { order.push_back("c"); }, kCPU, {b}, {c});
+          direct = ErrorOf([&] { eng->WaitForVar(b); });
+          chained = ErrorOf([&] { eng->WaitForVar(c); });
+          // A read of r (which this op reads) pushed here does not wait for
+          // the op, but a write wait on t, read by work behind the op, does.
+          eng->PushSync([&](RunContext) {}, kCPU, {r, c}, {t});
+          write_wait = ErrorOf([&] { eng->WaitForVar(c, WaitMode::kWrite); });
+          // Work that does not touch the op's variables may be waited for.
+          eng->PushSync([&](RunContext) { order.push_back("y"); }, kCPU, {x}, {y});
+          eng->WaitForVar(y);
+          independent_waited = true;
+          order.push_back("op");
+        },
+        kCPU, {r}, {a}, FnProperty::kNormal, 0, "pusher");
+    eng->WaitForVar(a);  // the op ran (and pushed b and c)
+    eng->WaitForVar(c);
+    // After the op, its marks mean nothing: a plain wait from outside works.
+    later = ErrorOf([&] { eng->WaitForVar(t, WaitMode::kWrite); });
+    CHECK(Contains(direct, "inside engine op 'pusher'"));
+    CHECK(Contains(direct, "would wait for the op itself"));
+    CHECK(Contains(chained, "inside engine op 'pusher'"));
+    CHECK(Contains(write_wait, "inside engine op 'pusher'"));
+    CHECK(independent_waited);
+    CHECK(later.empty());
+    CHECK(order == std::vector<std::string>{"y", "op", "b", "c"});
+    for (VarHandle v : {a, b, c, r, x, y, t}) eng->DeleteVariable(nullptr, kCPU, v);
+    eng->WaitForAll();
+  }
+}
+
+TEST_CASE("the naive engine refuses a push inside an op that must wait for the op") {
+  auto eng = CreateEngine(EngineType::kNaive);
+  VarHandle a = eng->NewVariable(), b = eng->NewVariable(), x = eng->NewVariable();
+  std::string refused;
+  bool other_ran = false;
+  eng->PushSync(
+      [&](RunContext) {
+        refused = ErrorOf([&] { eng->PushSync([](RunContext) {}, kCPU, {a}, {b}, {}, 0, "b"); });
+        eng->PushSync([&](RunContext) { other_ran = true; }, kCPU, {}, {x});
+      },
+      kCPU, {}, {a}, FnProperty::kNormal, 0, "pusher");
+  CHECK(Contains(refused, "engine op 'b' pushed inside engine op 'pusher' needs variables"));
+  CHECK(other_ran);
+  eng->WaitForAll();
+}
+
 TEST_CASE("DeleteVariable runs after every pending use") {
   for (auto& eng : BothEngines()) {
     CAPTURE(Name(eng.get()));
@@ -483,7 +542,7 @@ TEST_CASE("TryRunNow holds its variables: pushes meanwhile queue behind it") {
   }
 }
 
-TEST_CASE("TryRunNow: an exception poisons what it writes, reported once at a wait") {
+TEST_CASE("TryRunNow: an exception poisons what it writes until a run overwrites it") {
   for (auto& eng : BothEngines()) {
     CAPTURE(Name(eng.get()));
     VarHandle v = eng->NewVariable(), w = eng->NewVariable();

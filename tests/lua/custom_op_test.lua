@@ -367,3 +367,24 @@ test('randomized: Lua, JIT and built-in ops with in-place writes match a sequent
   end
   for k = 1, #arrs do close(arrs[k], ref[k], 1e-9) end
 end)
+
+-- A body that waits on the op's own output (the array the call returns, not
+-- the alias it is given) would wait for the op itself.
+local SelfWait = mx.operator.CustomOp:extend()
+local self_wait_target
+function SelfWait:forward(is_train, req, in_data, out_data)
+  self:assign(out_data[1], req[1], in_data[1])
+  self_wait_target:wait_to_read()
+end
+local SelfWaitProp = {}
+function SelfWaitProp:create_operator() return setmetatable({}, SelfWait) end
+mx.operator.register('t_self_wait', SelfWaitProp)
+
+test('a body waiting on its own op output is an error, not a hang', function()
+  local x = mx.nd.array({1, 2})
+  local y = mx.nd.zeros({2})
+  self_wait_target = y
+  mx.nd.Custom(x, {op_type = 't_self_wait', out = y})
+  assert_error(function() y:wait_to_read() end, 'would wait for the op itself')
+  self_wait_target = nil
+end)

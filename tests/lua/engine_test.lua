@@ -200,3 +200,28 @@ test('aliases', function()
   assert_eq(engine.waitall, engine.wait_for_all)
   assert_eq(require('tessera'), mx)
 end)
+
+test('waiting inside an op on work that must wait for the op is an error, not a hang', function()
+  local a = mx.nd.ones({2})
+  if engine.type() == 'naive' then
+    -- every push runs at once there: the push itself is refused
+    engine.push(function() local b = a + 1 end, { write = { a }, name = 'writer' })
+    assert_error(function() mx.waitall() end, "pushed inside engine op 'writer' needs variables")
+    return
+  end
+  local direct, chained, independent
+  engine.push(function()
+    local b = a + 1  -- queues behind this op, which writes a
+    direct = select(2, pcall(function() return b:totable() end))
+    local c = b * 2  -- behind b, so behind the op too
+    chained = select(2, pcall(function() c:wait_to_read() end))
+    independent = (mx.nd.ones({2}) * 3):totable()  -- touches nothing the op holds
+  end, { write = { a }, name = 'writer' })
+  mx.waitall()
+  assert(tostring(direct):find("inside engine op 'writer'", 1, true), direct)
+  assert(tostring(direct):find('would wait for the op itself', 1, true), direct)
+  assert(tostring(chained):find("inside engine op 'writer'", 1, true), chained)
+  assert_eq(independent, {3, 3})
+  -- after the op, the same arrays are waited for as usual
+  assert_eq((a + 1):totable(), {2, 2})
+end)
