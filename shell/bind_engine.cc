@@ -2,6 +2,7 @@
 #include "bind_engine.h"
 
 #include <chrono>
+#include <cmath>
 #include <string>
 #include <thread>
 #include <vector>
@@ -225,11 +226,33 @@ int Stats(lua_State* L) {
   return 1;
 }
 
+// A count argument: a whole number >= 0, or nil to keep `current`.
+int64_t BoundArg(lua_State* L, int i, const char* what, int64_t current) {
+  if (lua_isnoneornil(L, i)) return current;
+  TS_CHECK(lua_type(L, i) == LUA_TNUMBER)
+      << "set_max_inflight: " << what << " must be a number, got " << luaL_typename(L, i);
+  const double v = lua_tonumber(L, i);
+  TS_CHECK(v >= 0 && v <= 9.2e18 && v == std::floor(v))
+      << "set_max_inflight: " << what << " must be a whole number >= 0 (0: no bound), got "
+      << lua_tostring(L, i);
+  return static_cast<int64_t>(v);
+}
+
 int SetMaxInflight(lua_State* L) {
-  lua_Integer n = luaL_checkinteger(L, 1);
-  TS_CHECK(n >= 0) << "set_max_inflight: n must be >= 0 (0 = unbounded)";
-  Engine::Get()->SetMaxInflight(n);
-  return 0;
+  int64_t ops, bytes;
+  Engine::Get()->GetMaxInflight(&ops, &bytes);
+  Engine::Get()->SetMaxInflight(BoundArg(L, 1, "ops", ops), BoundArg(L, 2, "bytes", bytes));
+  lua_pushnumber(L, static_cast<lua_Number>(ops));
+  lua_pushnumber(L, static_cast<lua_Number>(bytes));
+  return 2;
+}
+
+int MaxInflight(lua_State* L) {
+  int64_t ops, bytes;
+  Engine::Get()->GetMaxInflight(&ops, &bytes);
+  lua_pushnumber(L, static_cast<lua_Number>(ops));
+  lua_pushnumber(L, static_cast<lua_Number>(bytes));
+  return 2;
 }
 
 void Open(lua_State* L, int mx) {
@@ -277,8 +300,11 @@ void Open(lua_State* L, int mx) {
         "mx.engine.stats() -> {type, pending, lanes = {{ctx, lane, workers, queued, "
         "running}, ...}}"},
        {"set_max_inflight", Guarded<SetMaxInflight>,
-        "mx.engine.set_max_inflight(n) -> pushes block while n ops are in flight (0: no "
-        "bound)"},
+        "mx.engine.set_max_inflight(ops [, bytes]) -> the previous ops, bytes: pushes wait "
+        "while `ops` ops are in flight or their new arrays pass `bytes` (0: no bound of that "
+        "kind; nil keeps it)"},
+       {"max_inflight", Guarded<MaxInflight>,
+        "mx.engine.max_inflight() -> ops, bytes: the run-ahead bound"},
        {"_sleep", Guarded<SleepOp>,
         "mx.engine._sleep(seconds, {read, write, name}) -> pushes a C++ op that sleeps "
         "(for tests)"},

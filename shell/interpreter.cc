@@ -96,6 +96,14 @@ Interpreter* Interpreter::Create() {
     TS_THROW << "cannot set up the mx API: " << msg;
   }
   InstallInterruptHandler(L, &Interpreter::Hook, in->queue_.fd());
+  // Held by the engine's run-ahead bound, the interpreter keeps serving its
+  // queue: the ops in flight may be Lua ops that only it can run.
+  static const engine::Engine::ThreadBlocking serve{
+      [in](const std::function<bool()>& done) {
+        in->ServeUntil(tls_calling_state ? tls_calling_state : in->state(), done);
+      },
+      [in] { in->queue().Wake(); }};
+  engine::Engine::SetThreadBlocking(&serve);
   return in;
 }
 

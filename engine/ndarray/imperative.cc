@@ -218,6 +218,13 @@ bool RunsInline(InputList inputs, const std::vector<NDArray>& outputs) {
   return n <= kInlineMaxElements;
 }
 
+// The memory of a call's new outputs, which the run-ahead bound counts.
+size_t NewBytes(const std::vector<NDArray>& outputs) {
+  size_t n = 0;
+  for (const NDArray& a : outputs) n += static_cast<size_t>(a.Size()) * DTypeSize(a.dtype());
+  return n;
+}
+
 bool InplaceAllowed(const NodeAttrs& attrs, int in, int out) {
   static const auto& finplace = Op::GetAttr<op::FInplaceOption>("FInplaceOption");
   const op::FInplaceOption* f = finplace.find(attrs.op);
@@ -464,7 +471,8 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, InputList inputs,
           opcall::RunKernel(call, op::OpContext{is_train, rctx, resources, std::move(done)});
         },
         ctx, vars.reads, vars.writes, opt.priority, attrs.op->name().c_str(),
-        tiny ? engine::FnProperty::kAsync : engine::FnProperty::kNormal);
+        tiny ? engine::FnProperty::kAsync : engine::FnProperty::kNormal,
+        given_outputs ? 0 : NewBytes(*outputs));
   }
   // Step 6: temporaries copied back, and the call recorded for autograd.
   if (overlap)

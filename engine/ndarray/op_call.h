@@ -90,20 +90,21 @@ using DoneFn = std::function<void(std::exception_ptr)>;
 // Pushes `run` as one engine op. Async kernels are started by whichever
 // thread makes them ready (they only hand their work on); sync ones run with
 // `sync_prop` (kAsync: inline on that thread too, for tiny ops).
+// `bytes`: the new memory of the call's outputs (the run-ahead bound).
 template <typename Run>
 void PushOp(bool is_async, Run run, Context ctx, engine::VarList const_vars,
             engine::VarList mutate_vars, int priority, const char* name,
-            engine::FnProperty sync_prop = engine::FnProperty::kNormal) {
+            engine::FnProperty sync_prop = engine::FnProperty::kNormal, size_t bytes = 0) {
   using engine::Engine;
   if (is_async) {
     Engine::Get()->PushAsync(
         [run = std::move(run)](RunContext rctx, engine::CallbackOnComplete done) {
           run(rctx, [done](std::exception_ptr e) { e ? done(std::move(e)) : done(); });
         },
-        ctx, const_vars, mutate_vars, engine::FnProperty::kAsync, priority, name);
+        ctx, const_vars, mutate_vars, engine::FnProperty::kAsync, priority, name, bytes);
   } else {
     Engine::Get()->PushSync([run = std::move(run)](RunContext rctx) { run(rctx, nullptr); }, ctx,
-                            const_vars, mutate_vars, sync_prop, priority, name);
+                            const_vars, mutate_vars, sync_prop, priority, name, bytes);
   }
 }
 

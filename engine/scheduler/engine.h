@@ -127,12 +127,14 @@ class Engine {
   virtual void DeleteVariable(SyncFn delete_fn, Context ctx, VarHandle var) = 0;
 
   // `name` must outlive the op: a literal or a result of InternName.
+  // `bytes`: new memory the op's outputs hold (arrays made for it), counted
+  // against the run-ahead bound until the op completes.
   virtual void PushSync(SyncFn fn, Context ctx, VarList const_vars, VarList mutate_vars,
                         FnProperty prop = FnProperty::kNormal, int priority = 0,
-                        const char* name = nullptr) = 0;
+                        const char* name = nullptr, size_t bytes = 0) = 0;
   virtual void PushAsync(AsyncFn fn, Context ctx, VarList const_vars, VarList mutate_vars,
                          FnProperty prop = FnProperty::kNormal, int priority = 0,
-                         const char* name = nullptr) = 0;
+                         const char* name = nullptr, size_t bytes = 0) = 0;
 
   // Runs `fn` now, on the calling thread, when its variables are free: no
   // write pending on `const_vars` and nothing pending on `mutate_vars`. They
@@ -169,9 +171,26 @@ class Engine {
   // Ops that run code outside the engine (Lua custom ops) end with it.
   virtual void NotifyWhenSettled(VarList vars, std::function<void(std::exception_ptr)> fn) = 0;
 
-  // At most `n` ops in flight for pushes from outside the engine's own
-  // threads (0: unbounded, the default; TESSERA_ENGINE_MAX_INFLIGHT).
-  virtual void SetMaxInflight(int64_t n) = 0;
+  // The run-ahead bound: a push from outside the engine's own threads waits
+  // while `ops` ops are in flight, or while the new memory of the ops in
+  // flight and its own would pass `bytes` (0: no bound of that kind;
+  // defaults in EngineOptions). It never waits when nothing is in flight,
+  // on an engine thread, or inside an op's code (which the ops in flight
+  // may be waiting for); a thread that serves work (ThreadBlocking) serves
+  // while it waits.
+  virtual void SetMaxInflight(int64_t ops, int64_t bytes) = 0;
+  virtual void GetMaxInflight(int64_t* ops, int64_t* bytes) const = 0;
+
+  // How a thread that must keep serving work blocks in the run-ahead bound
+  // (the Lua interpreter, which runs Lua ops for the engine): `block(done)`
+  // returns once done() holds, serving meanwhile (and may throw, say on
+  // Ctrl-C: the push then fails and changes nothing); `wake()`, from any
+  // thread, makes it look at done() again. Set per thread (null: park).
+  struct ThreadBlocking {
+    std::function<void(const std::function<bool()>& done)> block;
+    std::function<void()> wake;
+  };
+  static void SetThreadBlocking(const ThreadBlocking* blocking);
   virtual EngineStats Stats() const = 0;
   // OpenMP threads a CPU op should use so that workers x threads does not
   // oversubscribe the cores: what RunContext::omp_threads carries to kernels.
@@ -192,7 +211,12 @@ struct EngineOptions {
   int cpu_copy_workers = 1;
   int gpu_workers = 2;  // per GPU, each with its own stream
   int gpu_copy_workers = 1;
-  int64_t max_inflight = 0;
+  // The run-ahead bound (SetMaxInflight): TESSERA_ENGINE_MAX_INFLIGHT ops
+  // and TESSERA_ENGINE_MAX_INFLIGHT_BYTES; 0 turns either off.
+  int64_t max_inflight = kDefaultMaxInflight;
+  int64_t max_inflight_bytes = kDefaultMaxInflightBytes;
+  static constexpr int64_t kDefaultMaxInflight = 65536;
+  static constexpr int64_t kDefaultMaxInflightBytes = int64_t{256} << 20;
   // OpenMP threads per CPU op (TESSERA_OMP_THREADS); 0: the cores divided
   // among the CPU compute workers (all of them for the naive engine).
   int op_threads = 0;

@@ -187,17 +187,19 @@ void EngineBase::FreeOpr(Opr* op) {
 }
 
 void EngineBase::PushSync(SyncFn fn, Context ctx, VarList const_vars, VarList mutate_vars,
-                          FnProperty prop, int priority, const char* name) {
+                          FnProperty prop, int priority, const char* name, size_t bytes) {
   OprOwner op(NewTempOpr(const_vars, mutate_vars, prop, name));
   op->SetSync(std::move(fn));
+  op->inflight_bytes = bytes;
   SubmitNew(op, ctx, priority);
 }
 
 void EngineBase::PushAsync(AsyncFn fn, Context ctx, VarList const_vars, VarList mutate_vars,
-                           FnProperty prop, int priority, const char* name) {
+                           FnProperty prop, int priority, const char* name, size_t bytes) {
   TS_CHECK(fn) << "engine op '" << (name ? name : "unnamed") << "': empty async function";
   OprOwner op(NewTempOpr(const_vars, mutate_vars, prop, name));
   op->SetAsync(std::move(fn));
+  op->inflight_bytes = bytes;
   SubmitNew(op, ctx, priority);
 }
 
@@ -407,8 +409,9 @@ void EngineBase::Complete(OprBlock* blk, ErrorRef err, bool new_error, bool free
   // A temporary op is freed with its block, below.
   if (op->refs && op->refs->n.fetch_sub(1, std::memory_order_acq_rel) == 1) FreeOpr(op);
   NaiveWait* naive = blk->naive;
+  const size_t bytes = op->inflight_bytes;  // the op may live in the block
   if (free_block) ObjectPool<OprBlock>::Delete(blk);
-  OpFinished();
+  OpFinished(bytes);
   if (naive) {
     Parker* pusher = naive->pusher;  // `naive` may be gone once `done` is set
     naive->done.store(true, std::memory_order_release);
@@ -556,37 +559,74 @@ void EngineBase::WaitForAll() {
   if (!unreported.empty()) unreported.front()->Rethrow(unreported.size() - 1);
 }
 
-void EngineBase::WaitForInflightBound() {
-  int64_t bound = max_inflight_.load(std::memory_order_relaxed);
-  if (bound <= 0 || Pending() < bound) return;
-  if (tls_current_op || WorkerPool::Current()) return;  // never block the engine's own threads
-  ParkWaiter([&] { return Pending() < max_inflight_.load(); });
+// Room for an op with `bytes` of new memory: nothing in flight (an op larger
+// than the bound must still run), or both bounds clear.
+bool EngineBase::InflightRoom(size_t bytes) const {
+  const int64_t pending = Pending();
+  if (pending <= 0) return true;
+  const int64_t max_ops = max_inflight_.load(std::memory_order_relaxed);
+  const int64_t max_bytes = max_inflight_bytes_.load(std::memory_order_relaxed);
+  if (max_ops > 0 && pending >= max_ops) return false;
+  return max_bytes <= 0 ||
+         inflight_bytes_.load(std::memory_order_relaxed) + int64_t(bytes) <= max_bytes;
+}
+
+void EngineBase::EnterInflight(const Opr* op) {
+  const size_t bytes = op->inflight_bytes;
+  // Never wait on an engine thread, nor inside an op's code: the ops in
+  // flight may be waiting for that very op.
+  if (!InflightRoom(bytes) && !tls_current_op && !WorkerPool::Current() && !Holding())
+    ParkWaiter([&] { return InflightRoom(bytes); });
+  if (bytes) inflight_bytes_.fetch_add(int64_t(bytes), std::memory_order_relaxed);
+}
+
+namespace {
+thread_local const Engine::ThreadBlocking* tls_blocking = nullptr;
+}  // namespace
+
+void Engine::SetThreadBlocking(const ThreadBlocking* blocking) {
+  tls_blocking = blocking;
 }
 
 void EngineBase::ParkWaiter(const std::function<bool()>& done) {
-  Parker* me = Parker::Current();
+  const Waiter me{tls_blocking ? nullptr : Parker::Current(), tls_blocking};
   {
     std::lock_guard<std::mutex> lock(wait_mu_);
     waiters_.push_back(me);
   }
   num_waiters_.fetch_add(1);
-  me->ParkUntil(done);
-  num_waiters_.fetch_sub(1);
-  std::lock_guard<std::mutex> lock(wait_mu_);
-  waiters_.erase(std::find(waiters_.begin(), waiters_.end(), me));
+  struct Leave {  // also when a serving thread's block throws (Ctrl-C)
+    EngineBase* self;
+    Waiter me;
+    ~Leave() {
+      self->num_waiters_.fetch_sub(1);
+      std::lock_guard<std::mutex> lock(self->wait_mu_);
+      self->waiters_.erase(std::find(self->waiters_.begin(), self->waiters_.end(), me));
+    }
+  } leave{this, me};
+  if (me.blocking)
+    me.blocking->block(done);
+  else
+    me.parker->ParkUntil(done);
 }
 
-void EngineBase::OpFinished() {
+void EngineBase::OpFinished(size_t bytes) {
+  if (bytes) inflight_bytes_.fetch_sub(int64_t(bytes), std::memory_order_relaxed);
   completed_.fetch_add(1);
   TS_DCHECK(Pending() >= 0);  // no op completes twice
+  TS_DCHECK(inflight_bytes_.load(std::memory_order_relaxed) >= 0);
   if (num_waiters_.load() == 0) return;
-  int64_t left = Pending();
-  if (left == 0 || left < max_inflight_.load()) WakeWaiters();
+  if (Pending() == 0 || InflightRoom(0)) WakeWaiters();
 }
 
 void EngineBase::WakeWaiters() {
   std::lock_guard<std::mutex> lock(wait_mu_);
-  for (Parker* p : waiters_) p->Unpark();
+  for (const Waiter& w : waiters_) {
+    if (w.blocking)
+      w.blocking->wake();
+    else
+      w.parker->Unpark();
+  }
 }
 
 void EngineBase::RecordError(const ErrorRef& err) {

@@ -25,9 +25,9 @@ class EngineBase : public Engine {
   VarHandle NewVariable() override;
   void DeleteVariable(SyncFn delete_fn, Context ctx, VarHandle var) override;
   void PushSync(SyncFn fn, Context ctx, VarList const_vars, VarList mutate_vars, FnProperty prop,
-                int priority, const char* name) override;
+                int priority, const char* name, size_t bytes) override;
   void PushAsync(AsyncFn fn, Context ctx, VarList const_vars, VarList mutate_vars, FnProperty prop,
-                 int priority, const char* name) override;
+                 int priority, const char* name, size_t bytes) override;
   OprHandle NewOperator(AsyncFn fn, VarList const_vars, VarList mutate_vars, FnProperty prop,
                         const char* name) override;
   void Push(OprHandle op, Context ctx, int priority) override;
@@ -35,7 +35,14 @@ class EngineBase : public Engine {
   void WaitForVar(VarHandle var, WaitMode mode) override;
   void WaitForAll() override;
   void NotifyWhenSettled(VarList vars, std::function<void(std::exception_ptr)> fn) override;
-  void SetMaxInflight(int64_t n) override { max_inflight_.store(n); }
+  void SetMaxInflight(int64_t ops, int64_t bytes) override {
+    max_inflight_.store(ops);
+    max_inflight_bytes_.store(bytes);
+  }
+  void GetMaxInflight(int64_t* ops, int64_t* bytes) const override {
+    *ops = max_inflight_.load();
+    *bytes = max_inflight_bytes_.load();
+  }
   int OpThreads() const final { return op_threads_; }
 
  protected:
@@ -78,7 +85,9 @@ class EngineBase : public Engine {
   // Blocks the calling thread until `done`, lending its lane a spare worker
   // meanwhile when it is an engine worker.
   static void BlockUntil(const std::atomic<bool>& done);
-  void WaitForInflightBound();
+  // Before `op` is queued: waits, where the run-ahead bound says so, for
+  // room for it, then counts its bytes in flight.
+  void EnterInflight(const Opr* op);
 
   // Ops pushed and not yet complete. Pushers and finishers count on separate
   // cache lines: one shared counter would bounce between cores on every op.
@@ -91,6 +100,8 @@ class EngineBase : public Engine {
   alignas(64) std::atomic<int64_t> pushed_{0};
   alignas(64) std::atomic<int64_t> completed_{0};
   alignas(64) std::atomic<int64_t> max_inflight_{0};
+  std::atomic<int64_t> max_inflight_bytes_{0};
+  alignas(64) std::atomic<int64_t> inflight_bytes_{0};  // new memory of ops in flight
 
  private:
   class OprOwner;
@@ -102,13 +113,21 @@ class EngineBase : public Engine {
                   bool persistent = false);
   static void FreeOpr(Opr* op);
   static void OnAsyncDone(void* engine, void* block, std::exception_ptr error);
-  void OpFinished();
+  void OpFinished(size_t bytes);
+  bool InflightRoom(size_t bytes) const;
   void RecordError(const ErrorRef& err);
   void WakeWaiters();
 
   int op_threads_ = 1;
   std::mutex wait_mu_;
-  std::vector<Parker*> waiters_;  // WaitForAll and run-ahead waiters
+  // WaitForAll and run-ahead waiters: a parked thread, or one that serves
+  // while it waits (Engine::ThreadBlocking).
+  struct Waiter {
+    Parker* parker;
+    const ThreadBlocking* blocking;
+    bool operator==(const Waiter&) const = default;
+  };
+  std::vector<Waiter> waiters_;
   std::atomic<int> num_waiters_{0};
   std::mutex error_mu_;
   std::vector<ErrorRef> errors_;  // failures not yet reported by WaitForAll

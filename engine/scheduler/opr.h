@@ -109,6 +109,7 @@ class Opr {
   OprBlock* home = nullptr;
   FnProperty prop = FnProperty::kNormal;
   bool always_run = false;  // waiters and deletions run even on poisoned variables
+  size_t inflight_bytes = 0;  // new memory of its outputs (the run-ahead bound)
 
  private:
   bool is_async_ = false;

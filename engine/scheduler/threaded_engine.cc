@@ -21,7 +21,7 @@ const char* const kLaneNames[] = {"compute", "priority", "copy"};
 }  // namespace
 
 ThreadedEngine::ThreadedEngine(const EngineOptions& opts) : opts_(opts) {
-  SetMaxInflight(opts.max_inflight);
+  SetMaxInflight(opts.max_inflight, opts.max_inflight_bytes);
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   SetOpThreads(opts.op_threads > 0 ? opts.op_threads
                                    : std::max(1, cores / std::max(1, opts.cpu_workers)));
@@ -110,7 +110,7 @@ WorkerPool* ThreadedEngine::PoolFor(Context ctx, FnProperty prop, bool has_work)
 
 void ThreadedEngine::Submit(Opr* opr, Context ctx, int priority) {
   WorkerPool* pool = PoolFor(ctx, opr->prop, opr->has_fn());  // throws before any state changes
-  WaitForInflightBound();
+  EnterInflight(opr);
   OprBlock* blk = NewBlock(opr, ctx, priority);
   blk->pool = pool;
   if (AppendToVars(blk)) OnReady(blk, nullptr);

@@ -657,6 +657,7 @@ TEST_CASE("the run-ahead bound limits ops in flight") {
   EngineOptions opts;
   opts.cpu_workers = 1;
   opts.max_inflight = 4;
+  opts.max_inflight_bytes = 0;
   auto eng = CreateEngine(EngineType::kThreaded, opts);
   VarHandle v = eng->NewVariable();
   int64_t max_seen = 0;
@@ -667,9 +668,48 @@ TEST_CASE("the run-ahead bound limits ops in flight") {
   eng->WaitForAll();
   CHECK(max_seen <= 4);
   CHECK(Engine::VarVersion(v) == 200);
-  eng->SetMaxInflight(0);  // unbounded again
+  eng->SetMaxInflight(0, 0);  // unbounded again
   for (int i = 0; i < 100; ++i) eng->PushSync(nullptr, kCPU, {}, {v});
   eng->WaitForAll();
+}
+
+TEST_CASE("the run-ahead bound limits the new memory in flight; one large op still runs") {
+  EngineOptions opts;
+  opts.cpu_workers = 1;
+  opts.max_inflight = 0;
+  opts.max_inflight_bytes = 1000;
+  auto eng = CreateEngine(EngineType::kThreaded, opts);
+  VarHandle v = eng->NewVariable();
+  int64_t max_seen = 0;
+  for (int i = 0; i < 100; ++i) {
+    eng->PushSync([](RunContext) { std::this_thread::sleep_for(50us); }, kCPU, {}, {v},
+                  FnProperty::kNormal, 0, "alloc300", 300);
+    max_seen = std::max(max_seen, eng->Stats().pending);
+  }
+  eng->WaitForAll();
+  CHECK(max_seen <= 3);  // a fourth would pass 1000 bytes
+  // Larger than the bound alone: it waits for the others, then runs.
+  eng->PushSync([](RunContext) {}, kCPU, {}, {v}, FnProperty::kNormal, 0, "huge", 5000);
+  eng->PushSync([](RunContext) {}, kCPU, {}, {v}, FnProperty::kNormal, 0, "after", 300);
+  eng->WaitForAll();
+  CHECK(Engine::VarVersion(v) == 102);
+}
+
+TEST_CASE("the run-ahead bound never holds up an op's own code") {
+  EngineOptions opts;
+  opts.cpu_workers = 1;
+  opts.max_inflight = 1;
+  auto eng = CreateEngine(EngineType::kThreaded, opts);
+  VarHandle a = eng->NewVariable(), b = eng->NewVariable();
+  // The op itself is in flight, so a bound of 1 is reached; its pushes
+  // must not wait for room it can only make by returning.
+  eng->PushSync(
+      [&](RunContext) {
+        for (int i = 0; i < 20; ++i) eng->PushSync(nullptr, kCPU, {a}, {b});
+      },
+      kCPU, {}, {a});
+  eng->WaitForAll();
+  CHECK(Engine::VarVersion(b) == 20);
 }
 
 TEST_CASE("a GPU context without a GPU is a clear error and changes nothing") {

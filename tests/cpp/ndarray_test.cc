@@ -477,7 +477,9 @@ TEST_CASE("an op failing in its kernel poisons its outputs until they are overwr
   CHECK(ErrorOf([&] { w.WaitToRead(); }) == msg);
   // Accumulating into a poisoned array, or writing part of it, reads it.
   std::vector<NDArray> acc{z};
-  Invoke(MakeAttrs("_test_checked_copy"), {good}, &acc, {.req = {kAddTo}});
+  InvokeOptions add;
+  add.req = {kAddTo};
+  Invoke(MakeAttrs("_test_checked_copy"), {good}, &acc, add);
   CHECK(ErrorOf([&] { z.WaitToRead(); }) == msg);
   // The arrays work again once overwritten.
   std::vector<NDArray> outs{y};

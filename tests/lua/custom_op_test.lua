@@ -388,3 +388,29 @@ test('a body waiting on its own op output is an error, not a hang', function()
   assert_error(function() y:wait_to_read() end, 'would wait for the op itself')
   self_wait_target = nil
 end)
+
+test('the run-ahead bound never blocks the interpreter on the Lua ops it must run', function()
+  local ops, bytes = mx.engine.set_max_inflight(2)
+  local ok, err = pcall(function()
+    -- pushed Lua functions: each needs the interpreter, which is the pusher
+    local log, v = {}, mx.engine.new_var()
+    for i = 1, 30 do mx.engine.push(function() log[#log + 1] = i end, {write = {v}}) end
+    mx.engine.wait_for_var(v)
+    assert_eq(#log, 30)
+    -- Lua custom ops, and ops compiled from Lua (elementwise)
+    local x = mx.nd.array({1, 2, 3})
+    local y = x
+    for _ = 1, 30 do y = mx.nd.Custom(y, {op_type = 't_square'}) / mx.nd.Custom(y, {op_type = 't_square'}) end
+    close(y, {1, 1, 1})
+    local z = mx.nd.zeros({3})
+    for _ = 1, 30 do z = mx.nd.t_softplus(z) - mx.nd.t_softplus(mx.nd.zeros({3})) end
+    close(z, {0, 0, 0})
+    -- the byte bound too: every new array is larger than it
+    mx.engine.set_max_inflight(0, 16)
+    local w = mx.nd.ones({64})
+    for _ = 1, 30 do w = mx.nd.Custom(w, {op_type = 't_square'}) + 0 end
+    close(w, mx.nd.ones({64}))
+  end)
+  mx.engine.set_max_inflight(ops, bytes)
+  assert(ok, err)
+end)
