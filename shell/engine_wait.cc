@@ -44,6 +44,7 @@ void Wait(lua_State* L, Fn wait) {
     wait();
     return;
   }
+  in->CheckServeDepth();  // before the helper starts: nothing left waiting behind
   auto w = std::make_shared<BlockingWait>();
   w->wait = std::move(wait);
   w->on_done = [in] { in->queue().Wake(); };

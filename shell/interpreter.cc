@@ -119,7 +119,23 @@ void Interpreter::Drain(lua_State* L) {
   --draining_;
 }
 
+void Interpreter::CheckServeDepth() const {
+  // A Lua op served in a wait may wait in turn, and serve the next one
+  // inside that wait: each level takes C stack (LuaJIT's and ours). Past the
+  // bound the wait fails with an error instead of overflowing the stack.
+  TS_CHECK(serving_ < kMaxServeDepth)
+      << "too many nested waits: " << serving_
+      << " waits inside Lua ops that run inside waits (each op served while the one before "
+         "waits); wait outside the op, or push the work without waiting for it inside";
+}
+
 void Interpreter::ServeUntil(lua_State* L, const std::function<bool()>& done) {
+  CheckServeDepth();
+  ++serving_;
+  struct Leave {
+    int* depth;
+    ~Leave() { --*depth; }
+  } leave{&serving_};
   for (;;) {
     queue_.ClearWakeups();
     Drain(L);
@@ -165,6 +181,7 @@ void Interpreter::Hook(lua_State* L, lua_Debug*) {
 
 void Interpreter::Close() {
   if (closed()) return;
+  engine::Engine::SetThreadBlocking(nullptr);  // nothing left to serve
   lua_State* L = L_;
   lua_close(L);
   L_ = nullptr;

@@ -43,6 +43,9 @@ class Interpreter {
   // Interpreter thread: runs posted tasks on `L` until done() holds, sleeping
   // in between. Throws tessera::Error("interrupted") on Ctrl-C.
   void ServeUntil(lua_State* L, const std::function<bool()>& done);
+  // Throws when one more ServeUntil would nest too deep (kMaxServeDepth):
+  // callers that start work for a wait check first, so none is left behind.
+  void CheckServeDepth() const;
 
   // Interpreter thread. While Lua work is outstanding (a LuaWork exists) a
   // count hook serves the queue between statements of interpreted code.
@@ -70,6 +73,10 @@ class Interpreter {
   TaskQueue queue_;
   int lua_work_ = 0;
   int draining_ = 0;
+  int serving_ = 0;  // ServeUntil calls on the stack
+  // Nested ServeUntil calls allowed: far beyond real programs, far below the
+  // 8 MB stack (a level takes about 2 KB of C stack plus LuaJIT's frames).
+  static constexpr int kMaxServeDepth = 200;
   std::vector<RunningWork> running_;
 };
 

@@ -1,5 +1,7 @@
 #include "lua_util.h"
 
+#include <cstring>
+
 namespace tessera::shell {
 
 void PushRegistryTable(lua_State* L, const char* name) {
@@ -60,6 +62,9 @@ int TracebackHandler(lua_State* L) {
     lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
   } else {
     lua_pushvalue(L, 1);
+    // An error passed up through nested Lua ops carries the traceback of
+    // where it was raised, which shows every frame above it: one is enough.
+    if (std::strstr(lua_tostring(L, -1), "\nstack traceback:")) return 1;
   }
   luaL_traceback(L, L, lua_tostring(L, -1), 1);
   return 1;

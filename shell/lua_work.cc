@@ -48,11 +48,23 @@ void LuaWork::Run(Args args, Done done) {
   }
   // The function runs on behalf of the engine op calling this (it holds that
   // op's variables until `done`): waits inside it are checked against the op.
-  in->Post([self = shared_from_this(), args = std::move(args), done = std::move(done),
+  // A task the interpreter drops unrun (it closed first) still ends the op.
+  struct EndIfDropped {
+    Done done;
+    bool ran = false;
+    ~EndIfDropped() {
+      if (!ran && done)
+        done(std::make_exception_ptr(Error("the interpreter closed before the Lua op ran")));
+    }
+  };
+  auto end = std::make_shared<EndIfDropped>();
+  end->done = std::move(done);
+  in->Post([self = shared_from_this(), args = std::move(args), end,
             hold = engine::CurrentHold()](lua_State* L) {
     std::optional<engine::HoldScope> scope;
     if (hold) scope.emplace(hold);
-    self->RunHere(L, args, done);
+    end->ran = true;
+    self->RunHere(L, args, end->done);
   });
 }
 

@@ -86,12 +86,18 @@ bool RunScript(lua_State* L, int argc, char** argv, int script) {
 }
 
 bool WaitForEngine(lua_State* L) {
-  try {
-    WaitForAll(L);
-    return true;
-  } catch (const std::exception& e) {
-    ReportError(e.what());
-    return false;
+  // Until the engine is idle: a wait can end early with an error (one
+  // reported by a wait given up on), while work is still queued.
+  bool ok = true;
+  for (;;) {
+    try {
+      WaitForAll(L);
+      return ok;
+    } catch (const std::exception& e) {
+      ReportError(e.what());
+      ok = false;
+      if (engine::Engine::Get()->Stats().pending == 0) return false;
+    }
   }
 }
 

@@ -20,7 +20,10 @@ void ErrorRecord::Rethrow(size_t more_errors) const {
   } catch (...) {
     what = "unknown exception";
   }
-  std::string msg = "engine op '" + op_name + "' failed: " + what;
+  // An op that failed because the same op failed inside it (a Lua op waiting
+  // on another push of itself) says so once, not once per level.
+  const std::string prefix = "engine op '" + op_name + "' failed: ";
+  std::string msg = what.starts_with(prefix) ? what : prefix + what;
   if (more_errors)
     msg += " (and " + std::to_string(more_errors) + " more failed op" +
            (more_errors > 1 ? "s" : "") + ")";

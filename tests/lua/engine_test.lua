@@ -225,3 +225,22 @@ test('waiting inside an op on work that must wait for the op is an error, not a 
   -- after the op, the same arrays are waited for as usual
   assert_eq((a + 1):totable(), {2, 2})
 end)
+
+test('waits nested deeper than the bound are an error, not a stack overflow', function()
+  local function nest(n)
+    if n == 0 then return end
+    local v = engine.new_var()
+    engine.push(function() nest(n - 1) end, { write = { v } })
+    engine.wait_for_var(v)
+  end
+  local ok, err = pcall(nest, 1000)
+  if engine.type() == 'naive' then
+    assert(ok, err)  -- every push ran at once: no wait ever nested
+    return
+  end
+  assert(not ok)
+  assert(tostring(err):find('too many nested waits', 1, true), err)
+  assert(#tostring(err) < 4000, 'the error is said once, not once per level')
+  pcall(mx.waitall)  -- the pushes left queued run (and stop at the bound too)
+  assert_eq((mx.nd.ones({1}) + 1):totable(), {2})
+end)
