@@ -244,6 +244,17 @@ class ReplTest(unittest.TestCase):
         r.expect(r"mx\.engine\.push\(fn")
         r.prompt()
 
+    def test_a_history_file_that_is_a_fifo_is_not_read(self):
+        # Reading it would wait for a writer before the first prompt.
+        fifo = os.path.join(os.path.dirname(self.history), "fifo_history")
+        os.mkfifo(fifo)
+        other = Repl(fifo)
+        self.addCleanup(other.close)
+        other.expect(r"history: " + re.escape(fifo) + r" is not a regular file \(it is a FIFO\)")
+        other.prompt()
+        other.line("3 * 3")
+        other.expect(r"\n9\n")
+
     def test_ctrl_d_exits_and_history_is_kept(self):
         r = self.repl
         r.line("history_marker = 1")
