@@ -3,9 +3,11 @@
 Run: TESSERA_BIN=build/tessera python3 -m unittest discover -s tests/shell
 """
 import os
+import signal
 import subprocess
 import tempfile
 import textwrap
+import time
 import unittest
 
 BIN = os.environ.get("TESSERA_BIN", "tessera")
@@ -144,6 +146,29 @@ class CommandLine(unittest.TestCase):
         r = run("--test", os.path.join(self.dir.name, "ok"))
         self.assertEqual((r.returncode, r.stdout.strip().splitlines()[-1]), (0, "1 passed, 0 failed"))
         self.assertEqual(run("--test", os.path.join(self.dir.name, "nothing")).returncode, 1)
+
+    def test_a_save_killed_by_sigterm_leaves_no_temporary(self):
+        # Saves of a big array in a loop, one of them interrupted while it
+        # writes: the process dies of the signal and no <target>.tmp.* stays
+        # beside the target.
+        target = os.path.join(self.dir.name, "big.params")
+        with open(target, "w") as f:
+            f.write("old")
+        proc = subprocess.Popen(
+            [BIN, "-e", "local a = mx.nd.ones({16, 1024, 1024}); a:wait_to_read(); "
+                        "io.stdout:write('ready\\n'); io.stdout:flush(); "
+                        "while true do mx.nd.save(%r, {a = a}) end" % target],
+            stdout=subprocess.PIPE, env=dict(os.environ, TESSERA_HISTORY=""))
+        self.addCleanup(proc.stdout.close)
+        self.addCleanup(proc.kill)
+        self.assertEqual(proc.stdout.readline(), b"ready\n")
+        deadline = time.monotonic() + 30
+        while not any(".tmp." in n for n in os.listdir(self.dir.name)):
+            self.assertLess(time.monotonic(), deadline, "no save started")
+            time.sleep(0.001)
+        proc.send_signal(signal.SIGTERM)
+        self.assertEqual(proc.wait(timeout=30), -signal.SIGTERM)
+        self.assertEqual(sorted(os.listdir(self.dir.name)), ["big.params"])
 
 
 if __name__ == "__main__":
