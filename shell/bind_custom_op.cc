@@ -180,7 +180,7 @@ class LuaProp final : public CustomOpProp {
       lua_rawgeti(L, -1, i);
       TS_CHECK(lua_type(L, -1) == LUA_TSTRING)
           << Label(method) << ": entry " << i << " is a " << luaL_typename(L, -1) << ", not a name";
-      names.emplace_back(lua_tostring(L, -1));
+      names.emplace_back(CheckString(L, -1, Label(method) + ": entry " + std::to_string(i)));
       lua_pop(L, 1);
     }
     lua_settop(L, top);
@@ -221,7 +221,8 @@ class LuaProp final : public CustomOpProp {
     for (int i = 1; i <= n; ++i) {
       lua_rawgeti(L, index, i);
       if (lua_type(L, -1) == LUA_TSTRING)
-        (*types)[size_t(i - 1)] = DTypeFromName(lua_tostring(L, -1));
+        (*types)[size_t(i - 1)] = DTypeFromName(
+            CheckString(L, -1, Label("infer_type") + ": " + what + " type " + std::to_string(i)));
       lua_pop(L, 1);
     }
   }
@@ -336,7 +337,7 @@ std::shared_ptr<CustomOperator> LuaProp::CreateOperator(Context ctx,
 // mx.operator._register(op_type, factory, defaults) -> true when it replaced
 // an earlier registration. factory(kwargs) returns a property object.
 int RegisterOp(lua_State* L) {
-  std::string op_type = luaL_checkstring(L, 1);
+  std::string op_type = CheckString(L, 1, "mx.operator.register: op_type");
   luaL_checktype(L, 2, LUA_TFUNCTION);
   luaL_checktype(L, 3, LUA_TTABLE);
   lua_pushvalue(L, 3);

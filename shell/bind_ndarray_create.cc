@@ -58,7 +58,7 @@ void ReadDTypeCtx(lua_State* L, int opts, DType* dtype, Context* ctx) {
   if (lua_isnoneornil(L, opts)) return;
   luaL_checktype(L, opts, LUA_TTABLE);
   lua_getfield(L, opts, "dtype");
-  if (!lua_isnil(L, -1)) *dtype = DTypeFromName(luaL_checkstring(L, -1));
+  if (!lua_isnil(L, -1)) *dtype = DTypeFromName(CheckString(L, -1, "dtype"));
   lua_getfield(L, opts, "ctx");
   *ctx = OptContext(L, -1, *ctx);
   lua_pop(L, 2);
@@ -133,7 +133,7 @@ int Create(lua_State* L) {
     while (lua_next(L, opts) != 0) {
       if (lua_type(L, -2) != LUA_TSTRING)
         luaL_error(L, "mx.nd.%s: option keys must be names, got a %s", fname, luaL_typename(L, -2));
-      std::string key = lua_tostring(L, -2);
+      std::string key = CheckKey(L, -2, std::string("mx.nd.") + fname + ": an option");
       if (key == "out") {
         lua_pop(L, 1);
         continue;

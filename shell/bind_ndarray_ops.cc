@@ -98,7 +98,7 @@ int CallOp(lua_State* L) {
       if (lua_type(L, -2) != LUA_TSTRING)
         luaL_error(L, "%s: parameter keys must be names, got a %s", op->name().c_str(),
                    luaL_typename(L, -2));
-      std::string key = lua_tostring(L, -2);
+      std::string key = CheckKey(L, -2, op->name() + ": a parameter name");
       if (key == "out") {
         lua_pop(L, 1);
         continue;
@@ -227,7 +227,10 @@ std::optional<std::string> OpDoc(std::string_view name) {
 // the table. Upvalues: the call function and the doc function.
 int OpNamespaceIndex(lua_State* L) {
   if (lua_type(L, 2) != LUA_TSTRING) return 0;
-  std::string_view name = lua_tostring(L, 2);
+  size_t len = 0;
+  const char* s = lua_tolstring(L, 2, &len);
+  const std::string_view name(s, len);
+  if (name.find('\0') != std::string_view::npos) return 0;  // no op has such a name
   const op::Op* op = op::Op::Find(name);
   if (!op) return 0;
   auto call = lua_tocfunction(L, lua_upvalueindex(1));
@@ -304,7 +307,7 @@ std::string ParamText(lua_State* L, int index, bool axis, std::string_view op,
     case LUA_TBOOLEAN:
       return lua_toboolean(L, index) ? "True" : "False";
     case LUA_TSTRING:
-      return lua_tostring(L, index);
+      return CheckString(L, index, std::string(op) + ": parameter '" + std::string(key) + "'");
     case LUA_TTABLE: {
       const int abs = index < 0 ? lua_gettop(L) + index + 1 : index;
       const int n = static_cast<int>(lua_objlen(L, abs));

@@ -1,5 +1,7 @@
 #include "lua_util.h"
 
+#include "engine/base/error.h"
+
 namespace tessera::shell {
 
 void PushRegistryTable(lua_State* L, const char* name) {
@@ -79,6 +81,28 @@ std::string ErrorText(lua_State* L, int index) {
   const char* s = lua_tolstring(L, index, &n);
   if (s) return std::string(s, n);
   return std::string("(error object is a ") + luaL_typename(L, index) + " value)";
+}
+
+std::string CheckKey(lua_State* L, int index, std::string_view what) {
+  if (lua_type(L, index) != LUA_TSTRING)
+    TS_THROW << what << " must be a name (a string), got a " << luaL_typename(L, index);
+  return CheckString(L, index, what);
+}
+
+std::string CheckString(lua_State* L, int index, std::string_view what) {
+  size_t n = 0;
+  const bool is_text = lua_type(L, index) == LUA_TSTRING || lua_type(L, index) == LUA_TNUMBER;
+  // An argument of the wrong type: Lua's own message ("bad argument #1 to
+  // 'load' (string expected, got nil)").
+  const char* s =
+      is_text || index <= 0 ? lua_tolstring(L, index, &n) : luaL_checklstring(L, index, &n);
+  if (!s) TS_THROW << what << " must be a string, got a " << luaL_typename(L, index);
+  std::string text(s, n);
+  if (text.find('\0') == std::string::npos) return text;
+  std::string shown;
+  for (char c : text) shown += c == '\0' ? std::string("\\0") : std::string(1, c);
+  TS_THROW << what << " '" << shown
+           << "' contains a NUL byte, which names, keys and paths cannot hold";
 }
 
 }  // namespace tessera::shell

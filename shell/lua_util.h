@@ -6,6 +6,7 @@
 
 #include <exception>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tessera::shell {
@@ -45,6 +46,17 @@ struct LuaFunction {
   lua_CFunction fn;
   const char* doc;
 };
+
+// The string at `index` whole, for Lua strings that become C++ names, keys,
+// paths or option values. Lua strings may hold NUL bytes, which the C
+// strings and files below would silently end at ('a\0b' saved as 'a'):
+// such a string is an error naming `what` ("mx.nd.save: the name"). A
+// number is taken as its text, as luaL_checkstring does; any other type is
+// an error.
+std::string CheckString(lua_State* L, int index, std::string_view what);
+// The same for a key of a table being walked with lua_next: only a string
+// (converting a number key in place would break the walk).
+std::string CheckKey(lua_State* L, int index, std::string_view what);
 
 // Sets each function as a field of the table at `table` and records its doc.
 void SetFunctions(lua_State* L, int table, std::initializer_list<LuaFunction> fns);
