@@ -31,6 +31,10 @@ using op::custom::Done;
 // those a property does not define.
 constexpr const char* kDefaults = "tessera.custom_op_defaults";
 
+// Custom ops running inside one another, at most: far beyond any real
+// composition, and far below what exhausts memory or the C stack.
+constexpr int kMaxNesting = 100;
+
 lua_State* CallbackState(const std::string& op_type) {
   Interpreter* in = Interpreter::Get();
   TS_CHECK(in && !in->closed() && in->OnThread())
@@ -311,6 +315,12 @@ class LuaOperator final : public CustomOperator {
 std::shared_ptr<CustomOperator> LuaProp::CreateOperator(Context ctx,
                                                         const std::vector<Shape>& shapes,
                                                         const std::vector<DType>& types) {
+  // Each level of a custom op that calls itself holds its arrays until the
+  // levels below it end, and nothing else stops it: a limit does.
+  const int nesting = LuaWork::RunningNesting() + 1;
+  TS_CHECK(nesting <= kMaxNesting)
+      << "Custom '" << op_type_ << "': custom ops nested more than " << kMaxNesting
+      << " deep (an operator that calls itself, directly or through others, without end?)";
   lua_State* L = CallbackState(op_type_);
   int top = lua_gettop(L);
   Call(L, "create_operator", 1, [&] {
@@ -331,6 +341,7 @@ std::shared_ptr<CustomOperator> LuaProp::CreateOperator(Context ctx,
   }
   auto work = LuaWork::Create(L, -1, "Custom:" + op_type_, {}, {});
   lua_settop(L, top);
+  work->set_nesting(nesting);
   return std::make_shared<LuaOperator>(op_type_, std::move(work));
 }
 
