@@ -32,12 +32,23 @@ std::string FormatNumber(lua_Number x) {
 
 // A 1-based Lua axis as MXNet's 0-based one; negatives count from the end in
 // both, so they pass unchanged.
-lua_Number AxisToZeroBased(lua_State* L, lua_Number x, std::string_view op, std::string_view key) {
+// Checked here, on the value the user typed: the op's own check would echo
+// the converted value (1.5 as 0.5).
+lua_Number AxisToZeroBased(lua_Number x, std::string_view op, std::string_view key) {
+  if (!std::isfinite(x) || x != std::floor(x))
+    TS_THROW << op << ": parameter '" << key << "' must be a whole number (a 1-based axis), got "
+             << FormatNumber(x);
   if (x == 0)
-    luaL_error(L,
-               "%s: parameter '%s' is 0, but axes are 1-based (1 is the first axis, -1 the last)",
-               std::string(op).c_str(), std::string(key).c_str());
+    TS_THROW << op << ": parameter '" << key
+             << "' is 0, but axes are 1-based (1 is the first axis, -1 the last)";
   return x > 0 ? x - 1 : x;
+}
+
+// Whether an op's message is about an axis, and so may show one 0-based.
+bool MentionsAxis(const std::string& msg) {
+  std::string lower(msg);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower.find("axis") != std::string::npos || lower.find("axes") != std::string::npos;
 }
 
 bool IsNDArrayList(lua_State* L, int index) {
@@ -154,13 +165,14 @@ int CallOp(lua_State* L) {
   }
   if (!axis_given) return InvokeAndPush(L, op->name(), inputs, std::move(params));
   // C++ messages count axes from 0, as MXNet does; say so next to the
-  // 1-based axis the user typed.
+  // 1-based axis the user typed, when the message is about an axis.
   std::string msg;
   try {
     return InvokeAndPush(L, op->name(), inputs, std::move(params));
   } catch (const Error& e) {
-    msg = std::string(e.what()) + " (axes in this message count from 0, as in MXNet)";
+    msg = e.what();
   }
+  if (MentionsAxis(msg)) msg += " (axes in this message count from 0, as in MXNet)";
   throw Error(msg);
 }
 
@@ -302,7 +314,7 @@ std::string ParamText(lua_State* L, int index, bool axis, std::string_view op,
   switch (lua_type(L, index)) {
     case LUA_TNUMBER: {
       lua_Number x = lua_tonumber(L, index);
-      return FormatNumber(axis ? AxisToZeroBased(L, x, op, key) : x);
+      return FormatNumber(axis ? AxisToZeroBased(x, op, key) : x);
     }
     case LUA_TBOOLEAN:
       return lua_toboolean(L, index) ? "True" : "False";
@@ -318,7 +330,7 @@ std::string ParamText(lua_State* L, int index, bool axis, std::string_view op,
           luaL_error(L, "%s: parameter '%s' item %d is a %s, expected a number",
                      std::string(op).c_str(), std::string(key).c_str(), i, luaL_typename(L, -1));
         lua_Number x = lua_tonumber(L, -1);
-        t += (i > 1 ? "," : "") + FormatNumber(axis ? AxisToZeroBased(L, x, op, key) : x);
+        t += (i > 1 ? "," : "") + FormatNumber(axis ? AxisToZeroBased(x, op, key) : x);
         lua_pop(L, 1);
       }
       return t + (n == 1 ? ",)" : ")");
