@@ -83,6 +83,35 @@ std::string ErrorText(lua_State* L, int index) {
   return std::string("(error object is a ") + luaL_typename(L, index) + " value)";
 }
 
+std::string OutOfMemoryMessage(lua_State* L) {
+  // The binding's name as the caller spelled it (mx.nd.zeros -> "zeros").
+  // Else (a tail call hides it) the start of its documentation, which is
+  // its usage ("a:totable() -> ...").
+  lua_Debug ar;
+  std::string name = "a tessera function";
+  if (lua_getstack(L, 0, &ar) && lua_getinfo(L, "nf", &ar)) {
+    if (ar.name) {
+      name = ar.name;
+    } else {
+      lua_getfield(L, LUA_REGISTRYINDEX, "tessera.docs");
+      if (lua_istable(L, -1)) {
+        lua_pushvalue(L, -2);
+        lua_rawget(L, -2);
+        if (const char* doc = lua_tostring(L, -1)) {
+          const std::string usage(doc);
+          name = usage.substr(0, usage.find('('));
+        }
+        lua_pop(L, 1);
+      }
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);  // the function
+  }
+  return name +
+         ": out of memory: a host allocation failed (free arrays you no longer need, "
+         "or make smaller ones)";
+}
+
 std::string CheckKey(lua_State* L, int index, std::string_view what) {
   if (lua_type(L, index) != LUA_TSTRING)
     TS_THROW << what << " must be a name (a string), got a " << luaL_typename(L, index);

@@ -5,6 +5,7 @@
 #include <lua.hpp>
 
 #include <exception>
+#include <new>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,8 +22,13 @@ struct CallingStateScope {
   lua_State* saved;
 };
 
+// "<function>: out of memory ...", for a std::bad_alloc that escaped the
+// binding running on `L` (its what() says only "std::bad_alloc").
+std::string OutOfMemoryMessage(lua_State* L);
+
 // Wraps a binding so that a C++ exception (tessera::Error or any other
-// std::exception) becomes a Lua error with the exception's message, raised
+// std::exception; std::bad_alloc as OutOfMemoryMessage) becomes a Lua error
+// with the exception's message, raised
 // after every C++ frame of `F` has unwound. Lua errors raised inside `F`
 // (luaL_error) pass through untouched: on x86-64 LuaJIT unwinds them as
 // foreign exceptions, which must never be swallowed by catch (...).
@@ -32,20 +38,14 @@ int Guarded(lua_State* L) {
   try {
     CallingStateScope calling(L);
     return F(L);
+  } catch (const std::bad_alloc&) {
+    msg = OutOfMemoryMessage(L);
   } catch (const std::exception& e) {
     msg = e.what();
   }
   lua_pushlstring(L, msg.data(), msg.size());
   return lua_error(L);
 }
-
-// A function of a binding table: the name, the guarded C function and the
-// text `help()` shows.
-struct LuaFunction {
-  const char* name;
-  lua_CFunction fn;
-  const char* doc;
-};
 
 // The string at `index` whole, for Lua strings that become C++ names, keys,
 // paths or option values. Lua strings may hold NUL bytes, which the C
@@ -57,6 +57,14 @@ std::string CheckString(lua_State* L, int index, std::string_view what);
 // The same for a key of a table being walked with lua_next: only a string
 // (converting a number key in place would break the walk).
 std::string CheckKey(lua_State* L, int index, std::string_view what);
+
+// A function of a binding table: the name, the guarded C function and the
+// text `help()` shows.
+struct LuaFunction {
+  const char* name;
+  lua_CFunction fn;
+  const char* doc;
+};
 
 // Sets each function as a field of the table at `table` and records its doc.
 void SetFunctions(lua_State* L, int table, std::initializer_list<LuaFunction> fns);

@@ -3,6 +3,7 @@
 Run: TESSERA_BIN=build/tessera python3 -m unittest discover -s tests/shell
 """
 import os
+import resource
 import signal
 import subprocess
 import tempfile
@@ -146,6 +147,26 @@ class CommandLine(unittest.TestCase):
         r = run("--test", os.path.join(self.dir.name, "ok"))
         self.assertEqual((r.returncode, r.stdout.strip().splitlines()[-1]), (0, "1 passed, 0 failed"))
         self.assertEqual(run("--test", os.path.join(self.dir.name, "nothing")).returncode, 1)
+
+    @unittest.skipIf(os.environ.get("TESSERA_SANITIZE"),
+                     "sanitizers reserve more address space than the limit allows")
+    def test_out_of_host_memory_is_a_clear_error(self):
+        # Under a 1.2 GB address-space limit, a 400 MB array fits but its
+        # values as doubles (800 MB more) do not: the failed allocation is an
+        # error naming the function, and the shell carries on.
+        def limit():
+            resource.setrlimit(resource.RLIMIT_AS, (1200 << 20, 1200 << 20))
+        code = ("local a = mx.nd.ones({100000000}); a:wait_to_read(); "
+                "local ok, err = pcall(function() local t = a:totable(); return t end); "
+                "print(ok, err); a = nil; collectgarbage(); "
+                "print((mx.nd.ones({2}) + 1):totable()[1])")
+        r = subprocess.run([BIN, "-e", code], capture_output=True, text=True, timeout=120,
+                           preexec_fn=limit,
+                           env=dict(os.environ, TESSERA_HISTORY="", OMP_NUM_THREADS="1"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("false\ttotable: out of memory: a host allocation failed", r.stdout)
+        self.assertNotIn("bad_alloc", r.stdout)
+        self.assertTrue(r.stdout.endswith("\n2\n"), r.stdout)
 
     def test_a_save_killed_by_sigterm_leaves_no_temporary(self):
         # Saves of a big array in a loop, one of them interrupted while it
