@@ -148,6 +148,19 @@ class CommandLine(unittest.TestCase):
         self.assertEqual((r.returncode, r.stdout.strip().splitlines()[-1]), (0, "1 passed, 0 failed"))
         self.assertEqual(run("--test", os.path.join(self.dir.name, "nothing")).returncode, 1)
 
+    def test_a_test_run_that_finds_no_test_fails(self):
+        # A file or a directory whose files declare no test: nothing passed.
+        empty = self.write("empty/helpers.lua", "local x = 1\nreturn {answer = 42}\n")
+        for path in (empty, os.path.dirname(empty)):
+            r = run("--test", path)
+            self.assertEqual(r.returncode, 1, r.stdout)
+            self.assertIn("0 passed, 0 failed", r.stdout)
+            self.assertIn("no tests found under " + path, r.stdout)
+        os.makedirs(os.path.join(self.dir.name, "bare"))
+        r = run("--test", os.path.join(self.dir.name, "bare"))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("no test files", r.stdout)
+
     @unittest.skipIf(os.environ.get("TESSERA_SANITIZE"),
                      "sanitizers reserve more address space than the limit allows")
     def test_out_of_host_memory_is_a_clear_error(self):
