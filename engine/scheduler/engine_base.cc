@@ -8,6 +8,7 @@
 #include "engine/scheduler/object_pool.h"
 #include "engine/scheduler/parker.h"
 #include "engine/scheduler/profiler.h"
+#include "engine/scheduler/push_group_internal.h"
 #include "engine/scheduler/var.h"
 #include "engine/scheduler/worker_pool.h"
 
@@ -248,6 +249,7 @@ OprBlock* EngineBase::NewBlock(Opr* opr, Context ctx, int priority) {
   blk->opr = opr;
   blk->ctx = ctx;
   blk->priority = priority;
+  blk->group = JoinCurrentPushGroup();
   return blk;
 }
 
@@ -380,8 +382,10 @@ void EngineBase::Complete(OprBlock* blk, ErrorRef err, bool new_error, bool free
   // A temporary op is freed with its block, below.
   if (op->refs && op->refs->n.fetch_sub(1, std::memory_order_acq_rel) == 1) FreeOpr(op);
   NaiveWait* naive = blk->naive;
+  PushGroupState* group = blk->group;
   if (free_block) ObjectPool<OprBlock>::Delete(blk);
   OpFinished();
+  if (group) LeavePushGroup(group, err);
   if (naive) {
     Parker* pusher = naive->pusher;  // `naive` may be gone once `done` is set
     naive->done.store(true, std::memory_order_release);

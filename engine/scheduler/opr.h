@@ -22,6 +22,7 @@ namespace tessera::engine {
 class WorkerPool;
 class Parker;
 struct OprBlock;
+struct PushGroupState;
 
 // The variables of an op, normalised: writes, then reads; each list sorted
 // by address, without duplicates, and the two disjoint. Short lists (nearly
@@ -146,7 +147,8 @@ struct alignas(64) OprBlock {
   bool owns_temp_ = false;
 
  public:
-  VarEntry entries[2];  // queue places for the op's first two variables
+  VarEntry entries[2];              // queue places for the op's first two variables
+  PushGroupState* group = nullptr;  // the PushGroup the op joined; null: none
 
  private:
   Opr* temp_opr() { return std::launder(reinterpret_cast<Opr*>(temp_storage_)); }
