@@ -48,15 +48,26 @@ void PrintEngine() {
     std::printf("  (no lane started yet: lanes start on first use)\n");
 }
 
+// The wall time of the statement and of the engine work it pushed: only
+// that work, not what was outstanding before. The time is printed even when
+// the work fails or the wait is interrupted, then the error.
 void Time(lua_State* L, const std::string& stmt, bool color) {
   if (stmt.empty()) throw Error(":time needs a statement, e.g. :time f(x)");
   auto t0 = std::chrono::steady_clock::now();
-  bool ok = EvalString(L, stmt, color);
-  // Everything it pushed counts: the wall time includes the engine's work.
-  WaitForAll(L);
+  engine::PushGroup pushed;
+  bool ok = EvalString(L, stmt, color);  // reports its own error
+  pushed.Close();
+  std::string failure;
+  try {
+    WaitForGroup(L, pushed);
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
   double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("time: %.3f ms%s\n", ms, ok ? "" : " (failed)");
+  std::printf("time: %.3f ms%s\n", ms, ok && failure.empty() ? "" : " (failed)");
+  std::fflush(stdout);
+  if (!failure.empty()) ReportError(failure);
 }
 
 void Profile(lua_State* L, const std::string& args) {

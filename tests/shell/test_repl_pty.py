@@ -244,6 +244,27 @@ class ReplTest(unittest.TestCase):
         r.expect(r"mx\.engine\.push\(fn")
         r.prompt()
 
+    def test_time_waits_for_its_own_work_and_reports_its_failure(self):
+        r = self.repl
+        # Its work fails: the time, marked failed, then the error naming the op.
+        r.line(":time w = mx.engine.new_var(); "
+               "mx.engine._fail('kaboom', {write = {w}, name = 'timed_op'})")
+        r.expect(r"time: [0-9.]+ ms \(failed\)")
+        r.expect(r"timed_op.*kaboom")
+        r.prompt()
+        # A Lua error in the statement: its error, then the time.
+        r.line(":time error('lua side')")
+        r.expect(r"lua side")
+        r.expect(r"time: [0-9.]+ ms \(failed\)")
+        r.prompt()
+        # Work outstanding from before is not waited for.
+        r.line("v = mx.engine.new_var(); mx.engine._sleep(3, {write = {v}})")
+        r.prompt()
+        r.line(":time local s = 0; for i = 1, 1000 do s = s + i end")
+        m = r.expect(r"time: ([0-9.]+) ms")
+        self.assertLess(float(m.group(1)), 1500)
+        r.prompt()
+
     def test_a_history_file_that_is_a_fifo_is_not_read(self):
         # Reading it would wait for a writer before the first prompt.
         fifo = os.path.join(os.path.dirname(self.history), "fifo_history")
