@@ -265,6 +265,16 @@ class ReplTest(unittest.TestCase):
         self.assertLess(float(m.group(1)), 1500)
         r.prompt()
 
+    def test_commands_refuse_junk_arguments(self):
+        r = self.repl
+        for cmd in (":memory foo", ":wait now", ":engine x", ":help me", ":quit please",
+                    ":profile on now", ":profile off x", ":profile dump a b", ":profile"):
+            r.line(cmd)
+            r.expect(r"usage: :" + cmd.split()[0][1:])
+            r.prompt()
+        r.line("1 + 1")  # still here: ':quit please' did not quit
+        r.expect(r"\n2\n")
+
     def test_a_history_file_that_is_a_fifo_is_not_read(self):
         # Reading it would wait for a writer before the first prompt.
         fifo = os.path.join(os.path.dirname(self.history), "fifo_history")
