@@ -275,6 +275,20 @@ class ReplTest(unittest.TestCase):
         r.line("1 + 1")  # still here: ':quit please' did not quit
         r.expect(r"\n2\n")
 
+    def test_ctrl_d_at_a_continuation_prompt_drops_the_chunk(self):
+        r = self.repl
+        r.line("function half_typed()")
+        r.expect(r"\n>> ")
+        r.line("  return 1")
+        r.expect(r"\n>> ")
+        r.send("\x04")
+        r.prompt()
+        r.line("half_typed == nil")
+        r.expect(r"\ntrue\n")
+        r.prompt()
+        r.send("\x04")  # at "> " it leaves
+        self.assertEqual(r.wait_exit(), 0)
+
     def test_a_history_file_that_is_a_fifo_is_not_read(self):
         # Reading it would wait for a writer before the first prompt.
         fifo = os.path.join(os.path.dirname(self.history), "fifo_history")
