@@ -17,7 +17,7 @@ namespace {
 
 OpReqType ReqFromName(lua_State* L, int index, const char* what) {
   if (lua_isnoneornil(L, index)) return kWriteTo;
-  const std::string r = luaL_checkstring(L, index);
+  const std::string r = CheckString(L, index, std::string(what) + ": grad_req");
   if (r == "write") return kWriteTo;
   if (r == "add") return kAddTo;
   if (r == "null") return kNullOp;

@@ -46,8 +46,7 @@ int Eq(lua_State* L) {
 }
 int Index(lua_State* L) {
   Context c = CheckContext(L, 1);
-  const char* key = luaL_checkstring(L, 2);
-  std::string k = key;
+  const std::string k = CheckString(L, 2, "context field");
   if (k == "device_type") {
     lua_pushstring(L, c.dev_type == DeviceType::kGPU         ? "gpu"
                       : c.dev_type == DeviceType::kCPUPinned ? "cpu_pinned"
@@ -56,7 +55,7 @@ int Index(lua_State* L) {
     lua_pushinteger(L, c.dev_id);
   } else {
     PushContextMethods(L);
-    lua_getfield(L, -1, key);
+    lua_getfield(L, -1, k.c_str());
   }
   return 1;
 }

@@ -31,6 +31,10 @@ using op::custom::Done;
 // those a property does not define.
 constexpr const char* kDefaults = "tessera.custom_op_defaults";
 
+// Custom ops running inside one another, at most: far beyond any real
+// composition, and far below what exhausts memory or the C stack.
+constexpr int kMaxNesting = 100;
+
 lua_State* CallbackState(const std::string& op_type) {
   Interpreter* in = Interpreter::Get();
   TS_CHECK(in && !in->closed() && in->OnThread())
@@ -180,7 +184,7 @@ class LuaProp final : public CustomOpProp {
       lua_rawgeti(L, -1, i);
       TS_CHECK(lua_type(L, -1) == LUA_TSTRING)
           << Label(method) << ": entry " << i << " is a " << luaL_typename(L, -1) << ", not a name";
-      names.emplace_back(lua_tostring(L, -1));
+      names.emplace_back(CheckString(L, -1, Label(method) + ": entry " + std::to_string(i)));
       lua_pop(L, 1);
     }
     lua_settop(L, top);
@@ -221,7 +225,8 @@ class LuaProp final : public CustomOpProp {
     for (int i = 1; i <= n; ++i) {
       lua_rawgeti(L, index, i);
       if (lua_type(L, -1) == LUA_TSTRING)
-        (*types)[size_t(i - 1)] = DTypeFromName(lua_tostring(L, -1));
+        (*types)[size_t(i - 1)] = DTypeFromName(
+            CheckString(L, -1, Label("infer_type") + ": " + what + " type " + std::to_string(i)));
       lua_pop(L, 1);
     }
   }
@@ -310,6 +315,12 @@ class LuaOperator final : public CustomOperator {
 std::shared_ptr<CustomOperator> LuaProp::CreateOperator(Context ctx,
                                                         const std::vector<Shape>& shapes,
                                                         const std::vector<DType>& types) {
+  // Each level of a custom op that calls itself holds its arrays until the
+  // levels below it end, and nothing else stops it: a limit does.
+  const int nesting = LuaWork::RunningNesting() + 1;
+  TS_CHECK(nesting <= kMaxNesting)
+      << "Custom '" << op_type_ << "': custom ops nested more than " << kMaxNesting
+      << " deep (an operator that calls itself, directly or through others, without end?)";
   lua_State* L = CallbackState(op_type_);
   int top = lua_gettop(L);
   Call(L, "create_operator", 1, [&] {
@@ -330,13 +341,14 @@ std::shared_ptr<CustomOperator> LuaProp::CreateOperator(Context ctx,
   }
   auto work = LuaWork::Create(L, -1, "Custom:" + op_type_, {}, {});
   lua_settop(L, top);
+  work->set_nesting(nesting);
   return std::make_shared<LuaOperator>(op_type_, std::move(work));
 }
 
 // mx.operator._register(op_type, factory, defaults) -> true when it replaced
 // an earlier registration. factory(kwargs) returns a property object.
 int RegisterOp(lua_State* L) {
-  std::string op_type = luaL_checkstring(L, 1);
+  std::string op_type = CheckString(L, 1, "mx.operator.register: op_type");
   luaL_checktype(L, 2, LUA_TFUNCTION);
   luaL_checktype(L, 3, LUA_TTABLE);
   lua_pushvalue(L, 3);

@@ -100,7 +100,7 @@ PushOptions ReadPushOptions(lua_State* L, int opts) {
   o.writes = VarsField(L, opts, "write");
   if (lua_isnoneornil(L, opts)) return o;
   lua_getfield(L, opts, "name");
-  if (!lua_isnil(L, -1)) o.name = luaL_checkstring(L, -1);
+  if (!lua_isnil(L, -1)) o.name = CheckString(L, -1, "mx.engine.push: name");
   lua_getfield(L, opts, "ctx");
   o.ctx = OptContext(L, -1, Context::CPU());
   lua_getfield(L, opts, "priority");
@@ -156,7 +156,9 @@ int SleepOp(lua_State* L) {
 }
 
 int FailOp(lua_State* L) {
-  std::string msg = luaL_checkstring(L, 1);
+  size_t n = 0;
+  const char* text = luaL_checklstring(L, 1, &n);
+  std::string msg(text, n);
   PushOptions o = ReadPushOptions(L, 2);
   Engine::Get()->PushSync([msg](RunContext) { throw Error(msg); }, o.ctx, o.reads, o.writes,
                           engine::FnProperty::kNormal, o.priority,
@@ -168,7 +170,7 @@ int WaitVar(lua_State* L) {
   VarHandle v = CheckVar(L, 1, "wait_for_var");
   auto mode = engine::WaitMode::kRead;
   if (!lua_isnoneornil(L, 2)) {
-    std::string m = luaL_checkstring(L, 2);
+    std::string m = CheckString(L, 2, "wait_for_var: mode");
     TS_CHECK(m == "read" || m == "write")
         << "wait_for_var: mode must be 'read' or 'write', not '" << m << "'";
     if (m == "write") mode = engine::WaitMode::kWrite;
@@ -183,7 +185,7 @@ int WaitAll(lua_State* L) {
 }
 
 int SetType(lua_State* L) {
-  std::string t = luaL_checkstring(L, 1);
+  std::string t = CheckString(L, 1, "set_type: the engine type");
   TS_CHECK(t == "naive" || t == "threaded")
       << "set_type: engine type must be 'naive' or 'threaded', not '" << t << "'";
   // Engine::SetType waits for the running engine inside the engine; serve

@@ -47,7 +47,7 @@ int ExeGc(lua_State* L) {
 }
 
 OpReqType ReqFromName(lua_State* L, int index, const char* what) {
-  const std::string r = luaL_checkstring(L, index);
+  const std::string r = CheckString(L, index, std::string(what) + ": grad_req");
   if (r == "write") return kWriteTo;
   if (r == "add") return kAddTo;
   if (r == "null") return kNullOp;
@@ -118,11 +118,11 @@ int SimpleBind(lua_State* L) {
     luaL_checktype(L, t, LUA_TTABLE);
     lua_pushnil(L);
     while (lua_next(L, t) != 0) {
-      const std::string key = luaL_checkstring(L, -2);
+      const std::string key = CheckKey(L, -2, "simple_bind: an argument name");
       if (t == 3)
         shapes[key] = nd::CheckShape(L, lua_gettop(L), "simple_bind");
       else if (t == 4)
-        types[key] = DTypeFromName(luaL_checkstring(L, -1));
+        types[key] = DTypeFromName(CheckString(L, -1, "simple_bind: dtype of " + key));
       else
         reqs[key] = ReqFromName(L, lua_gettop(L), "simple_bind");
       lua_pop(L, 1);
@@ -172,7 +172,8 @@ int Reshape(lua_State* L) {
   std::map<std::string, Shape> shapes;
   lua_pushnil(L);
   while (lua_next(L, 2) != 0) {
-    shapes[luaL_checkstring(L, -2)] = nd::CheckShape(L, lua_gettop(L), "reshape");
+    shapes[CheckKey(L, -2, "reshape: an argument name")] =
+        nd::CheckShape(L, lua_gettop(L), "reshape");
     lua_pop(L, 1);
   }
   PushExecutor(L, e.Reshape(shapes));

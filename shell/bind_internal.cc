@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 
 // The *.lua files under `path` (or `path` itself), sorted.
 int ListLuaFiles(lua_State* L) {
-  fs::path root = luaL_checkstring(L, 1);
+  fs::path root = CheckString(L, 1, "--test: the path");
   std::error_code ec;
   std::vector<std::string> files;
   if (fs::is_regular_file(root, ec)) {
@@ -40,7 +40,7 @@ int ListLuaFiles(lua_State* L) {
 }
 
 int FindDocByName(lua_State* L) {
-  auto doc = FindDoc(luaL_checkstring(L, 1));
+  auto doc = FindDoc(CheckString(L, 1, "help: the name"));
   if (!doc) return 0;
   lua_pushlstring(L, doc->data(), doc->size());
   return 1;

@@ -5,7 +5,13 @@
 //   local p = require('tessera.io').prefetcher({x, y}, depth)
 //   p:start(rows, batch_size, last_pad)   -- rows: a list of 0-based row numbers
 //   local arrays, pad = p:take()          -- nil at the end of the epoch
+//
+// and check_file(path, who), which readers of data files written in Lua
+// call before opening one.
+#include <sys/stat.h>
 #include <lua.hpp>
+
+#include <cerrno>
 
 #include <memory>
 #include <new>
@@ -14,6 +20,7 @@
 #include "bind_ndarray.h"
 #include "bindings.h"
 #include "engine/base/error.h"
+#include "engine/base/regular_file.h"
 #include "engine/io/batch_prefetcher.h"
 #include "interpreter.h"
 #include "lua_util.h"
@@ -86,6 +93,19 @@ int Take(lua_State* L) {
   return 2;
 }
 
+// check_file(path, who) -> the size of the regular file `path`, or nil when
+// nothing has that name; an error naming `who` for a path that is not a
+// regular file (a FIFO would block the reader forever), cannot be opened,
+// or holds a NUL byte.
+int CheckFile(lua_State* L) {
+  const std::string who = CheckString(L, 2, "check_file: who");
+  const std::string path = CheckString(L, 1, who + ": the path");
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) return 0;
+  lua_pushnumber(L, static_cast<lua_Number>(CheckRegularFile(path, who)));
+  return 1;
+}
+
 int NumBatches(lua_State* L) {
   lua_pushinteger(L, static_cast<lua_Integer>(Check(L).num_batches()));
   return 1;
@@ -110,7 +130,8 @@ void Open(lua_State* L, int) {
   lua_pop(L, 1);
 
   lua_newtable(L);
-  SetFunctions(L, -1, {{"prefetcher", Guarded<New>, nullptr}});
+  SetFunctions(
+      L, -1, {{"prefetcher", Guarded<New>, nullptr}, {"check_file", Guarded<CheckFile>, nullptr}});
   lua_getglobal(L, "package");
   lua_getfield(L, -1, "loaded");
   lua_pushvalue(L, -3);

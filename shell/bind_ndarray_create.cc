@@ -2,7 +2,10 @@
 // creation functions (zeros, ones, full, empty, arange, eye, random.*), which
 // are thin fronts over the registered creation ops: positional arguments
 // named after the op's parameters, then an options table. mx.random.seed.
+#include <cmath>
+#include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bind_context.h"
@@ -58,7 +61,7 @@ void ReadDTypeCtx(lua_State* L, int opts, DType* dtype, Context* ctx) {
   if (lua_isnoneornil(L, opts)) return;
   luaL_checktype(L, opts, LUA_TTABLE);
   lua_getfield(L, opts, "dtype");
-  if (!lua_isnil(L, -1)) *dtype = DTypeFromName(luaL_checkstring(L, -1));
+  if (!lua_isnil(L, -1)) *dtype = DTypeFromName(CheckString(L, -1, "dtype"));
   lua_getfield(L, opts, "ctx");
   *ctx = OptContext(L, -1, *ctx);
   lua_pop(L, 2);
@@ -101,7 +104,22 @@ int Array(lua_State* L) {
 }
 
 // ---- Creation ops.
-//
+
+// A shape given to a creation function, as text for the op. MXNet's shapes
+// use 0 for "unknown", which an array to make cannot have: said here, with
+// the shape the user typed, rather than by the op's inference ("cannot
+// infer the output shape").
+std::string CreationShape(lua_State* L, int index, const char* fname) {
+  const std::string what = std::string("mx.nd.") + fname;
+  const Shape s = CheckShape(L, index, what.c_str());
+  if (s.ndim() == 0)
+    TS_THROW << what << ": shape is required: a table of sizes such as {2, 3}, got {}";
+  for (int i = 0; i < s.ndim(); ++i)
+    TS_CHECK(s[i] > 0) << what << ": shape " << ShapeText(s) << " has a 0 at axis " << i + 1
+                       << "; every size must be at least 1";
+  return ShapeText(s);
+}
+
 // Upvalues: 1 the function's name, 2 the op's name, 3 a list of the
 // parameter names that positional arguments fill. A trailing table that is
 // not in a positional slot meant for a shape holds the other parameters.
@@ -124,8 +142,7 @@ int Create(lua_State* L) {
     lua_rawgeti(L, lua_upvalueindex(3), i);
     std::string key = lua_tostring(L, -1);
     lua_pop(L, 1);
-    params[key] =
-        key == "shape" ? ShapeText(CheckShape(L, i, fname)) : ParamText(L, i, false, fname, key);
+    params[key] = key == "shape" ? CreationShape(L, i, fname) : ParamText(L, i, false, fname, key);
   }
   int out_index = 0;
   if (opts) {
@@ -133,17 +150,35 @@ int Create(lua_State* L) {
     while (lua_next(L, opts) != 0) {
       if (lua_type(L, -2) != LUA_TSTRING)
         luaL_error(L, "mx.nd.%s: option keys must be names, got a %s", fname, luaL_typename(L, -2));
-      std::string key = lua_tostring(L, -2);
+      std::string key = CheckKey(L, -2, std::string("mx.nd.") + fname + ": an option");
       if (key == "out") {
         lua_pop(L, 1);
         continue;
       }
-      params[key] = key == "shape" ? ShapeText(CheckShape(L, -1, fname))
+      params[key] = key == "shape" ? CreationShape(L, lua_gettop(L), fname)
                                    : ParamText(L, -1, false, fname, key);
       lua_pop(L, 1);
     }
     lua_getfield(L, opts, "out");
     if (!lua_isnil(L, -1)) out_index = lua_gettop(L);
+  }
+  // zeros, ones, full, empty: the shape comes first and has no default.
+  lua_rawgeti(L, lua_upvalueindex(3), 1);
+  const bool shape_first =
+      lua_type(L, -1) == LUA_TSTRING && std::string_view(lua_tostring(L, -1)) == "shape";
+  lua_pop(L, 1);
+  if (shape_first && !out_index && !params.contains("shape")) {
+    // An empty table alone reads as the options; the user meant a shape.
+    bool empty_opts = false;
+    if (opts && top == 0) {
+      lua_pushnil(L);
+      empty_opts = lua_next(L, opts) == 0;
+      if (!empty_opts) lua_pop(L, 2);
+    }
+    TS_THROW << "mx.nd." << fname << ": shape is required: a table of sizes such as {2, 3}, got "
+             << (top >= 1     ? luaL_typename(L, 1)
+                 : empty_opts ? "{}"
+                              : "nothing");
   }
   if (out_index) {
     NDArray& o = CheckNDArray(L, out_index, "out");
@@ -174,8 +209,14 @@ void AddCreator(lua_State* L, int table, const char* fname, const char* opname,
 }
 
 int Seed(lua_State* L) {
-  const lua_Number n = luaL_checknumber(L, 1);
-  TS_CHECK(n >= 0) << "seed: must be >= 0, got " << n;
+  TS_CHECK(lua_type(L, 1) == LUA_TNUMBER)
+      << "mx.random.seed: the seed must be a number, got a " << luaL_typename(L, 1);
+  const lua_Number n = lua_tonumber(L, 1);
+  // Every whole number a double holds exactly; NaN, fractions and negatives
+  // have no meaning as a seed (and casting them to an integer is undefined).
+  TS_CHECK(n >= 0 && n <= 9007199254740992.0 && n == std::floor(n))
+      << "mx.random.seed: the seed must be a whole number from 0 to 2^53, got "
+      << (std::isnan(n) ? std::string("nan") : (std::ostringstream() << n).str());
   if (lua_isnoneornil(L, 2))
     resource::ResourceManager::Get()->SeedRandom(static_cast<uint64_t>(n));
   else

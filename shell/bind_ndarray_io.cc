@@ -16,7 +16,7 @@ namespace {
 // mx.nd.save(path, arrays, {format = 'tessera' | 'mxnet'}): `arrays` is an
 // NDArray, a list of them, or a table of name -> NDArray.
 int Save(lua_State* L) {
-  const std::string path = luaL_checkstring(L, 1);
+  const std::string path = CheckString(L, 1, "mx.nd.save: the path");
   std::vector<NDArray> arrays;
   std::vector<std::string> names;
   if (NDArray* a = ToNDArray(L, 2)) {
@@ -37,7 +37,7 @@ int Save(lua_State* L) {
       while (lua_next(L, 2) != 0) {
         if (lua_type(L, -2) != LUA_TSTRING)
           luaL_error(L, "save: keys must all be names or the table a list");
-        named.emplace_back(lua_tostring(L, -2), CheckNDArray(L, -1, "save"));
+        named.emplace_back(CheckString(L, -2, "mx.nd.save: the name"), CheckNDArray(L, -1, "save"));
         lua_pop(L, 1);
       }
       std::sort(named.begin(), named.end(),
@@ -51,7 +51,7 @@ int Save(lua_State* L) {
   Format fmt = Format::kTessera;
   if (lua_istable(L, 3)) {
     lua_getfield(L, 3, "format");
-    if (!lua_isnil(L, -1)) fmt = FormatFromName(luaL_checkstring(L, -1));
+    if (!lua_isnil(L, -1)) fmt = FormatFromName(CheckString(L, -1, "mx.nd.save: format"));
     lua_pop(L, 1);
   }
   // Wait here, serving Lua work, so the saver's own wait finds them done.
@@ -63,7 +63,7 @@ int Save(lua_State* L) {
 
 // mx.nd.load(path) -> a list, or a table of name -> NDArray for a named file.
 int Load(lua_State* L) {
-  LoadedArrays loaded = LoadNDArrays(luaL_checkstring(L, 1));
+  LoadedArrays loaded = LoadNDArrays(CheckString(L, 1, "mx.nd.load: the path"));
   lua_createtable(L, loaded.names.empty() ? static_cast<int>(loaded.arrays.size()) : 0,
                   static_cast<int>(loaded.names.size()));
   for (size_t i = 0; i < loaded.arrays.size(); ++i) {

@@ -87,7 +87,7 @@ int AsInContext(lua_State* L) {
 
 int AsType(lua_State* L) {
   NDArray& a = CheckNDArray(L, 1);
-  DType t = DTypeFromName(luaL_checkstring(L, 2));
+  DType t = DTypeFromName(CheckString(L, 2, "astype: dtype"));
   PushNDArray(L, a.AsType(t));
   return 1;
 }

@@ -32,12 +32,23 @@ std::string FormatNumber(lua_Number x) {
 
 // A 1-based Lua axis as MXNet's 0-based one; negatives count from the end in
 // both, so they pass unchanged.
-lua_Number AxisToZeroBased(lua_State* L, lua_Number x, std::string_view op, std::string_view key) {
+// Checked here, on the value the user typed: the op's own check would echo
+// the converted value (1.5 as 0.5).
+lua_Number AxisToZeroBased(lua_Number x, std::string_view op, std::string_view key) {
+  if (!std::isfinite(x) || x != std::floor(x))
+    TS_THROW << op << ": parameter '" << key << "' must be a whole number (a 1-based axis), got "
+             << FormatNumber(x);
   if (x == 0)
-    luaL_error(L,
-               "%s: parameter '%s' is 0, but axes are 1-based (1 is the first axis, -1 the last)",
-               std::string(op).c_str(), std::string(key).c_str());
+    TS_THROW << op << ": parameter '" << key
+             << "' is 0, but axes are 1-based (1 is the first axis, -1 the last)";
   return x > 0 ? x - 1 : x;
+}
+
+// Whether an op's message is about an axis, and so may show one 0-based.
+bool MentionsAxis(const std::string& msg) {
+  std::string lower(msg);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower.find("axis") != std::string::npos || lower.find("axes") != std::string::npos;
 }
 
 bool IsNDArrayList(lua_State* L, int index) {
@@ -98,7 +109,7 @@ int CallOp(lua_State* L) {
       if (lua_type(L, -2) != LUA_TSTRING)
         luaL_error(L, "%s: parameter keys must be names, got a %s", op->name().c_str(),
                    luaL_typename(L, -2));
-      std::string key = lua_tostring(L, -2);
+      std::string key = CheckKey(L, -2, op->name() + ": a parameter name");
       if (key == "out") {
         lua_pop(L, 1);
         continue;
@@ -154,13 +165,14 @@ int CallOp(lua_State* L) {
   }
   if (!axis_given) return InvokeAndPush(L, op->name(), inputs, std::move(params));
   // C++ messages count axes from 0, as MXNet does; say so next to the
-  // 1-based axis the user typed.
+  // 1-based axis the user typed, when the message is about an axis.
   std::string msg;
   try {
     return InvokeAndPush(L, op->name(), inputs, std::move(params));
   } catch (const Error& e) {
-    msg = std::string(e.what()) + " (axes in this message count from 0, as in MXNet)";
+    msg = e.what();
   }
+  if (MentionsAxis(msg)) msg += " (axes in this message count from 0, as in MXNet)";
   throw Error(msg);
 }
 
@@ -227,7 +239,10 @@ std::optional<std::string> OpDoc(std::string_view name) {
 // the table. Upvalues: the call function and the doc function.
 int OpNamespaceIndex(lua_State* L) {
   if (lua_type(L, 2) != LUA_TSTRING) return 0;
-  std::string_view name = lua_tostring(L, 2);
+  size_t len = 0;
+  const char* s = lua_tolstring(L, 2, &len);
+  const std::string_view name(s, len);
+  if (name.find('\0') != std::string_view::npos) return 0;  // no op has such a name
   const op::Op* op = op::Op::Find(name);
   if (!op) return 0;
   auto call = lua_tocfunction(L, lua_upvalueindex(1));
@@ -299,12 +314,12 @@ std::string ParamText(lua_State* L, int index, bool axis, std::string_view op,
   switch (lua_type(L, index)) {
     case LUA_TNUMBER: {
       lua_Number x = lua_tonumber(L, index);
-      return FormatNumber(axis ? AxisToZeroBased(L, x, op, key) : x);
+      return FormatNumber(axis ? AxisToZeroBased(x, op, key) : x);
     }
     case LUA_TBOOLEAN:
       return lua_toboolean(L, index) ? "True" : "False";
     case LUA_TSTRING:
-      return lua_tostring(L, index);
+      return CheckString(L, index, std::string(op) + ": parameter '" + std::string(key) + "'");
     case LUA_TTABLE: {
       const int abs = index < 0 ? lua_gettop(L) + index + 1 : index;
       const int n = static_cast<int>(lua_objlen(L, abs));
@@ -315,7 +330,7 @@ std::string ParamText(lua_State* L, int index, bool axis, std::string_view op,
           luaL_error(L, "%s: parameter '%s' item %d is a %s, expected a number",
                      std::string(op).c_str(), std::string(key).c_str(), i, luaL_typename(L, -1));
         lua_Number x = lua_tonumber(L, -1);
-        t += (i > 1 ? "," : "") + FormatNumber(axis ? AxisToZeroBased(L, x, op, key) : x);
+        t += (i > 1 ? "," : "") + FormatNumber(axis ? AxisToZeroBased(x, op, key) : x);
         lua_pop(L, 1);
       }
       return t + (n == 1 ? ",)" : ")");

@@ -17,7 +17,7 @@ namespace tessera::shell {
 namespace {
 
 int Load(lua_State* L) {
-  PushStrings(L, op::LoadOpPlugin(luaL_checkstring(L, 1)));
+  PushStrings(L, op::LoadOpPlugin(CheckString(L, 1, "mx.operator.load: the path")));
   return 1;
 }
 

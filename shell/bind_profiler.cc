@@ -17,7 +17,7 @@ int SetConfig(lua_State* L) {
   std::string filename = p->filename();
   bool aggregate = p->aggregate();
   lua_getfield(L, 1, "filename");
-  if (!lua_isnil(L, -1)) filename = luaL_checkstring(L, -1);
+  if (!lua_isnil(L, -1)) filename = CheckString(L, -1, "profiler.set_config: filename");
   lua_getfield(L, 1, "aggregate");
   if (!lua_isnil(L, -1)) aggregate = lua_toboolean(L, -1);
   lua_getfield(L, 1, "max_events");
@@ -32,7 +32,7 @@ int SetConfig(lua_State* L) {
 }
 
 int SetState(lua_State* L) {
-  std::string state = luaL_checkstring(L, 1);
+  std::string state = CheckString(L, 1, "profiler.set_state: state");
   TS_CHECK(state == "run" || state == "stop")
       << "profiler.set_state: state must be 'run' or 'stop', not '" << state << "'";
   Profiler::Get()->SetState(state == "run");
@@ -45,7 +45,7 @@ int State(lua_State* L) {
 }
 
 int Dump(lua_State* L) {
-  std::string filename = luaL_optstring(L, 1, "");
+  std::string filename = lua_isnoneornil(L, 1) ? "" : CheckString(L, 1, "profiler.dump: filename");
   Profiler* p = Profiler::Get();
   p->Dump(filename);
   std::string written = filename.empty() ? p->filename() : filename;
@@ -60,7 +60,7 @@ int Dumps(lua_State* L) {
 }
 
 int Table(lua_State* L) {
-  std::string by = luaL_optstring(L, 1, "total");
+  std::string by = lua_isnoneornil(L, 1) ? "total" : CheckString(L, 1, "profiler.table: by");
   TS_CHECK(by == "total" || by == "name")
       << "profiler.table: sort by 'total' or 'name', not '" << by << "'";
   std::string s = Profiler::Get()->AggregateTable(by == "total");

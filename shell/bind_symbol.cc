@@ -43,7 +43,8 @@ op::ParamDict CheckDict(lua_State* L, int index, const char* what) {
   while (lua_next(L, index) != 0) {
     if (lua_type(L, -2) != LUA_TSTRING)
       luaL_error(L, "%s: keys must be names, got a %s", what, luaL_typename(L, -2));
-    d[lua_tostring(L, -2)] = nd::ParamText(L, -1, false, what, lua_tostring(L, -2));
+    const std::string key = CheckKey(L, -2, std::string(what) + ": a key");
+    d[key] = nd::ParamText(L, -1, false, what, key);
     lua_pop(L, 1);
   }
   return d;
@@ -79,7 +80,7 @@ int GetChildren(lua_State* L) {
   return 1;
 }
 int Attr(lua_State* L) {
-  auto v = CheckSymbol(L, 1).GetAttr(luaL_checkstring(L, 2));
+  auto v = CheckSymbol(L, 1).GetAttr(CheckString(L, 2, "attr: the key"));
   if (!v) return 0;
   lua_pushlstring(L, v->data(), v->size());
   return 1;
@@ -117,7 +118,7 @@ int Call(lua_State* L) {
   while (lua_next(L, 2) != 0) {
     if (lua_type(L, -2) != LUA_TSTRING)
       luaL_error(L, "compose: keys must be argument names, got a %s", luaL_typename(L, -2));
-    kwargs[lua_tostring(L, -2)] = CheckSymbol(L, -1, "compose");
+    kwargs[CheckKey(L, -2, "compose: an argument name")] = CheckSymbol(L, -1, "compose");
     lua_pop(L, 1);
   }
   PushSymbol(L, s.Compose(kwargs));
@@ -161,7 +162,9 @@ int SymIndex(lua_State* L) {
   lua_pushvalue(L, 2);
   lua_rawget(L, lua_upvalueindex(1));
   if (!lua_isnil(L, -1)) return 1;
-  std::string_view key = lua_tostring(L, 2);
+  size_t len = 0;
+  const char* k = lua_tolstring(L, 2, &len);
+  const std::string_view key(k, len);
   if (key == "name") {
     bool one_node = !s.outputs.empty();
     for (const auto& e : s.outputs) one_node = one_node && e.node == s.outputs[0].node;

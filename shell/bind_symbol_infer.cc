@@ -44,7 +44,7 @@ void Seed(lua_State* L, int index, const IndexedGraph& g, const char* what, std:
                    static_cast<int>(i), static_cast<int>(args.size()));
       (*values)[g.entry_id(args[i - 1], 0)] = read(L, v);
     } else {
-      std::string key = luaL_checkstring(L, -2);
+      std::string key = CheckKey(L, -2, std::string(what) + ": an argument name");
       bool found = false;
       for (uint32_t nid : inputs)
         if (g[nid].node->attrs.name == key) {
@@ -118,7 +118,7 @@ Shape ReadShape(lua_State* L, int index) {
   return nd::CheckShape(L, index, "infer_shape");
 }
 DType ReadType(lua_State* L, int index) {
-  return DTypeFromName(luaL_checkstring(L, index));
+  return DTypeFromName(CheckString(L, index, "infer_type: dtype"));
 }
 
 int InferShape(lua_State* L) {

@@ -16,12 +16,12 @@ int ToJSON(lua_State* L) {
 }
 
 int Save(lua_State* L) {
-  graph::SaveSymbolFile(CheckSymbol(L, 1), luaL_checkstring(L, 2));
+  graph::SaveSymbolFile(CheckSymbol(L, 1), CheckString(L, 2, "save: the path"));
   return 0;
 }
 
 int Load(lua_State* L) {
-  PushSymbol(L, graph::LoadSymbolFile(luaL_checkstring(L, 1)));
+  PushSymbol(L, graph::LoadSymbolFile(CheckString(L, 1, "mx.sym.load: the path")));
   return 1;
 }
 

@@ -56,7 +56,8 @@ void ReadAttrTable(lua_State* L, int index, const char* what, op::ParamDict* dic
   while (lua_next(L, index) != 0) {
     if (lua_type(L, -2) != LUA_TSTRING)
       luaL_error(L, "%s: attribute keys must be names, got a %s", what, luaL_typename(L, -2));
-    (*dict)[lua_tostring(L, -2)] = nd::ParamText(L, -1, false, what, lua_tostring(L, -2));
+    const std::string key = CheckKey(L, -2, std::string(what) + ": an attribute key");
+    (*dict)[key] = nd::ParamText(L, -1, false, what, key);
     lua_pop(L, 1);
   }
 }
@@ -94,11 +95,11 @@ int CallOp(lua_State* L) {
         luaL_error(L, "%s: parameter keys must be names, got a %s", op->name().c_str(),
                    luaL_typename(L, -2));
       }
-      std::string key = lua_tostring(L, -2);
+      std::string key = CheckKey(L, -2, op->name() + ": a parameter name");
       if (Symbol* s = ToSymbol(L, -1)) {
         kwargs[key] = *s;
       } else if (key == "name") {
-        name = luaL_checkstring(L, -1);
+        name = CheckString(L, -1, op->name() + ": name");
       } else if (key == "attr") {
         ReadAttrTable(L, lua_gettop(L), op->name().c_str(), &params);
       } else {
@@ -115,7 +116,7 @@ int CallOp(lua_State* L) {
 
 // mx.sym.Variable(name, {shape=, dtype=, attr=, lr_mult=, wd_mult=, init=}).
 int Variable(lua_State* L) {
-  std::string name = luaL_checkstring(L, 1);
+  std::string name = CheckString(L, 1, "Variable: the name");
   op::ParamDict attrs;
   if (!lua_isnoneornil(L, 2)) {
     luaL_checktype(L, 2, LUA_TTABLE);
@@ -123,12 +124,12 @@ int Variable(lua_State* L) {
     while (lua_next(L, 2) != 0) {
       if (lua_type(L, -2) != LUA_TSTRING)
         luaL_error(L, "Variable: option keys must be names, got a %s", luaL_typename(L, -2));
-      std::string key = lua_tostring(L, -2);
+      std::string key = CheckKey(L, -2, "Variable: an option");
       if (key == "shape") {
         attrs["__shape__"] = nd::ShapeText(nd::CheckShape(L, -1, "Variable"));
       } else if (key == "dtype") {
         attrs["__dtype__"] =
-            std::to_string(static_cast<int>(DTypeFromName(luaL_checkstring(L, -1))));
+            std::to_string(static_cast<int>(DTypeFromName(CheckString(L, -1, "Variable: dtype"))));
       } else if (key == "attr") {
         ReadAttrTable(L, lua_gettop(L), "Variable", &attrs);
       } else if (key == "lr_mult" || key == "wd_mult" || key == "init") {

@@ -71,6 +71,15 @@ void WaitForVar(lua_State* L, VarHandle var, engine::WaitMode mode) {
   Wait(L, [var, mode] { Engine::Get()->WaitForVar(var, mode); });
 }
 
+void WaitForGroup(lua_State* L, engine::PushGroup& group) {
+  Interpreter* in = Interpreter::Get();
+  TS_CHECK(in && in->OnThread()) << "engine waits from Lua must run on the interpreter thread";
+  // The group's last op wakes the queue; its ops may need Lua meanwhile.
+  group.SetOnDone([in] { in->queue().Wake(); });
+  in->ServeUntil(L, [&group] { return group.done(); });
+  group.RethrowError();
+}
+
 void WaitForAll(lua_State* L) {
   Interpreter* in = Interpreter::Get();
   if (!in->running_work().empty())

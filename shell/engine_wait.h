@@ -14,11 +14,15 @@
 #include <lua.hpp>
 
 #include "engine/scheduler/engine.h"
+#include "engine/scheduler/push_group.h"
 
 namespace tessera::shell {
 
 void WaitForVar(lua_State* L, engine::VarHandle var,
                 engine::WaitMode mode = engine::WaitMode::kRead);
 void WaitForAll(lua_State* L);
+// Waits for the ops of a closed group (engine/scheduler/push_group.h), then
+// raises the first of their errors.
+void WaitForGroup(lua_State* L, engine::PushGroup& group);
 
 }  // namespace tessera::shell

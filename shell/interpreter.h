@@ -57,6 +57,7 @@ class Interpreter {
     const char* name;
     const std::vector<engine::VarHandle>* reads;
     const std::vector<engine::VarHandle>* writes;
+    int nesting;  // LuaWork::nesting() of the work
   };
   std::vector<RunningWork>& running_work() { return running_; }
 

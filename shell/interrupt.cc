@@ -7,6 +7,8 @@
 #include <csignal>
 #include <cstdint>
 
+#include "engine/base/signal_cleanup.h"
+
 namespace tessera::shell {
 namespace {
 
@@ -32,7 +34,9 @@ void OnSigint(int sig) {
         "press Ctrl-C again to quit)\n";
     [[maybe_unused]] ssize_t n = write(STDERR_FILENO, kMsg, sizeof kMsg - 1);
     g_default_restored = 1;
-    signal(SIGINT, SIG_DFL);
+    // The default action, after removing the temporaries of saves in
+    // progress, which ending the process would leave behind.
+    signal(SIGINT, RemoveFilesThenDie);
     return;
   }
   g_pending = 1;

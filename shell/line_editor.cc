@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <histedit.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,7 +13,9 @@
 #include <cstdio>
 #include <cstring>
 #include <cwchar>
+#include <exception>
 
+#include "engine/base/regular_file.h"
 #include "interrupt.h"
 
 namespace tessera::shell {
@@ -138,11 +141,28 @@ LineEditor::LineEditor(Options opts) : opts_(std::move(opts)) {
     HistEvent ev;
     history(h, &ev, H_SETSIZE, opts_.history_size);
     history(h, &ev, H_SETUNIQUE, 1);
-    if (!opts_.history_path.empty()) history(h, &ev, H_LOAD, opts_.history_path.c_str());
+    if (!opts_.history_path.empty()) LoadHistory(h);
     el_set(el, EL_HIST, history, h);
     hist_ = h;
   }
   el_source(el, nullptr);  // the user's ~/.editrc, if any
+}
+
+// Reads the history file when it is a regular file; one that is missing is
+// made by the first save. Anything else named there (a FIFO would block the
+// start-up for ever, waiting for a writer) is left alone, with a warning.
+void LineEditor::LoadHistory(void* hist) {
+  const std::string& path = opts_.history_path;
+  try {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) return;
+    CheckRegularFile(path, "history");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tessera: %s; the history is not loaded\n", e.what());
+    return;
+  }
+  HistEvent ev;
+  history(static_cast<History*>(hist), &ev, H_LOAD, path.c_str());
 }
 
 LineEditor::~LineEditor() {

@@ -37,6 +37,7 @@ class LineEditor {
   struct Libedit;
   friend struct Libedit;
   Status ReadPlain(const char* prompt, std::string* line);
+  void LoadHistory(void* hist);  // History*
 
   Options opts_;
   void* el_ = nullptr;    // EditLine*

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "engine/base/error.h"
+
 namespace tessera::shell {
 
 void PushRegistryTable(lua_State* L, const char* name) {
@@ -84,6 +86,57 @@ std::string ErrorText(lua_State* L, int index) {
   const char* s = lua_tolstring(L, index, &n);
   if (s) return std::string(s, n);
   return std::string("(error object is a ") + luaL_typename(L, index) + " value)";
+}
+
+std::string OutOfMemoryMessage(lua_State* L) {
+  // The binding's name as the caller spelled it (mx.nd.zeros -> "zeros").
+  // Else (a tail call hides it) the start of its documentation, which is
+  // its usage ("a:totable() -> ...").
+  lua_Debug ar;
+  std::string name = "a tessera function";
+  if (lua_getstack(L, 0, &ar) && lua_getinfo(L, "nf", &ar)) {
+    if (ar.name) {
+      name = ar.name;
+    } else {
+      lua_getfield(L, LUA_REGISTRYINDEX, "tessera.docs");
+      if (lua_istable(L, -1)) {
+        lua_pushvalue(L, -2);
+        lua_rawget(L, -2);
+        if (const char* doc = lua_tostring(L, -1)) {
+          const std::string usage(doc);
+          name = usage.substr(0, usage.find('('));
+        }
+        lua_pop(L, 1);
+      }
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);  // the function
+  }
+  return name +
+         ": out of memory: a host allocation failed (free arrays you no longer need, "
+         "or make smaller ones)";
+}
+
+std::string CheckKey(lua_State* L, int index, std::string_view what) {
+  if (lua_type(L, index) != LUA_TSTRING)
+    TS_THROW << what << " must be a name (a string), got a " << luaL_typename(L, index);
+  return CheckString(L, index, what);
+}
+
+std::string CheckString(lua_State* L, int index, std::string_view what) {
+  size_t n = 0;
+  const bool is_text = lua_type(L, index) == LUA_TSTRING || lua_type(L, index) == LUA_TNUMBER;
+  // An argument of the wrong type: Lua's own message ("bad argument #1 to
+  // 'load' (string expected, got nil)").
+  const char* s =
+      is_text || index <= 0 ? lua_tolstring(L, index, &n) : luaL_checklstring(L, index, &n);
+  if (!s) TS_THROW << what << " must be a string, got a " << luaL_typename(L, index);
+  std::string text(s, n);
+  if (text.find('\0') == std::string::npos) return text;
+  std::string shown;
+  for (char c : text) shown += c == '\0' ? std::string("\\0") : std::string(1, c);
+  TS_THROW << what << " '" << shown
+           << "' contains a NUL byte, which names, keys and paths cannot hold";
 }
 
 }  // namespace tessera::shell

@@ -5,7 +5,9 @@
 #include <lua.hpp>
 
 #include <exception>
+#include <new>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tessera::shell {
@@ -20,8 +22,13 @@ struct CallingStateScope {
   lua_State* saved;
 };
 
+// "<function>: out of memory ...", for a std::bad_alloc that escaped the
+// binding running on `L` (its what() says only "std::bad_alloc").
+std::string OutOfMemoryMessage(lua_State* L);
+
 // Wraps a binding so that a C++ exception (tessera::Error or any other
-// std::exception) becomes a Lua error with the exception's message, raised
+// std::exception; std::bad_alloc as OutOfMemoryMessage) becomes a Lua error
+// with the exception's message, raised
 // after every C++ frame of `F` has unwound. Lua errors raised inside `F`
 // (luaL_error) pass through untouched: on x86-64 LuaJIT unwinds them as
 // foreign exceptions, which must never be swallowed by catch (...).
@@ -31,12 +38,25 @@ int Guarded(lua_State* L) {
   try {
     CallingStateScope calling(L);
     return F(L);
+  } catch (const std::bad_alloc&) {
+    msg = OutOfMemoryMessage(L);
   } catch (const std::exception& e) {
     msg = e.what();
   }
   lua_pushlstring(L, msg.data(), msg.size());
   return lua_error(L);
 }
+
+// The string at `index` whole, for Lua strings that become C++ names, keys,
+// paths or option values. Lua strings may hold NUL bytes, which the C
+// strings and files below would silently end at ('a\0b' saved as 'a'):
+// such a string is an error naming `what` ("mx.nd.save: the name"). A
+// number is taken as its text, as luaL_checkstring does; any other type is
+// an error.
+std::string CheckString(lua_State* L, int index, std::string_view what);
+// The same for a key of a table being walked with lua_next: only a string
+// (converting a number key in place would break the walk).
+std::string CheckKey(lua_State* L, int index, std::string_view what);
 
 // A function of a binding table: the name, the guarded C function and the
 // text `help()` shows.

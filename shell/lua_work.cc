@@ -20,8 +20,14 @@ std::shared_ptr<LuaWork> LuaWork::Create(lua_State* L, int fn_index, std::string
   w->name_ = engine::Engine::InternName(name);
   w->reads_ = std::move(reads);
   w->writes_ = std::move(writes);
+  w->nesting_ = RunningNesting();
   in->BeginLuaWork();
   return w;
+}
+
+int LuaWork::RunningNesting() {
+  const auto& running = Interpreter::Get()->running_work();
+  return running.empty() ? 0 : running.back().nesting;
 }
 
 LuaWork::~LuaWork() {
@@ -74,7 +80,7 @@ void LuaWork::RunHere(lua_State* L, const Args& args, const Done& done) {
   if (!lua_checkstack(L, 8)) {
     error = std::make_exception_ptr(Error("Lua stack overflow"));
   } else {
-    in->running_work().push_back({name_, &reads_, &writes_});
+    in->running_work().push_back({name_, &reads_, &writes_, nesting_});
     int top = lua_gettop(L);
     lua_rawgeti(L, LUA_REGISTRYINDEX, ref_);
     int nargs = 0;

@@ -49,12 +49,24 @@ class LuaWork : public std::enable_shared_from_this<LuaWork> {
   // Interned: valid for the life of the process, as engine op names must be.
   const char* name() const { return name_; }
 
+  // How many Lua custom ops this work runs inside: work made while other
+  // work runs inherits its count, and a custom op's own work counts one
+  // more (set_nesting), so a custom op that calls itself, directly or
+  // through other work, is seen at every level however its calls are
+  // queued. Work made at the top level has 0.
+  int nesting() const { return nesting_; }
+  void set_nesting(int n) { nesting_ = n; }
+  // The nesting of the innermost work running now on the interpreter
+  // thread, 0 outside any.
+  static int RunningNesting();
+
  private:
   LuaWork() = default;
   void RunHere(lua_State* L, const Args& args, const Done& done);
 
   int ref_ = LUA_NOREF;
   const char* name_ = "lua";
+  int nesting_ = 0;
   std::vector<engine::VarHandle> reads_, writes_;
 };
 

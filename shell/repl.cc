@@ -75,6 +75,13 @@ bool RunRepl(Interpreter* in) {
     LineEditor::Status st = editor.ReadLine(first ? "> " : ">> ", &line);
     if (st == LineEditor::Status::kEof) {
       if (editor.is_terminal()) std::fputs("\n", stdout);
+      // Ctrl-D in the middle of a statement drops it, as Ctrl-C does; at
+      // the "> " prompt it leaves. (Input that is not a terminal has
+      // ended for good.)
+      if (!first && editor.is_terminal()) {
+        chunk.clear();
+        continue;
+      }
       break;
     }
     if (st == LineEditor::Status::kInterrupted) {

@@ -48,23 +48,42 @@ void PrintEngine() {
     std::printf("  (no lane started yet: lanes start on first use)\n");
 }
 
+// The wall time of the statement and of the engine work it pushed: only
+// that work, not what was outstanding before. The time is printed even when
+// the work fails or the wait is interrupted, then the error.
 void Time(lua_State* L, const std::string& stmt, bool color) {
   if (stmt.empty()) throw Error(":time needs a statement, e.g. :time f(x)");
   auto t0 = std::chrono::steady_clock::now();
-  bool ok = EvalString(L, stmt, color);
-  // Everything it pushed counts: the wall time includes the engine's work.
-  WaitForAll(L);
+  engine::PushGroup pushed;
+  bool ok = EvalString(L, stmt, color);  // reports its own error
+  pushed.Close();
+  std::string failure;
+  try {
+    WaitForGroup(L, pushed);
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
   double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("time: %.3f ms%s\n", ms, ok ? "" : " (failed)");
+  std::printf("time: %.3f ms%s\n", ms, ok && failure.empty() ? "" : " (failed)");
+  std::fflush(stdout);
+  if (!failure.empty()) ReportError(failure);
+}
+
+// Commands that take no argument refuse one rather than ignore it: a
+// mistyped `:memory gpu` should not look as if it did something.
+void NoArguments(const std::string& cmd, const std::string& args) {
+  if (!args.empty()) throw Error("usage: :" + cmd + " (it takes no arguments, got '" + args + "')");
 }
 
 void Profile(lua_State* L, const std::string& args) {
   std::istringstream in(args);
-  std::string what, file;
-  in >> what >> file;
+  std::string what, file, extra;
+  in >> what >> file >> extra;
   engine::Profiler* p = engine::Profiler::Get();
-  if (what == "on") {
+  if (!extra.empty() || (!file.empty() && what != "dump")) {
+    throw Error("usage: :profile on | off | dump [FILE] (got ':profile " + args + "')");
+  } else if (what == "on") {
     p->SetState(true);
     std::printf("profiler on\n");
   } else if (what == "off") {
@@ -99,18 +118,23 @@ CommandResult Dispatch(lua_State* L, const std::string& line, bool color) {
   std::string cmd = rest.substr(0, sp);
   std::string args = sp == std::string::npos ? "" : Trim(rest.substr(sp));
   if (cmd == "help" || cmd == "h") {
+    NoArguments(cmd, args);
     std::printf("%s", kCommandHelp);
   } else if (cmd == "wait") {
+    NoArguments(cmd, args);
     WaitForAll(L);
   } else if (cmd == "engine") {
+    NoArguments(cmd, args);
     PrintEngine();
   } else if (cmd == "memory") {
+    NoArguments(cmd, args);
     std::printf("%s", MemoryReport().c_str());
   } else if (cmd == "time") {
     Time(L, args, color);
   } else if (cmd == "profile") {
     Profile(L, args);
   } else if (cmd == "quit" || cmd == "q" || cmd == "exit") {
+    NoArguments(cmd, args);
     return CommandResult::kQuit;
   } else {
     throw Error("unknown command ':" + cmd + "' (:help lists the commands)");

@@ -1,6 +1,8 @@
 #include "engine/base/atomic_file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -9,6 +11,7 @@
 #include <cstring>
 
 #include "engine/base/error.h"
+#include "engine/base/signal_cleanup.h"
 
 namespace tessera {
 
@@ -28,15 +31,65 @@ void WriteAllToFd(int fd, std::string_view bytes, const std::string& path, std::
   }
 }
 
+namespace {
+
+// "<target>.tmp.<pid>.<n>": the name of a temporary of `path`.
+std::string TempName(const std::string& path, uint64_t n) {
+  return path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(n);
+}
+
+// The pid in `name` when it is "<base>.tmp.<pid>.<n>", else 0.
+pid_t TempOwner(std::string_view name, std::string_view base) {
+  const std::string_view tag = ".tmp.";
+  if (name.size() <= base.size() + tag.size() || !name.starts_with(base) ||
+      name.substr(base.size(), tag.size()) != tag)
+    return 0;
+  std::string_view rest = name.substr(base.size() + tag.size());
+  const size_t dot = rest.find('.');
+  if (dot == 0 || dot == std::string_view::npos || dot + 1 == rest.size()) return 0;
+  auto digits = [](std::string_view d) {
+    return !d.empty() && d.find_first_not_of("0123456789") == std::string_view::npos;
+  };
+  if (!digits(rest.substr(0, dot)) || !digits(rest.substr(dot + 1)) || dot > 9) return 0;
+  return static_cast<pid_t>(std::stoll(std::string(rest.substr(0, dot))));
+}
+
+// Removes temporaries of `path` left by processes that no longer exist (a
+// save killed by SIGKILL, a crash, a power cut). A live process's may be a
+// save in progress and stay, this process's own included.
+void RemoveStaleTemporaries(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "."
+                          : slash == 0               ? "/"
+                                                     : path.substr(0, slash);
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return;  // unreadable: nothing to clean that we could see
+  while (const dirent* e = ::readdir(d)) {
+    const pid_t owner = TempOwner(e->d_name, base);
+    if (owner <= 0 || owner == ::getpid()) continue;
+    if (::kill(owner, 0) == 0 || errno != ESRCH) continue;  // alive (EPERM: someone else's)
+    ::unlinkat(::dirfd(d), e->d_name, 0);
+  }
+  ::closedir(d);
+}
+
+}  // namespace
+
 void WriteFileAtomically(const std::string& path, const std::function<void(int fd)>& write,
                          std::string_view what) {
+  TS_CHECK(path.find('\0') == std::string::npos)
+      << what << ": the path '" << path.substr(0, path.find('\0'))
+      << "\\0...' contains a NUL byte (a path cannot)";
+  RemoveStaleTemporaries(path);
   // pid and a counter keep concurrent writers of one path apart.
   static std::atomic<uint64_t> counter{0};
-  const std::string tmp =
-      path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+  const std::string tmp = TempName(path, counter++);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   TS_CHECK(fd >= 0) << what << ": cannot create " << path << " (writing " << tmp
                     << "): " << ErrnoMessage();
+  // A SIGINT or SIGTERM that ends the process from here removes the temporary.
+  const int slot = RegisterFileForSignalCleanup(tmp);
   bool closed = false;
   try {
     write(fd);
@@ -47,13 +100,16 @@ void WriteFileAtomically(const std::string& path, const std::function<void(int f
   } catch (...) {
     if (!closed) ::close(fd);
     ::unlink(tmp.c_str());
+    UnregisterFileForSignalCleanup(slot);
     throw;
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const std::string why = ErrnoMessage();
     ::unlink(tmp.c_str());
+    UnregisterFileForSignalCleanup(slot);
     TS_THROW << what << ": cannot replace " << path << ": " << why;
   }
+  UnregisterFileForSignalCleanup(slot);
 }
 
 void WriteFileAtomically(const std::string& path, std::string_view bytes, std::string_view what) {

@@ -2,6 +2,12 @@
 // half-written file: the bytes go to a temporary beside the target (same
 // file system, so the rename is atomic), are fsync'ed, then renamed over it.
 // On any failure the temporary is removed and the target left untouched.
+//
+// Nothing is left behind by a save that is killed either: a SIGINT, SIGTERM
+// or SIGHUP that ends the process removes the temporary first
+// (signal_cleanup.h), and each save removes the temporaries of its target
+// that processes no longer alive left (after SIGKILL or a crash). A
+// temporary is named "<target>.tmp.<pid>.<n>".
 #pragma once
 
 #include <functional>

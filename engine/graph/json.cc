@@ -11,18 +11,15 @@
 #include "engine/graph/json.h"
 
 #include "engine/base/atomic_file.h"
+#include "engine/base/regular_file.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <unordered_map>
 #include <vector>
 
@@ -236,16 +233,24 @@ void SaveSymbolFile(const Symbol& symbol, const std::string& path, int mxnet_ver
 }
 
 Symbol LoadSymbolFile(const std::string& path, int* mxnet_version) {
-  struct stat st {};
-  TS_CHECK(::stat(path.c_str(), &st) == 0)
-      << "load: cannot open " << path << ": " << ErrnoMessage();
-  TS_CHECK(S_ISREG(st.st_mode)) << "load: " << path << " is not a regular file";
-  std::ifstream in(path, std::ios::binary);
-  TS_CHECK(in) << "load: cannot open " << path << ": " << ErrnoMessage();
-  std::ostringstream text;
-  text << in.rdbuf();
-  TS_CHECK(!in.bad()) << "load: cannot read " << path << ": " << ErrnoMessage();
-  return LoadJSON(text.str(), path, mxnet_version);
+  // Never blocks on a FIFO, and refuses directories and devices by name.
+  uint64_t size = 0;
+  const int fd = OpenRegularFile(path, "load", &size);
+  std::string text;
+  text.reserve(size);
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const std::string why = n < 0 ? ErrnoMessage() : "";
+      ::close(fd);
+      TS_CHECK(n == 0) << "load: cannot read " << path << ": " << why;
+      break;
+    }
+    text.append(buf, static_cast<size_t>(n));
+  }
+  return LoadJSON(text, path, mxnet_version);
 }
 
 }  // namespace tessera::graph

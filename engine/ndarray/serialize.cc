@@ -3,9 +3,8 @@
 #include "engine/ndarray/serialize.h"
 
 #include "engine/base/atomic_file.h"
+#include "engine/base/regular_file.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -190,17 +189,19 @@ LoadedArrays LoadNDArraysFromString(std::string_view bytes, std::string_view sou
 }
 
 LoadedArrays LoadNDArrays(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  TS_CHECK(f) << "load: cannot open " << path << ": " << ErrnoMessage();
+  // Never blocks on a FIFO, and refuses directories and devices by name.
+  uint64_t size = 0;
+  const int fd = OpenRegularFile(path, "load", &size);
+  std::FILE* f = ::fdopen(fd, "rb");
+  if (!f) {
+    const std::string why = ErrnoMessage();
+    ::close(fd);
+    TS_THROW << "load: cannot read " << path << ": " << why;
+  }
   struct FileCloser {
     std::FILE* f;
     ~FileCloser() { std::fclose(f); }
   } closer{f};
-  struct stat st {};
-  TS_CHECK(::fstat(::fileno(f), &st) == 0)
-      << "load: cannot read " << path << ": " << ErrnoMessage();
-  TS_CHECK(S_ISREG(st.st_mode)) << "load: " << path << " is not a regular file";
-  const uint64_t size = static_cast<uint64_t>(st.st_size);
   unsigned char head[8] = {};
   const size_t head_len = std::fread(head, 1, std::min<uint64_t>(size, 8), f);
   TS_CHECK(std::fseek(f, 0, SEEK_SET) == 0)

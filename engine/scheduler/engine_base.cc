@@ -9,6 +9,7 @@
 #include "engine/scheduler/object_pool.h"
 #include "engine/scheduler/parker.h"
 #include "engine/scheduler/profiler.h"
+#include "engine/scheduler/push_group_internal.h"
 #include "engine/scheduler/var.h"
 #include "engine/scheduler/worker_pool.h"
 
@@ -51,7 +52,7 @@ bool Unusable(VarHandle v) {
 // Returns the two counts.
 struct NormalVars {
   size_t n_writes, n_reads;
-  uint64_t updated;
+  uint32_t updated;
 };
 NormalVars NormaliseVars(VarList const_vars, VarList mutate_vars, VarHandle* out) {
   auto sorted_unique = [](VarHandle* first, size_t n) {
@@ -60,14 +61,14 @@ NormalVars NormaliseVars(VarList const_vars, VarList mutate_vars, VarHandle* out
     return static_cast<size_t>(std::unique(first, first + n) - first);
   };
   size_t n_writes = 0, n_reads = 0;
-  uint64_t updated = 0;
+  uint32_t updated = 0;
   for (VarHandle v : mutate_vars) out[n_writes++] = v;
   n_writes = sorted_unique(out, n_writes);
   VarHandle* r = out + n_writes;
   for (VarHandle v : const_vars) {
     VarHandle* w = std::lower_bound(out, out + n_writes, v);
     if (w != out + n_writes && *w == v)
-      updated |= uint64_t{1} << std::min<ptrdiff_t>(w - out, 63);
+      updated |= uint32_t{1} << std::min<ptrdiff_t>(w - out, 31);
     else
       r[n_reads++] = v;
   }
@@ -77,9 +78,17 @@ NormalVars NormaliseVars(VarList const_vars, VarList mutate_vars, VarHandle* out
   return {n_writes, n_reads, updated};
 }
 
+// Bytes as whole KiB, rounded up (what an op record keeps).
+uint32_t KiB(size_t bytes) {
+  return static_cast<uint32_t>(std::min<size_t>((bytes + 1023) >> 10, UINT32_MAX));
+}
+
 // A push's variables, checked (a null or deleted one is the caller's
 // mistake) and normalised into the op.
 void Normalise(Opr* op, VarList const_vars, VarList mutate_vars) {
+  TS_CHECK(const_vars.size() + mutate_vars.size() <= OprVars::kMaxVars)
+      << "engine op '" << op->name << "': " << const_vars.size() + mutate_vars.size()
+      << " variables; at most " << OprVars::kMaxVars;
   for (VarList list : {const_vars, mutate_vars}) {
     for (VarHandle v : list) {
       TS_CHECK(v != nullptr) << "engine op '" << op->name << "': null variable";
@@ -190,7 +199,7 @@ void EngineBase::PushSync(SyncFn fn, Context ctx, VarList const_vars, VarList mu
                           FnProperty prop, int priority, const char* name, size_t bytes) {
   OprOwner op(NewTempOpr(const_vars, mutate_vars, prop, name));
   op->SetSync(std::move(fn));
-  op->inflight_bytes = bytes;
+  op->inflight_kib = KiB(bytes);
   SubmitNew(op, ctx, priority);
 }
 
@@ -199,7 +208,7 @@ void EngineBase::PushAsync(AsyncFn fn, Context ctx, VarList const_vars, VarList 
   TS_CHECK(fn) << "engine op '" << (name ? name : "unnamed") << "': empty async function";
   OprOwner op(NewTempOpr(const_vars, mutate_vars, prop, name));
   op->SetAsync(std::move(fn));
-  op->inflight_bytes = bytes;
+  op->inflight_kib = KiB(bytes);
   SubmitNew(op, ctx, priority);
 }
 
@@ -276,6 +285,7 @@ OprBlock* EngineBase::NewBlock(Opr* opr, Context ctx, int priority) {
   blk->opr = opr;
   blk->ctx = ctx;
   blk->priority = priority;
+  blk->group = JoinCurrentPushGroup();
   return blk;
 }
 
@@ -409,9 +419,11 @@ void EngineBase::Complete(OprBlock* blk, ErrorRef err, bool new_error, bool free
   // A temporary op is freed with its block, below.
   if (op->refs && op->refs->n.fetch_sub(1, std::memory_order_acq_rel) == 1) FreeOpr(op);
   NaiveWait* naive = blk->naive;
-  const size_t bytes = op->inflight_bytes;  // the op may live in the block
+  const size_t bytes = size_t{op->inflight_kib} << 10;  // the op may live in the block
+  PushGroupState* group = blk->group;
   if (free_block) ObjectPool<OprBlock>::Delete(blk);
   OpFinished(bytes);
+  if (group) LeavePushGroup(group, err);
   if (naive) {
     Parker* pusher = naive->pusher;  // `naive` may be gone once `done` is set
     naive->done.store(true, std::memory_order_release);
@@ -453,7 +465,7 @@ bool EngineBase::TryRunNowImpl(void (*call)(void*), void* fn, VarList const_vars
   for (size_t i = 0; free && i < n_writes; ++i) {
     if (!(free = writes[i]->TryHoldWrite(&entries[i]))) break;
     ++held_writes;
-    free = !(n.updated >> std::min<size_t>(i, 63) & 1) || !PoisonOf(writes[i]);
+    free = !(n.updated >> std::min<size_t>(i, 31) & 1) || !PoisonOf(writes[i]);
   }
   if (!free) {
     release(false);
@@ -572,7 +584,7 @@ bool EngineBase::InflightRoom(size_t bytes) const {
 }
 
 void EngineBase::EnterInflight(const Opr* op) {
-  const size_t bytes = op->inflight_bytes;
+  const size_t bytes = size_t{op->inflight_kib} << 10;
   // Never wait on an engine thread, nor inside an op's code: the ops in
   // flight may be waiting for that very op.
   if (!InflightRoom(bytes) && !tls_current_op && !WorkerPool::Current() && !Holding())

@@ -1,5 +1,7 @@
 #include "engine/scheduler/error_record.h"
 
+#include <new>
+
 #include "engine/base/error.h"
 
 namespace tessera::engine {
@@ -15,6 +17,8 @@ void ErrorRecord::Rethrow(size_t more_errors) const {
   std::string what;
   try {
     std::rethrow_exception(error);
+  } catch (const std::bad_alloc&) {
+    what = "out of memory: a host allocation failed";
   } catch (const std::exception& e) {
     what = e.what();
   } catch (...) {

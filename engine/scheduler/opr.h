@@ -23,6 +23,7 @@ namespace tessera::engine {
 class WorkerPool;
 class Parker;
 struct OprBlock;
+struct PushGroupState;
 
 // The variables of an op, normalised: writes, then reads; each list sorted
 // by address, without duplicates, and the two disjoint. A variable named as
@@ -44,17 +45,19 @@ class OprVars {
     return data_;
   }
   // `updated`: bit i set when writes()[i] is read too (for a write past the
-  // 64th, bit 63 stands for all of them).
-  void Fill(size_t n_writes, size_t n_reads, uint64_t updated) {
-    n_writes_ = static_cast<uint32_t>(n_writes);
-    n_reads_ = static_cast<uint32_t>(n_reads);
+  // 32nd, bit 31 stands for all of them). Counts fit 16 bits: the lists are
+  // checked when the op is made (MaxVars).
+  void Fill(size_t n_writes, size_t n_reads, uint32_t updated) {
+    n_writes_ = static_cast<uint16_t>(n_writes);
+    n_reads_ = static_cast<uint16_t>(n_reads);
     updated_ = updated;
   }
+  static constexpr size_t kMaxVars = 65535;
   std::span<VarHandle const> writes() const { return {data_, n_writes_}; }
   std::span<VarHandle const> reads() const { return {data_ + n_writes_, n_reads_}; }
   size_t size() const { return n_writes_ + n_reads_; }
   bool updated(size_t write_index) const {
-    return updated_ >> std::min<size_t>(write_index, 63) & 1;
+    return updated_ >> std::min<size_t>(write_index, 31) & 1;
   }
 
  private:
@@ -64,8 +67,9 @@ class OprVars {
     data_ = inline_;
   }
   VarHandle* data_ = inline_;
-  uint32_t n_writes_ = 0, n_reads_ = 0;
-  uint64_t updated_ = 0;
+  // Small, so that the op record keeps to its cache lines (opr.h's header).
+  uint16_t n_writes_ = 0, n_reads_ = 0;
+  uint32_t updated_ = 0;
   VarHandle inline_[kInline];
 };
 
@@ -109,7 +113,9 @@ class Opr {
   OprBlock* home = nullptr;
   FnProperty prop = FnProperty::kNormal;
   bool always_run = false;  // waiters and deletions run even on poisoned variables
-  size_t inflight_bytes = 0;  // new memory of its outputs (the run-ahead bound)
+  // New memory of its outputs in KiB, rounded up (the run-ahead bound);
+  // 32 bits in the padding after the flags, so the record does not grow.
+  uint32_t inflight_kib = 0;
 
  private:
   bool is_async_ = false;
@@ -157,7 +163,8 @@ struct alignas(64) OprBlock {
   bool owns_temp_ = false;
 
  public:
-  VarEntry entries[2];  // queue places for the op's first two variables
+  VarEntry entries[2];              // queue places for the op's first two variables
+  PushGroupState* group = nullptr;  // the PushGroup the op joined; null: none
 
  private:
   Opr* temp_opr() { return std::launder(reinterpret_cast<Opr*>(temp_storage_)); }

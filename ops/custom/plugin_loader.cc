@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "engine/base/error.h"
+#include "engine/base/regular_file.h"
 #include "engine/op/registration_guard.h"
 #include "ops/custom/op_plugin.h"
 
@@ -131,6 +132,8 @@ std::string CanonicalPath(const std::string& path) {
     TS_THROW << "cannot load operator plugin '" << path
              << "': " << (err == ENOENT ? "no such file" : std::strerror(err));
   }
+  // dlopen would block on a FIFO until a writer came.
+  CheckRegularFile(buf, "cannot load operator plugin");
   return buf;
 }
 

@@ -1,18 +1,35 @@
 -- The scoped forms of mx.autograd: each sets a mode, calls fn, and restores
--- the mode even when fn raises; they return what fn returns.
+-- the mode when fn returns or raises; they return what fn returns.
+--
+-- The modes belong to the code inside the block. fn runs as a coroutine of
+-- its own, so a coroutine.yield inside it (a generator, a scheduler of
+-- coroutines) suspends the block: the modes of the code outside come back
+-- for as long as it stays suspended, and the block's return when it is
+-- resumed. A coroutine abandoned inside a block, never resumed, leaves
+-- nothing switched on. PyTorch's grad-mode decorators treat generators the
+-- same way.
 local help = require 'tessera.help'
 
 local unpack = unpack or table.unpack
 
+local function pack(...) return { n = select('#', ...), ... } end
+
 local function scoped(set_rec, rec, set_train, train, fn, ...)
   assert(type(fn) == 'function', 'expected a function to run')
-  local old_rec = set_rec and set_rec(rec)
-  local old_train = set_train and set_train(train)
-  local res = { pcall(fn, ...) }
-  if set_train then set_train(old_train) end
-  if set_rec then set_rec(old_rec) end
-  if not res[1] then error(res[2], 0) end
-  return unpack(res, 2, table.maxn(res))
+  local co = coroutine.create(fn)
+  local args = pack(...)
+  while true do
+    local old_rec = set_rec and set_rec(rec)
+    local old_train = set_train and set_train(train)
+    local res = pack(coroutine.resume(co, unpack(args, 1, args.n)))
+    if set_train then set_train(old_train) end
+    if set_rec then set_rec(old_rec) end
+    if not res[1] then error(res[2], 0) end
+    if coroutine.status(co) == 'dead' then return unpack(res, 2, res.n) end
+    -- fn yielded: pass the yield on, outside the block's modes, and carry
+    -- what the resumer sends back in.
+    args = pack(coroutine.yield(unpack(res, 2, res.n)))
+  end
 end
 
 return function(mx)

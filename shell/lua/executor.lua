@@ -39,7 +39,17 @@ return function(mx)
           error("forward: '" .. tostring(k) .. "' is not an argument (arguments: "
             .. names_text(self._symbol:list_arguments()) .. ')', 2)
         end
-        if not mx.nd.is_ndarray(v) then v = mx.nd.array(v, { dtype = dst.dtype }) end
+        if not mx.nd.is_ndarray(v) then
+          local ok, a = pcall(mx.nd.array, v, { dtype = dst.dtype })
+          if not ok then error("forward: argument '" .. k .. "': " .. tostring(a), 2) end
+          v = a
+        end
+        -- Checked here, so the error names the argument and not a copy.
+        if table.concat(v.shape, ',') ~= table.concat(dst.shape, ',') then
+          error(("forward: argument '%s' has shape (%s) in this executor, got (%s) "
+            .. "(exe:reshape{%s = shape} makes an executor for another shape)"):format(k,
+            table.concat(dst.shape, ','), table.concat(v.shape, ','), k), 2)
+        end
         v:copyto(dst)
       end
     end

@@ -12,7 +12,7 @@
 -- After each test the runner waits for all engine work, so an asynchronous
 -- failure is reported against the test that caused it, and restores the
 -- engine type. Output: one line per failure with its traceback, then
--- "N passed, N failed".
+-- "N passed, N failed". A run that finds no test at all fails.
 local internal = require 'tessera.internal'
 local pretty = require 'tessera.pretty'
 
@@ -130,6 +130,12 @@ function M.run(path)
     out:flush()
   end
   out:write(string.format('%d passed, %d failed\n', passed, failed))
+  if passed + failed == 0 then
+    -- A run that tested nothing passed nothing: a wrong path or a file
+    -- whose tests were never declared must not look like success.
+    out:write('no tests found under ', path, ' (declare them with test(name, fn))\n')
+    return 0, 1
+  end
   return passed, failed
 end
 

@@ -560,7 +560,7 @@ TEST_CASE("symbol files are written atomically and read back") {
   CHECK(Contains(ErrorOf([&] { LoadSymbolFile((dir / "missing.json").string()); }),
                  "load: cannot open " + (dir / "missing.json").string()));
   CHECK(ErrorOf([&] { LoadSymbolFile(dir.string()); }) ==
-        "load: " + dir.string() + " is not a regular file");
+        "load: " + dir.string() + " is not a regular file (it is a directory)");
   std::ofstream(dir / "broken.json") << "{\"nodes\": [";
   CHECK(ErrorOf([&] {
           LoadSymbolFile((dir / "broken.json").string());

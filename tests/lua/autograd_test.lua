@@ -72,6 +72,48 @@ test('detach, pause, modes', function()
   assert_eq(mx.autograd.is_recording(), false)
 end)
 
+test('a yield inside record leaves the modes outside as they were', function()
+  local x = mx.nd.array({1, 2})
+  x:attach_grad()
+  local y
+  local co = coroutine.create(function(a)
+    local got = mx.autograd.record(function()
+      local b = coroutine.yield('inside', a)   -- suspends the block
+      assert_eq(mx.autograd.is_recording(), true)  -- resumed: recording again
+      assert_eq(mx.autograd.is_training(), true)
+      y = x * x * b
+      return 'returned'
+    end)
+    return got
+  end)
+  assert_eq({coroutine.resume(co, 7)}, {true, 'inside', 7})
+  assert_eq(mx.autograd.is_recording(), false)
+  assert_eq(mx.autograd.is_training(), false)
+  local outside = x * 5  -- not recorded
+  assert_eq({coroutine.resume(co, 3)}, {true, 'returned'})
+  assert_eq(mx.autograd.is_recording(), false)
+  y:backward()
+  close(x.grad, {6, 12})
+  assert_error(function() outside:backward() end, '')
+  -- Abandoned inside a block, never resumed: nothing is left switched on.
+  for _, scope in ipairs({mx.autograd.record, mx.autograd.train_mode}) do
+    coroutine.wrap(function() scope(function() coroutine.yield() end) end)()
+    assert_eq(mx.autograd.is_recording(), false)
+    assert_eq(mx.autograd.is_training(), false)
+  end
+  -- pause inside record, suspended: the code outside both sees neither.
+  mx.autograd.record(function()
+    local inner = coroutine.wrap(function()
+      mx.autograd.pause(function() coroutine.yield() end)
+    end)
+    inner()
+    assert_eq(mx.autograd.is_recording(), true)
+  end)
+  -- A yield outside any coroutine is still Lua's error, and leaves nothing on.
+  assert_error(function() mx.autograd.record(function() coroutine.yield() end) end, 'yield')
+  assert_eq(mx.autograd.is_recording(), false)
+end)
+
 test('get_symbol and errors', function()
   local x = mx.nd.array({1, 2})
   x:attach_grad()

@@ -186,6 +186,36 @@ test('an error in a body surfaces at the wait with the op name; everything keeps
   close(mx.nd.Custom(x, {op_type = 't_square'}) + 1, {2, 5})
 end)
 
+test('a Lua op that calls itself stops at a nesting limit with a clear error', function()
+  -- Through the queue (each level's body returns at once) and through waits
+  -- (each level's body waits for the next): both end at the limit.
+  local Again = mx.operator.CustomOp:extend()
+  function Again:forward(is_train, req, in_data, out_data)
+    self:assign(out_data[1], req[1], mx.nd.Custom(in_data[1], {op_type = 't_again'}))
+  end
+  mx.operator.register('t_again', {create_operator = function() return setmetatable({}, Again) end})
+  local y = mx.nd.Custom(mx.nd.array({1, 2}), {op_type = 't_again'})
+  local err = assert_error(function() y:wait_to_read() end, 'nested more than 100 deep')
+  assert(err:find("Custom 't_again'"), err)
+  local Deeper = mx.operator.CustomOp:extend()
+  function Deeper:forward(is_train, req, in_data, out_data)
+    local z = mx.nd.Custom(in_data[1], {op_type = 't_deeper'})
+    z:wait_to_read()
+    self:assign(out_data[1], req[1], z)
+  end
+  mx.operator.register('t_deeper', {create_operator = function() return setmetatable({}, Deeper) end})
+  assert_error(function() mx.nd.Custom(mx.nd.array({1}), {op_type = 't_deeper'}):wait_to_read() end,
+    'nested more than 100 deep')
+  pcall(mx.nd.waitall)
+  -- Nesting that ends is fine, and the shell carries on.
+  local Twice = mx.operator.CustomOp:extend()
+  function Twice:forward(is_train, req, in_data, out_data)
+    self:assign(out_data[1], req[1], mx.nd.Custom(in_data[1], {op_type = 't_square'}) * 2)
+  end
+  mx.operator.register('t_twice', {create_operator = function() return setmetatable({}, Twice) end})
+  close(mx.nd.Custom(mx.nd.array({3}), {op_type = 't_twice'}), {18})
+end)
+
 test('bad properties and unknown op types are clear errors', function()
   local x = mx.nd.array({1, 2})
   assert_error(function() mx.nd.Custom(x, {op_type = 't_nope'}) end, "op_type 't_nope' is not registered")

@@ -16,7 +16,10 @@ test('simple_bind, forward by name, backward', function()
   close(exe.grad_dict.x, {{1, 1, 2}, {1, 1, 2}})
   close(exe.grad_dict.w, {{5, 5}, {7, 7}, {9, 9}})
   assert_error(function() exe:forward{nope = {1}} end, "'nope' is not an argument")
-  assert_error(function() exe:forward{x = {1, 2}} end, 'copyto')
+  assert_error(function() exe:forward{x = {1, 2}} end,
+    "argument 'x' has shape %(2,3%) in this executor, got %(2%)")
+  assert_error(function() exe:forward{x = mx.nd.ones({3, 2})} end, "argument 'x'")
+  assert_error(function() exe:forward{w = {{1}, {2, 3}}} end, "argument 'w': array: ragged")
   assert(exe:debug_str():find('fc %(dot%)'))
 end)
 

@@ -195,3 +195,97 @@ test('PrefetchingIter over a Lua iterator reads it one batch ahead', function()
   for b in p:batches() do got[#got + 1] = b.data[1]:asscalar() end
   assert_eq(got, {1, 2, 3})
 end)
+
+-- A FIFO at a fresh temporary name (nil where mkfifo is missing).
+local function make_fifo()
+  local path = os.tmpname()
+  os.remove(path)
+  if not os.execute('mkfifo ' .. path .. ' 2>/dev/null') then return nil end
+  return path
+end
+
+test('batch_size, seed and num_examples: whole numbers in range, or an error naming them', function()
+  local x = mx.nd.arange(0, 10):reshape({5, 2})
+  for _, bad in ipairs({0, -1, 2.5, 0 / 0, math.huge, -math.huge, '10', true, {}, 1e9, 6}) do
+    local err = assert_error(function() mx.io.NDArrayIter{data = x, batch_size = bad} end,
+      'NDArrayIter: batch_size')
+    assert(err:find(tostring(type(bad) == 'table' and 'table' or bad), 1, true), err)
+  end
+  assert_error(function() mx.io.NDArrayIter{data = x, batch_size = 1e9} end, 'more than the 5 rows')
+  assert_error(function() mx.io.NDArrayIter{data = x, batch_size = '10'} end, "'10' %(a string%)")
+  for _, bad in ipairs({0 / 0, 1.5, math.huge, 'x'}) do
+    assert_error(function() mx.io.NDArrayIter{data = x, shuffle = true, seed = bad} end,
+      'NDArrayIter: seed must be a whole number')
+  end
+  assert_error(function() mx.io.NDArrayIter(5) end, 'expected a table of options')
+  -- MNISTIter and CSVIter say their own name, before reading any file.
+  for _, bad in ipairs({math.huge, 0 / 0, 2.5, '10'}) do
+    assert_error(function() mx.io.MNISTIter{image = 'none', label = 'none', batch_size = bad} end,
+      'MNISTIter: batch_size')
+    assert_error(function() mx.io.CSVIter{data_csv = 'none', batch_size = bad} end,
+      'CSVIter: batch_size')
+  end
+  assert_error(function() mx.io.MNISTIter{image = 'none', label = 'none', seed = 0 / 0} end,
+    'MNISTIter: seed')
+  assert_error(function() mx.io.MNISTIter{image = 'none', label = 'none', num_examples = -1} end,
+    'MNISTIter: num_examples')
+  -- Good values still work: the whole data in one batch.
+  assert_eq(mx.io.NDArrayIter{data = x, batch_size = 5}:next().data[1].shape, {5, 2})
+end)
+
+test('PrefetchingIter refuses what is not an iterator', function()
+  for _, bad in ipairs({false, 3, 'it', {}}) do
+    assert_error(function() mx.io.PrefetchingIter(bad) end, 'PrefetchingIter: expected an iterator')
+  end
+  assert_error(function() mx.io.PrefetchingIter() end, 'got nil')
+  local it = mx.io.NDArrayIter{data = mx.nd.zeros({4, 2}), batch_size = 2}
+  for _, bad in ipairs({0 / 0, 1.5, 2 ^ 40, '2'}) do
+    assert_error(function() mx.io.PrefetchingIter(it, {depth = bad}) end, 'depth must be')
+  end
+end)
+
+test('an IDX header claiming more than the file holds is truncated, before allocating it', function()
+  local img = os.tmpname()
+  local lab = os.tmpname()
+  write_idx(lab, 2049, {2}, {1, 2})
+  -- 100 x 1000 x 1000 pixels claimed, 4 present: 100 MB if it were believed.
+  write_idx(img, 2051, {100, 1000, 1000}, {1, 2, 3, 4})
+  local before = collectgarbage('count')
+  local err = assert_error(function() mx.io.MNISTIter{image = img, label = lab} end, 'truncated')
+  assert(err:find(img, 1, true), err)
+  assert(err:find('100x1000x1000', 1, true), err)
+  assert(collectgarbage('count') - before < 16 * 1024, 'no large buffer was made')
+  -- The same through gzip: the buffer grows with the data that arrives.
+  if os.execute('gzip -f ' .. img .. ' 2>/dev/null') then
+    err = assert_error(function() mx.io.MNISTIter{image = img, label = lab} end, 'truncated')
+    assert(err:find(img .. '.gz', 1, true), err)
+    os.remove(img .. '.gz')
+  end
+  os.remove(img)
+  os.remove(lab)
+end)
+
+test('loaders refuse FIFOs, directories and devices by name, without blocking', function()
+  local fifo = make_fifo()
+  local dir = os.tmpname()
+  os.remove(dir)
+  assert(os.execute('mkdir ' .. dir))
+  local lab = os.tmpname()
+  write_idx(lab, 2049, {1}, {1})
+  for _, path in ipairs({fifo, dir, '/dev/null'}) do
+    if path then
+      assert_error(function() mx.io.MNISTIter{image = path, label = lab} end,
+        path .. ' is not a regular file')
+      assert_error(function() mx.io.CSVIter{data_csv = path} end, path .. ' is not a regular file')
+      assert_error(function() mx.nd.load(path) end, path .. ' is not a regular file')
+      assert_error(function() mx.sym.load(path) end, path .. ' is not a regular file')
+    end
+  end
+  -- A NUL byte would cut the path to another file's: refused.
+  assert_error(function() mx.io.CSVIter{data_csv = lab .. '\0x'} end, 'CSVIter: the path .* NUL byte')
+  assert_error(function() mx.io.MNISTIter{image = lab .. '\0x', label = lab} end,
+    'MNISTIter: the path .* NUL byte')
+  if fifo then os.remove(fifo) end
+  os.remove(dir)
+  os.remove(lab)
+end)

@@ -309,3 +309,51 @@ test('operators with numbers use each number, reused or not', function()
   assert(1 / (a * -0.0):totable()[1] == -math.huge)
   assert(1 / (a * 0):totable()[1] == math.huge)
 end)
+
+test('bad sizes, axes and seeds: errors name the function, the argument and the value', function()
+  local a = mx.nd.array({{1, 2, 3}, {4, 5, 6}})
+  for _, f in ipairs({'zeros', 'ones', 'empty'}) do
+    assert_error(function() mx.nd[f]({0}) end, 'mx.nd.' .. f .. ': shape %(0,%) has a 0 at axis 1')
+    assert_error(function() mx.nd[f]({2, 0, 3}) end, 'shape %(2,0,3%) has a 0 at axis 2')
+    assert_error(function() mx.nd[f](nil) end, 'mx.nd.' .. f .. ': shape is required')
+    assert_error(function() mx.nd[f]() end, 'mx.nd.' .. f .. ': shape is required')
+    assert_error(function() mx.nd[f]({}) end, 'mx.nd.' .. f .. ': shape is required')
+  end
+  assert_error(function() mx.nd.full({0}, 1) end, 'mx.nd.full: shape %(0,%)')
+  -- The axis the user typed, not the 0-based one it became.
+  assert_error(function() mx.nd.sum(a, {axis = 1.5}) end,
+    "sum: parameter 'axis' must be a whole number %(a 1%-based axis%), got 1.5")
+  assert_error(function() mx.nd.sum(a, {axis = {1, 2.5}}) end, 'got 2.5')
+  assert_error(function() mx.nd.sum(a, {axis = 0 / 0}) end, 'got nan')
+  assert_error(function() mx.sym.sum(mx.sym.Variable('x'), {axis = 1.5}) end, 'got 1.5')
+  -- The note about 0-based axes only on messages about an axis.
+  local err = assert_error(function() mx.nd.sum(a, {axis = 1, keepdims = 'maybe'}) end, 'keepdims')
+  assert(not err:find('count from 0'), err)
+  err = assert_error(function() mx.nd.sum(a, {axis = 3}) end, 'axis')
+  assert(err:find('count from 0'), err)
+  for _, bad in ipairs({0 / 0, 2.5, -1, math.huge}) do
+    assert_error(function() mx.random.seed(bad) end,
+      'mx.random.seed: the seed must be a whole number from 0 to 2%^53, got '
+        .. tostring(bad):gsub('%-', '%%-'))
+  end
+  assert_error(function() mx.random.seed('7') end, 'must be a number, got a string')
+  mx.random.seed(42)
+end)
+
+test('a NUL byte in a name, key, path or option is refused, never cut', function()
+  local path = os.tmpname()
+  local a = mx.nd.ones({2})
+  assert_error(function() mx.nd.save(path, {['a\0b'] = a}) end,
+    "mx.nd.save: the name 'a\\0b' contains a NUL byte")
+  assert_error(function() mx.nd.save(path .. '\0x', a) end, 'mx.nd.save: the path .* NUL byte')
+  assert_error(function() mx.nd.load(path .. '\0x') end, 'mx.nd.load: the path .* NUL byte')
+  assert_error(function() a:astype('float32\0junk') end, 'astype: dtype .* NUL byte')
+  assert_error(function() mx.nd.zeros({2}, {dtype = 'int32\0x'}) end, 'NUL byte')
+  assert_error(function() mx.nd.sum(a, {['axis\0x'] = 1}) end, 'NUL byte')
+  assert_error(function() mx.nd.Activation(a, {act_type = 'relu\0x'}) end, 'NUL byte')
+  assert_error(function() mx.profiler.dump(path .. '\0x') end, 'NUL byte')
+  -- Names without one still save and load whole.
+  mx.nd.save(path, {['a b'] = a})
+  assert_eq(mx.nd.load(path)['a b']:totable(), {1, 1})
+  os.remove(path)
+end)

@@ -154,3 +154,18 @@ test('infer_shape: the batch size flows backward through FullyConnected and Conv
   args = (conv + V('y')):infer_shape{x = {0, 2, 8, 8}, y = {6, 4, 6, 6}}
   assert_eq(args, {{6, 2, 8, 8}, {4, 2, 3, 3}, {4}, {6, 4, 6, 6}})
 end)
+
+test('a NUL byte in a symbol name, key or path is refused, never cut', function()
+  local x = mx.sym.Variable('x')
+  assert_error(function() mx.sym.Variable('a\0b') end, "Variable: the name 'a\\0b' contains a NUL")
+  assert_error(function() mx.sym.FullyConnected{data = x, num_hidden = 2, name = 'f\0c'} end, 'NUL byte')
+  assert_error(function() mx.sym.FullyConnected{data = x, ['num_hidden\0'] = 2} end, 'NUL byte')
+  assert_error(function() mx.sym.Variable('w', {attr = {['k\0'] = 'v'}}) end, 'NUL byte')
+  assert_error(function() x:attr('k\0z') end, 'NUL byte')
+  assert_error(function() x:infer_shape{['x\0y'] = {2}} end, 'NUL byte')
+  assert_error(function() x:simple_bind{['x\0y'] = {2}} end, 'NUL byte')
+  local path = os.tmpname()
+  assert_error(function() x:save(path .. '\0x') end, 'NUL byte')
+  assert_error(function() mx.sym.load(path .. '\0x') end, 'NUL byte')
+  os.remove(path)
+end)

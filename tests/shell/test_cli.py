@@ -3,9 +3,12 @@
 Run: TESSERA_BIN=build/tessera python3 -m unittest discover -s tests/shell
 """
 import os
+import resource
+import signal
 import subprocess
 import tempfile
 import textwrap
+import time
 import unittest
 
 BIN = os.environ.get("TESSERA_BIN", "tessera")
@@ -144,6 +147,62 @@ class CommandLine(unittest.TestCase):
         r = run("--test", os.path.join(self.dir.name, "ok"))
         self.assertEqual((r.returncode, r.stdout.strip().splitlines()[-1]), (0, "1 passed, 0 failed"))
         self.assertEqual(run("--test", os.path.join(self.dir.name, "nothing")).returncode, 1)
+
+    def test_a_test_run_that_finds_no_test_fails(self):
+        # A file or a directory whose files declare no test: nothing passed.
+        empty = self.write("empty/helpers.lua", "local x = 1\nreturn {answer = 42}\n")
+        for path in (empty, os.path.dirname(empty)):
+            r = run("--test", path)
+            self.assertEqual(r.returncode, 1, r.stdout)
+            self.assertIn("0 passed, 0 failed", r.stdout)
+            self.assertIn("no tests found under " + path, r.stdout)
+        os.makedirs(os.path.join(self.dir.name, "bare"))
+        r = run("--test", os.path.join(self.dir.name, "bare"))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("no test files", r.stdout)
+
+    @unittest.skipIf(os.environ.get("TESSERA_SANITIZE"),
+                     "sanitizers reserve more address space than the limit allows")
+    def test_out_of_host_memory_is_a_clear_error(self):
+        # Under a 1.2 GB address-space limit, a 400 MB array fits but its
+        # values as doubles (800 MB more) do not: the failed allocation is an
+        # error naming the function, and the shell carries on.
+        def limit():
+            resource.setrlimit(resource.RLIMIT_AS, (1200 << 20, 1200 << 20))
+        code = ("local a = mx.nd.ones({100000000}); a:wait_to_read(); "
+                "local ok, err = pcall(function() local t = a:totable(); return t end); "
+                "print(ok, err); a = nil; collectgarbage(); "
+                "print((mx.nd.ones({2}) + 1):totable()[1])")
+        r = subprocess.run([BIN, "-e", code], capture_output=True, text=True, timeout=120,
+                           preexec_fn=limit,
+                           env=dict(os.environ, TESSERA_HISTORY="", OMP_NUM_THREADS="1"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("false\ttotable: out of memory: a host allocation failed", r.stdout)
+        self.assertNotIn("bad_alloc", r.stdout)
+        self.assertTrue(r.stdout.endswith("\n2\n"), r.stdout)
+
+    def test_a_save_killed_by_sigterm_leaves_no_temporary(self):
+        # Saves of a big array in a loop, one of them interrupted while it
+        # writes: the process dies of the signal and no <target>.tmp.* stays
+        # beside the target.
+        target = os.path.join(self.dir.name, "big.params")
+        with open(target, "w") as f:
+            f.write("old")
+        proc = subprocess.Popen(
+            [BIN, "-e", "local a = mx.nd.ones({16, 1024, 1024}); a:wait_to_read(); "
+                        "io.stdout:write('ready\\n'); io.stdout:flush(); "
+                        "while true do mx.nd.save(%r, {a = a}) end" % target],
+            stdout=subprocess.PIPE, env=dict(os.environ, TESSERA_HISTORY=""))
+        self.addCleanup(proc.stdout.close)
+        self.addCleanup(proc.kill)
+        self.assertEqual(proc.stdout.readline(), b"ready\n")
+        deadline = time.monotonic() + 30
+        while not any(".tmp." in n for n in os.listdir(self.dir.name)):
+            self.assertLess(time.monotonic(), deadline, "no save started")
+            time.sleep(0.001)
+        proc.send_signal(signal.SIGTERM)
+        self.assertEqual(proc.wait(timeout=30), -signal.SIGTERM)
+        self.assertEqual(sorted(os.listdir(self.dir.name)), ["big.params"])
 
 
 if __name__ == "__main__":

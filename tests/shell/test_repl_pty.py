@@ -244,6 +244,62 @@ class ReplTest(unittest.TestCase):
         r.expect(r"mx\.engine\.push\(fn")
         r.prompt()
 
+    def test_time_waits_for_its_own_work_and_reports_its_failure(self):
+        r = self.repl
+        # Its work fails: the time, marked failed, then the error naming the op.
+        r.line(":time w = mx.engine.new_var(); "
+               "mx.engine._fail('kaboom', {write = {w}, name = 'timed_op'})")
+        r.expect(r"time: [0-9.]+ ms \(failed\)")
+        r.expect(r"timed_op.*kaboom")
+        r.prompt()
+        # A Lua error in the statement: its error, then the time.
+        r.line(":time error('lua side')")
+        r.expect(r"lua side")
+        r.expect(r"time: [0-9.]+ ms \(failed\)")
+        r.prompt()
+        # Work outstanding from before is not waited for.
+        r.line("v = mx.engine.new_var(); mx.engine._sleep(3, {write = {v}})")
+        r.prompt()
+        r.line(":time local s = 0; for i = 1, 1000 do s = s + i end")
+        m = r.expect(r"time: ([0-9.]+) ms")
+        self.assertLess(float(m.group(1)), 1500)
+        r.prompt()
+
+    def test_commands_refuse_junk_arguments(self):
+        r = self.repl
+        for cmd in (":memory foo", ":wait now", ":engine x", ":help me", ":quit please",
+                    ":profile on now", ":profile off x", ":profile dump a b", ":profile"):
+            r.line(cmd)
+            r.expect(r"usage: :" + cmd.split()[0][1:])
+            r.prompt()
+        r.line("1 + 1")  # still here: ':quit please' did not quit
+        r.expect(r"\n2\n")
+
+    def test_ctrl_d_at_a_continuation_prompt_drops_the_chunk(self):
+        r = self.repl
+        r.line("function half_typed()")
+        r.expect(r"\n>> ")
+        r.line("  return 1")
+        r.expect(r"\n>> ")
+        r.send("\x04")
+        r.prompt()
+        r.line("half_typed == nil")
+        r.expect(r"\ntrue\n")
+        r.prompt()
+        r.send("\x04")  # at "> " it leaves
+        self.assertEqual(r.wait_exit(), 0)
+
+    def test_a_history_file_that_is_a_fifo_is_not_read(self):
+        # Reading it would wait for a writer before the first prompt.
+        fifo = os.path.join(os.path.dirname(self.history), "fifo_history")
+        os.mkfifo(fifo)
+        other = Repl(fifo)
+        self.addCleanup(other.close)
+        other.expect(r"history: " + re.escape(fifo) + r" is not a regular file \(it is a FIFO\)")
+        other.prompt()
+        other.line("3 * 3")
+        other.expect(r"\n9\n")
+
     def test_ctrl_d_exits_and_history_is_kept(self):
         r = self.repl
         r.line("history_marker = 1")

@@ -28,6 +28,35 @@ return function(mx)
     end
   end
 
+  -- A value as the user gave it, for messages: strings quoted, numbers as
+  -- Lua prints them (nan, inf, 2.5).
+  local function shown(v)
+    if type(v) == 'string' then return ("'%s' (a string)"):format(v) end
+    if type(v) == 'number' then return tostring(v) end
+    return tostring(v) .. ' (a ' .. type(v) .. ')'
+  end
+
+  -- A count given by the user (batch_size, num_examples): a whole number
+  -- from `min` to `max`; strings are not converted, and NaN, infinities and
+  -- fractions are errors rather than loops that never end.
+  local function check_count(v, who, name, min, max, level)
+    if type(v) ~= 'number' or v ~= v or v % 1 ~= 0 or v < min or v > (max or 2 ^ 53) then
+      error(('%s: %s must be a whole number%s, got %s'):format(who, name,
+        max and (' from %d to %d'):format(min, max) or (' of at least %d'):format(min),
+        shown(v)), level + 1)
+    end
+    return v
+  end
+
+  -- A seed: any whole number (the shuffle uses it modulo 2^31).
+  local function check_seed(v, who, level)
+    if v == nil then return 0 end
+    if type(v) ~= 'number' or v ~= v or v % 1 ~= 0 then
+      error(('%s: seed must be a whole number, got %s'):format(who, shown(v)), level + 1)
+    end
+    return v
+  end
+
   local function as_named(v, default_name, what)
     if v == nil then return {} end
     if mx.nd.is_ndarray(v) then return { { name = default_name, array = v } } end
@@ -60,37 +89,42 @@ return function(mx)
   local NDArrayIter = setmetatable({}, { __index = DataIter })
   NDArrayIter.__index = NDArrayIter
 
-  function M.NDArrayIter(opts)
-    opts = opts or {}
+  -- `who` names the iterator the user made (MNISTIter and CSVIter are
+  -- NDArrayIters) in errors raised `level` calls up.
+  local function new_ndarray_iter(opts, who, level)
+    level = level + 1
     local self = setmetatable({}, NDArrayIter)
-    self.data = as_named(opts.data, opts.data_name or 'data', 'NDArrayIter data')
-    self.label = as_named(opts.label, opts.label_name or 'softmax_label', 'NDArrayIter label')
-    if #self.data == 0 then error('NDArrayIter: data is required', 2) end
-    self.batch_size = opts.batch_size or 1
+    self.data = as_named(opts.data, opts.data_name or 'data', who .. ' data')
+    self.label = as_named(opts.label, opts.label_name or 'softmax_label', who .. ' label')
+    if #self.data == 0 then error(who .. ': data is required', level) end
+    self.batch_size = check_count(opts.batch_size or 1, who, 'batch_size', 1, nil, level)
+    local seed = check_seed(opts.seed, who, level)
     self.shuffle = opts.shuffle or false
     self.last_batch_handle = opts.last_batch_handle or 'pad'
     if self.last_batch_handle ~= 'pad' and self.last_batch_handle ~= 'discard'
         and self.last_batch_handle ~= 'roll_over' then
-      error("NDArrayIter: last_batch_handle must be 'pad', 'discard' or 'roll_over', got '"
-        .. tostring(self.last_batch_handle) .. "'", 2)
+      error(who .. ": last_batch_handle must be 'pad', 'discard' or 'roll_over', got '"
+        .. tostring(self.last_batch_handle) .. "'", level)
     end
     self.num_data = self.data[1].array.shape[1]
     for _, e in ipairs(self.data) do
       if e.array.shape[1] ~= self.num_data then
-        error(('NDArrayIter: %s has %d rows, %s has %d'):format(self.data[1].name, self.num_data,
-          e.name, e.array.shape[1]), 2)
+        error(('%s: %s has %d rows, %s has %d'):format(who, self.data[1].name, self.num_data,
+          e.name, e.array.shape[1]), level)
       end
     end
     for _, e in ipairs(self.label) do
       if e.array.shape[1] ~= self.num_data then
-        error(('NDArrayIter: label %s has %d rows for %d data rows'):format(e.name,
-          e.array.shape[1], self.num_data), 2)
+        error(('%s: label %s has %d rows for %d data rows'):format(who, e.name,
+          e.array.shape[1], self.num_data), level)
       end
     end
-    if self.batch_size < 1 then error('NDArrayIter: batch_size must be at least 1', 2) end
-    if self.last_batch_handle == 'discard' and self.num_data < self.batch_size then
-      error(('NDArrayIter: %d rows make no batch of %d (last_batch_handle discard)'):format(
-        self.num_data, self.batch_size), 2)
+    -- A batch takes each row at most once (MXNet asks the same): a larger
+    -- one would only repeat rows, and one of 1e9 would build its list of
+    -- rows for ever.
+    if self.batch_size > self.num_data then
+      error(('%s: batch_size %d is more than the %d rows of data'):format(who, self.batch_size,
+        self.num_data), level)
     end
     self.provide_data, self.provide_label = {}, {}
     for i, e in ipairs(self.data) do
@@ -101,10 +135,17 @@ return function(mx)
       self.provide_label[i] = { name = e.name, shape = shape_with_batch(e.array, self.batch_size),
         dtype = e.array.dtype }
     end
-    self.rand = rng(opts.seed or 0)
+    self.rand = rng(seed)
     self.carry = {}  -- roll_over: rows left from the last epoch
     self:reset()
     return self
+  end
+
+  function M.NDArrayIter(opts)
+    if opts ~= nil and type(opts) ~= 'table' then
+      error('NDArrayIter: expected a table of options, got ' .. shown(opts), 2)
+    end
+    return new_ndarray_iter(opts or {}, 'NDArrayIter', 2)
   end
 
   function NDArrayIter:reset()
@@ -175,7 +216,8 @@ mx.io.NDArrayIter{data = x | {x1, x2} | {name = x}, label = y, batch_size = 1,
   data_name = 'data', label_name = 'softmax_label', seed = 0}
 Batches of rows of in-memory arrays. 'pad' fills the last batch from the
 start (batch.pad says how many rows are filler); 'discard' drops it;
-'roll_over' carries its rows into the next epoch.]])
+'roll_over' carries its rows into the next epoch. batch_size is a whole
+number from 1 to the number of rows.]])
 
   -- ---- MNIST (gzip'd IDX files, read through zlib).
 
@@ -187,6 +229,7 @@ start (batch.pad says how many rows are filler); 'discard' drops it;
       typedef struct gzFile_s *gzFile;
       gzFile gzopen(const char *path, const char *mode);
       int gzread(gzFile file, void *buf, unsigned len);
+      int gzdirect(gzFile file);
       int gzclose(gzFile file);
     ]])
     local ok, lib = pcall(ffi.load, 'libz.so.1')
@@ -196,16 +239,39 @@ start (batch.pad says how many rows are filler); 'discard' drops it;
     return zlib
   end
 
-  local function file_exists(path)
-    local f = io.open(path, 'rb')
-    if f then f:close() end
-    return f ~= nil
+  -- file_size(path, who): the size of the regular file `path`, or nil when
+  -- there is none; a FIFO, a directory or a device is an error here, before
+  -- anything opens it (an open or read of a FIFO would wait for a writer for
+  -- ever), and so is a path with a NUL byte.
+  local file_size = require('tessera.io').check_file
+
+  -- Reads up to `count` bytes: all of them, or fewer at the end of the
+  -- data. The buffer grows with what actually arrives, so a header that
+  -- claims more than a compressed file holds costs no more than the file.
+  local function read_bytes(z, f, count)
+    local ffi = z.ffi
+    local cap = math.min(count, 2 ^ 20)
+    local buf, got = ffi.new('uint8_t[?]', math.max(cap, 1)), 0
+    while got < count do
+      if got == cap then
+        cap = math.min(count, cap * 2)
+        local bigger = ffi.new('uint8_t[?]', cap)
+        ffi.copy(bigger, buf, got)
+        buf = bigger
+      end
+      local k = z.lib.gzread(f, buf + got, math.min(cap - got, 2 ^ 30))
+      if k <= 0 then break end
+      got = got + k
+    end
+    return buf, got
   end
 
   -- The bytes of an IDX file (gzip'd or plain): magic, dims, then data.
   local function read_idx(path, want_magic, what)
-    if not file_exists(path) then
-      if file_exists(path .. '.gz') then path = path .. '.gz'
+    local size = file_size(path, 'MNISTIter')
+    if not size then
+      size = file_size(path .. '.gz', 'MNISTIter')
+      if size then path = path .. '.gz'
       else
         error(('MNISTIter: %s file %s not found. Download the four MNIST files '
           .. '(train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, t10k-images-idx3-ubyte.gz, '
@@ -236,13 +302,17 @@ start (batch.pad says how many rows are filler); 'discard' drops it;
       dims[i] = be32(head, 4 * i)
       count = count * dims[i]
     end
-    local buf = ffi.new('uint8_t[?]', count)
-    local got = z.lib.gzread(f, buf, count)
-    z.lib.gzclose(f)
-    if got ~= count then
-      error(('MNISTIter: %s is truncated: %d of %d data bytes'):format(path, math.max(got, 0),
-        count), 4)
+    local function truncated(got)
+      z.lib.gzclose(f)
+      error(('MNISTIter: %s is truncated: its header claims %s = %.0f data bytes, it holds %.0f')
+        :format(path, table.concat(dims, 'x'), count, got), 5)
     end
+    -- A plain file must hold what its header claims: checked against its
+    -- size before anything is allocated.
+    if z.lib.gzdirect(f) == 1 and count > size - hbytes then truncated(math.max(size - hbytes, 0)) end
+    local buf, got = read_bytes(z, f, count)
+    if got ~= count then truncated(got) end
+    z.lib.gzclose(f)
     return buf, dims
   end
 
@@ -271,10 +341,17 @@ start (batch.pad says how many rows are filler); 'discard' drops it;
     opts = opts or {}
     local image = opts.image or error('MNISTIter: image = path is required', 2)
     local label = opts.label or error('MNISTIter: label = path is required', 2)
+    -- Before reading 50 MB: the options that need no data.
+    local batch_size = check_count(opts.batch_size or 128, 'MNISTIter', 'batch_size', 1, nil, 2)
+    local seed = check_seed(opts.seed, 'MNISTIter', 2)
+    if opts.num_examples ~= nil then
+      check_count(opts.num_examples, 'MNISTIter', 'num_examples', 1, nil, 2)
+    end
     local x, y = M.read_mnist(image, label, opts)
-    return M.NDArrayIter { data = x, label = y, batch_size = opts.batch_size or 128,
-      shuffle = opts.shuffle, seed = opts.seed, last_batch_handle = opts.last_batch_handle or 'pad',
-      data_name = opts.data_name or 'data', label_name = opts.label_name or 'softmax_label' }
+    return new_ndarray_iter({ data = x, label = y, batch_size = batch_size,
+      shuffle = opts.shuffle, seed = seed, last_batch_handle = opts.last_batch_handle or 'pad',
+      data_name = opts.data_name or 'data', label_name = opts.label_name or 'softmax_label' },
+      'MNISTIter', 2)
   end
   help.doc(M.MNISTIter, [[
 mx.io.MNISTIter{image = path, label = path, batch_size = 128, flat = false,
@@ -286,8 +363,14 @@ or (batch, 784) with flat = true, labels 0..9 as float32.]])
   -- ---- CSV.
 
   local function read_csv(path, what)
-    local f = io.open(path, 'r')
-    if not f then error(('CSVIter: cannot open %s file %s'):format(what, path), 3) end
+    if type(path) ~= 'string' then
+      error(('CSVIter: %s_csv must be a path, got %s'):format(what, shown(path)), 3)
+    end
+    if not file_size(path, 'CSVIter') then
+      error(('CSVIter: cannot open %s file %s: no such file'):format(what, path), 3)
+    end
+    local f, err = io.open(path, 'r')
+    if not f then error(('CSVIter: cannot open %s file %s: %s'):format(what, path, err), 3) end
     local rows, line_no = {}, 0
     for line in f:lines() do
       line_no = line_no + 1
@@ -310,6 +393,7 @@ or (batch, 784) with flat = true, labels 0..9 as float32.]])
 
   function M.CSVIter(opts)
     opts = opts or {}
+    local batch_size = check_count(opts.batch_size or 1, 'CSVIter', 'batch_size', 1, nil, 2)
     local rows = read_csv(opts.data_csv or error('CSVIter: data_csv is required', 2), 'data')
     local shape = opts.data_shape or { #(rows[1] or {}) }
     local flat = {}
@@ -335,8 +419,9 @@ or (batch, 784) with flat = true, labels 0..9 as float32.]])
         error(('CSVIter: %d data rows but %d label rows'):format(#rows, #lrows), 2)
       end
     end
-    return M.NDArrayIter { data = data, label = label, batch_size = opts.batch_size or 1,
-      shuffle = opts.shuffle, last_batch_handle = opts.last_batch_handle or 'pad' }
+    return new_ndarray_iter({ data = data, label = label, batch_size = batch_size,
+      shuffle = opts.shuffle, seed = opts.seed, last_batch_handle = opts.last_batch_handle or 'pad' },
+      'CSVIter', 2)
   end
   help.doc(M.CSVIter, 'mx.io.CSVIter{data_csv =, data_shape =, label_csv =, batch_size =} -> an NDArrayIter over CSV rows')
 
@@ -363,12 +448,12 @@ or (batch, 784) with flat = true, labels 0..9 as float32.]])
   end
 
   function M.PrefetchingIter(iter, opts)
-    opts = opts or {}
-    local depth = opts.depth or 2
-    if type(depth) ~= 'number' or depth < 1 or depth % 1 ~= 0 then
-      error('PrefetchingIter: depth must be a whole number of batches, at least 1, got '
-        .. tostring(depth), 2)
+    if type(iter) ~= 'table' or type(iter.next) ~= 'function' or type(iter.reset) ~= 'function' then
+      error('PrefetchingIter: expected an iterator (a table with next and reset methods, such as '
+        .. 'an NDArrayIter) as the first argument, got ' .. shown(iter), 2)
     end
+    opts = opts or {}
+    local depth = check_count(opts.depth or 2, 'PrefetchingIter', 'depth', 1, 2 ^ 31 - 1, 2)
     local self = setmetatable({ iter = iter, depth = depth }, PrefetchingIter)
     self.provide_data, self.provide_label = iter.provide_data, iter.provide_label
     self.batch_size = iter.batch_size
