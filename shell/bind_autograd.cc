@@ -15,16 +15,6 @@
 namespace tessera::shell {
 namespace {
 
-OpReqType ReqFromName(lua_State* L, int index, const char* what) {
-  if (lua_isnoneornil(L, index)) return kWriteTo;
-  const std::string r = CheckString(L, index, std::string(what) + ": grad_req");
-  if (r == "write") return kWriteTo;
-  if (r == "add") return kAddTo;
-  if (r == "null") return kNullOp;
-  luaL_error(L, "%s: grad_req must be 'write', 'add' or 'null', got '%s'", what, r.c_str());
-  return kNullOp;
-}
-
 int SetRecording(lua_State* L) {
   lua_pushboolean(L, autograd::SetRecording(lua_toboolean(L, 1)));
   return 1;
@@ -79,7 +69,7 @@ int NDBackward(lua_State* L) {
 
 int AttachGrad(lua_State* L) {
   NDArray& x = nd::CheckNDArray(L, 1, "attach_grad");
-  autograd::AttachGrad(&x, ReqFromName(L, 2, "attach_grad"));
+  autograd::AttachGrad(&x, CheckGradReq(L, 2, "attach_grad"));
   lua_settop(L, 1);
   return 1;
 }

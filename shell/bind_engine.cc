@@ -145,25 +145,25 @@ int Push(lua_State* L) {
 }
 
 // Test helpers: C++ ops, for checking how Lua ops and C++ ops order.
-int SleepOp(lua_State* L) {
-  double seconds = luaL_checknumber(L, 1);
+// The C++ ops of the tests: `fn` pushed with the options at argument 2.
+int PushTestOp(lua_State* L, engine::SyncFn fn, const char* default_name) {
   PushOptions o = ReadPushOptions(L, 2);
-  auto d = std::chrono::duration<double>(seconds);
-  Engine::Get()->PushSync([d](RunContext) { std::this_thread::sleep_for(d); }, o.ctx, o.reads,
-                          o.writes, engine::FnProperty::kNormal, o.priority,
-                          Engine::InternName(o.name.empty() ? "sleep" : o.name));
+  Engine::Get()->PushSync(std::move(fn), o.ctx, o.reads, o.writes, engine::FnProperty::kNormal,
+                          o.priority, Engine::InternName(o.name.empty() ? default_name : o.name));
   return 0;
+}
+
+int SleepOp(lua_State* L) {
+  auto d = std::chrono::duration<double>(luaL_checknumber(L, 1));
+  return PushTestOp(
+      L, [d](RunContext) { std::this_thread::sleep_for(d); }, "sleep");
 }
 
 int FailOp(lua_State* L) {
   size_t n = 0;
   const char* text = luaL_checklstring(L, 1, &n);
-  std::string msg(text, n);
-  PushOptions o = ReadPushOptions(L, 2);
-  Engine::Get()->PushSync([msg](RunContext) { throw Error(msg); }, o.ctx, o.reads, o.writes,
-                          engine::FnProperty::kNormal, o.priority,
-                          Engine::InternName(o.name.empty() ? "fail" : o.name));
-  return 0;
+  return PushTestOp(
+      L, [msg = std::string(text, n)](RunContext) { throw Error(msg); }, "fail");
 }
 
 int WaitVar(lua_State* L) {

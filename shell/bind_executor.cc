@@ -46,15 +46,6 @@ int ExeGc(lua_State* L) {
   return 0;
 }
 
-OpReqType ReqFromName(lua_State* L, int index, const char* what) {
-  const std::string r = CheckString(L, index, std::string(what) + ": grad_req");
-  if (r == "write") return kWriteTo;
-  if (r == "add") return kAddTo;
-  if (r == "null") return kNullOp;
-  luaL_error(L, "%s: grad_req must be 'write', 'add' or 'null', got '%s'", what, r.c_str());
-  return kNullOp;
-}
-
 // A list of NDArrays; `false` or nil entries give none arrays (up to `n`).
 std::vector<NDArray> ArrayList(lua_State* L, int index, const char* what, int n = -1) {
   std::vector<NDArray> out;
@@ -96,7 +87,7 @@ int Bind(lua_State* L) {
     luaL_checktype(L, 5, LUA_TTABLE);
     for (int i = 1; i <= static_cast<int>(lua_objlen(L, 5)); ++i) {
       lua_rawgeti(L, 5, i);
-      reqs.push_back(ReqFromName(L, lua_gettop(L), "bind"));
+      reqs.push_back(CheckGradReq(L, lua_gettop(L), "bind"));
       lua_pop(L, 1);
     }
   }
@@ -124,11 +115,11 @@ int SimpleBind(lua_State* L) {
       else if (t == 4)
         types[key] = DTypeFromName(CheckString(L, -1, "simple_bind: dtype of " + key));
       else
-        reqs[key] = ReqFromName(L, lua_gettop(L), "simple_bind");
+        reqs[key] = CheckGradReq(L, lua_gettop(L), "simple_bind");
       lua_pop(L, 1);
     }
   }
-  const OpReqType def = lua_isnoneornil(L, 6) ? kWriteTo : ReqFromName(L, 6, "simple_bind");
+  const OpReqType def = CheckGradReq(L, 6, "simple_bind");
   PushExecutor(L, Executor::SimpleBind(s, ctx, shapes, types, reqs, def));
   return 1;
 }

@@ -139,4 +139,13 @@ std::string CheckString(lua_State* L, int index, std::string_view what) {
            << "' contains a NUL byte, which names, keys and paths cannot hold";
 }
 
+OpReqType CheckGradReq(lua_State* L, int index, const char* what) {
+  if (lua_isnoneornil(L, index)) return kWriteTo;
+  const std::string r = CheckString(L, index, std::string(what) + ": grad_req");
+  if (r == "write") return kWriteTo;
+  if (r == "add") return kAddTo;
+  if (r == "null") return kNullOp;
+  TS_THROW << what << ": grad_req must be 'write', 'add' or 'null', got '" << r << "'";
+}
+
 }  // namespace tessera::shell

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/base/tblob.h"
+
 namespace tessera::shell {
 
 // The Lua thread running the innermost binding call on this OS thread (a
@@ -54,6 +56,10 @@ int Guarded(lua_State* L) {
 // number is taken as its text, as luaL_checkstring does; any other type is
 // an error.
 std::string CheckString(lua_State* L, int index, std::string_view what);
+
+// A grad_req argument: 'write' (also when nil), 'add' or 'null'; an error
+// names `what` and the value given.
+OpReqType CheckGradReq(lua_State* L, int index, const char* what);
 // The same for a key of a table being walked with lua_next: only a string
 // (converting a number key in place would break the walk).
 std::string CheckKey(lua_State* L, int index, std::string_view what);

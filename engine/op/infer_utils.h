@@ -18,6 +18,12 @@ void AssignType(const NodeAttrs& attrs, std::vector<DType>* types, size_t i, DTy
 // The op's name for messages ("quadratic", or "quadratic (node q0)").
 std::string OpLabel(const NodeAttrs& attrs);
 
+// FListInputNames of an op whose inputs have these names whatever its
+// parameters.
+inline FListInputNames FixedInputNames(std::vector<std::string> names) {
+  return [names = std::move(names)](const NodeAttrs&) { return names; };
+}
+
 inline bool AllKnown(const std::vector<Shape>& v) {
   for (const Shape& s : v)
     if (!s.known()) return false;

@@ -139,20 +139,11 @@ void ConvolutionCompute(const NodeAttrs& attrs, const OpContext& ctx, const std:
                     g.bias ? in[2].dptr<float>() : nullptr, out[0].dptr<float>(), req[0]);
     return;
   }
-  SwitchFloatDType(
-      t,
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-          T* col = ctx.requested[0].get_space_typed<T>(
-              static_cast<size_t>(g.cg() * g.ksize() * g.oh * g.ow));
-          RefConvForward<T>(g, in[0].dptr<T>(), in[1].dptr<T>(), g.bias ? in[2].dptr<T>() : nullptr,
-                            out[0].dptr<T>(), req[0], col, ctx.run_ctx.omp_threads);
-        } else {
-          TS_THROW << OpLabel(attrs) << ": dtype " << DTypeName(t) << " is not supported";
-        }
-      },
-      "Convolution");
+  ForFloatAndDouble(attrs, t, "Convolution", [&](auto zero) {
+    using T = decltype(zero);
+    RefConvForward<T>(g, in[0].dptr<T>(), in[1].dptr<T>(), g.bias ? in[2].dptr<T>() : nullptr,
+                      out[0].dptr<T>(), req[0], ColSpace<T>(ctx, g), ctx.run_ctx.omp_threads);
+  });
 }
 
 // _backward_Convolution: inputs (ograd, data, weight); outputs (gdata,
@@ -169,21 +160,12 @@ void ConvolutionBackwardCompute(const NodeAttrs& attrs, const OpContext& ctx,
                      g.bias ? out[2].dptr<float>() : nullptr, rb);
     return;
   }
-  SwitchFloatDType(
-      t,
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-          T* col = ctx.requested[0].get_space_typed<T>(
-              static_cast<size_t>(std::max<int64_t>(1, g.cg() * g.ksize() * g.oh * g.ow)));
-          RefConvBackward<T>(g, in[0].dptr<T>(), in[1].dptr<T>(), in[2].dptr<T>(), out[0].dptr<T>(),
-                             req[0], out[1].dptr<T>(), req[1], g.bias ? out[2].dptr<T>() : nullptr,
-                             rb, col, ctx.run_ctx.omp_threads);
-        } else {
-          TS_THROW << OpLabel(attrs) << ": dtype " << DTypeName(t) << " is not supported";
-        }
-      },
-      "_backward_Convolution");
+  ForFloatAndDouble(attrs, t, "_backward_Convolution", [&](auto zero) {
+    using T = decltype(zero);
+    RefConvBackward<T>(g, in[0].dptr<T>(), in[1].dptr<T>(), in[2].dptr<T>(), out[0].dptr<T>(),
+                       req[0], out[1].dptr<T>(), req[1], g.bias ? out[2].dptr<T>() : nullptr, rb,
+                       ColSpace<T>(ctx, g), ctx.run_ctx.omp_threads);
+  });
 }
 
 bool ConvolutionBackwardShape(const NodeAttrs& attrs, std::vector<Shape>* in,

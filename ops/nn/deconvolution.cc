@@ -162,27 +162,6 @@ bool DeconvType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DTyp
   return SameTypeAll(attrs, in, out);
 }
 
-template <typename F>
-void ForFloatAndDouble(const NodeAttrs& attrs, DType t, const char* what, F fn) {
-  SwitchFloatDType(
-      t,
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
-          fn(T{});
-        else
-          TS_THROW << OpLabel(attrs) << ": dtype " << DTypeName(t)
-                   << " is not supported (float32, float64)";
-      },
-      what);
-}
-
-template <typename T>
-T* ColSpace(const OpContext& ctx, const ConvGeom& g) {
-  return ctx.requested[0].get_space_typed<T>(
-      static_cast<size_t>(std::max<int64_t>(1, g.cg() * g.ksize() * g.oh * g.ow)));
-}
-
 void DeconvForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                    const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
   if (req[0] == kNullOp) return;

@@ -195,10 +195,7 @@ output_dim=2) = [[3, 4], [1, 2]].)")
     .add_argument("data", "NDArray", "The indices to look up.")
     .add_argument("weight", "NDArray", "The embedding matrix, (input_dim, output_dim).")
     .add_arguments(EmbeddingParam::Fields())
-    .set_attr<FListInputNames>("FListInputNames",
-                               [](const NodeAttrs&) {
-                                 return std::vector<std::string>{"data", "weight"};
-                               })
+    .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"data", "weight"}))
     .set_attr<FInferShape>("FInferShape", EmbeddingShape)
     .set_attr<FInferType>("FInferType", EmbeddingType)
     .set_attr<FCompute>(kFComputeCPU, EmbeddingForward)

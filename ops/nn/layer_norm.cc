@@ -92,11 +92,6 @@ bool InstanceNormShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vect
   return true;
 }
 
-bool FloatSameType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
-  CheckFloatTypes(attrs, *in, *out);
-  return SameTypeAll(attrs, in, out);
-}
-
 template <bool kLayer>
 void NormForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                  const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "ops/nn/nn_common.h"
 #include "ops/nn/softmax_output-inl.h"
 
 namespace tessera::op {
@@ -28,16 +29,6 @@ bool SoftmaxCrossEntropyShape(const NodeAttrs& attrs, std::vector<Shape>* in,
       << " differ in the batch size (axis 0)";
   AssignShape(attrs, in, 1, Shape{d[0]}, "input");
   return AllKnown(*in);
-}
-
-bool SoftmaxCrossEntropyType(const NodeAttrs& attrs, std::vector<DType>* in,
-                             std::vector<DType>* out) {
-  const bool ok = SameTypeAll(attrs, in, out);
-  for (DType t : *in)
-    TS_CHECK(t == DType::kUnknown || IsFloatingPoint(t))
-        << OpLabel(attrs) << ": input has dtype " << DTypeName(t)
-        << ", supported: float16, bfloat16, float32, float64";
-  return ok;
 }
 
 // The row's label as a class index; an error when outside [0, k).
@@ -127,12 +118,9 @@ softmax_cross_entropy(data, label) = -log(0.6652) - log(0.9796) = 0.4282.)")
     .set_num_outputs(1)
     .add_argument("data", "NDArray", "Input data")
     .add_argument("label", "NDArray", "Input label")
-    .set_attr<FListInputNames>("FListInputNames",
-                               [](const NodeAttrs&) {
-                                 return std::vector<std::string>{"data", "label"};
-                               })
+    .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"data", "label"}))
     .set_attr<FInferShape>("FInferShape", SoftmaxCrossEntropyShape)
-    .set_attr<FInferType>("FInferType", SoftmaxCrossEntropyType)
+    .set_attr<FInferType>("FInferType", FloatSameType)
     .set_attr<FCompute>(kFComputeCPU, SoftmaxCrossEntropyForward)
     .set_attr<FGradient>("FGradient", ElemwiseGradUseIn{"_backward_softmax_cross_entropy"});
 
@@ -144,7 +132,7 @@ TS_REGISTER_OP(_backward_softmax_cross_entropy)
     .set_num_outputs(2)
     .set_attr<TIsBackward>("TIsBackward", true)
     .set_attr<FInferShape>("FInferShape", SoftmaxCrossEntropyBackwardShape)
-    .set_attr<FInferType>("FInferType", SoftmaxCrossEntropyType)
+    .set_attr<FInferType>("FInferType", FloatSameType)
     .set_attr<FCompute>(kFComputeCPU, SoftmaxCrossEntropyBackward);
 
 }  // namespace tessera::op

@@ -37,6 +37,13 @@ inline void CheckFloatTypes(const NodeAttrs& attrs, const std::vector<DType>& in
         << ", supported: float16, bfloat16, float32, float64";
 }
 
+// FInferType of ops on floating-point data: one dtype for every input and
+// output (SameTypeAll), which must be a floating-point one.
+inline bool FloatSameType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
+  CheckFloatTypes(attrs, *in, *out);
+  return SameTypeAll(attrs, in, out);
+}
+
 // out[j] (+)= sum_r x[r * n + j]: the column sums of a rows x n matrix (bias
 // gradients). Threads take column blocks and stream down the rows.
 template <typename T>

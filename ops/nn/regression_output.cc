@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "ops/nn/nn_common.h"
 #include "ops/nn/softmax_output-inl.h"
 
 namespace tessera::op {
@@ -40,15 +41,6 @@ bool RegressionShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector
   }
   AssignShape(attrs, out, 0, d, "output");
   return true;
-}
-
-bool RegressionType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
-  const bool ok = SameTypeAll(attrs, in, out);
-  for (DType t : *in)
-    TS_CHECK(t == DType::kUnknown || IsFloatingPoint(t))
-        << OpLabel(attrs) << ": input has dtype " << DTypeName(t)
-        << ", supported: float16, bfloat16, float32, float64";
-  return ok;
 }
 
 template <RegressionKind kind>
@@ -146,7 +138,7 @@ std::vector<std::pair<int, int>> InplaceFirst(const NodeAttrs&) {
                                    return std::vector<std::string>{"data", "label"}; \
                                  })                                                  \
       .set_attr<FInferShape>("FInferShape", RegressionShape)                         \
-      .set_attr<FInferType>("FInferType", RegressionType)                            \
+      .set_attr<FInferType>("FInferType", FloatSameType)                             \
       .set_attr<FInplaceOption>("FInplaceOption", InplaceFirst)                      \
       .set_attr<FCompute>(kFComputeCPU, RegressionForward<kind>)                     \
       .set_attr<FGradient>("FGradient", RegressionGrad{#backward});                  \
@@ -159,7 +151,7 @@ std::vector<std::pair<int, int>> InplaceFirst(const NodeAttrs&) {
       .set_attr_parser(ParamParser<RegressionOutputParam>)                           \
       .set_attr<TIsBackward>("TIsBackward", true)                                    \
       .set_attr<FInferShape>("FInferShape", RegressionBackwardShape)                 \
-      .set_attr<FInferType>("FInferType", RegressionType)                            \
+      .set_attr<FInferType>("FInferType", FloatSameType)                             \
       .set_attr<FCompute>(kFComputeCPU, RegressionBackward<kind>)
 
 TS_REGRESSION_OP(LinearRegressionOutput, kLinear, _backward_linear_reg_out,

@@ -4,6 +4,7 @@
 #include "engine/op/kernel_launch.h"
 #include "engine/op/node.h"
 #include "engine/op/op.h"
+#include "ops/nn/nn_common.h"
 #include "ops/tensor/softmax_op-inl.h"
 
 namespace tessera::op {
@@ -43,16 +44,6 @@ bool SoftmaxActivationShape(const NodeAttrs& attrs, std::vector<Shape>* in,
     TS_CHECK(s.ndim() >= 3) << OpLabel(attrs)
                             << ": mode='channel' needs data with at least 3 dimensions, got " << s;
   }
-  return ok;
-}
-
-bool SoftmaxActivationType(const NodeAttrs& attrs, std::vector<DType>* in,
-                           std::vector<DType>* out) {
-  const bool ok = SameTypeAll(attrs, in, out);
-  for (DType t : *in)
-    TS_CHECK(t == DType::kUnknown || IsFloatingPoint(t))
-        << OpLabel(attrs) << ": input has dtype " << DTypeName(t)
-        << ", supported: float16, bfloat16, float32, float64";
   return ok;
 }
 
@@ -96,10 +87,9 @@ Example: SoftmaxActivation([[1, 2, 3]]) = [[0.0900, 0.2447, 0.6652]].)")
     .set_attr_parser(ParamParser<SoftmaxActivationParam>)
     .add_argument("data", "NDArray", "The input array.")
     .add_arguments(SoftmaxActivationParam::Fields())
-    .set_attr<FListInputNames>("FListInputNames",
-                               [](const NodeAttrs&) { return std::vector<std::string>{"data"}; })
+    .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"data"}))
     .set_attr<FInferShape>("FInferShape", SoftmaxActivationShape)
-    .set_attr<FInferType>("FInferType", SoftmaxActivationType)
+    .set_attr<FInferType>("FInferType", FloatSameType)
     .set_attr<FInplaceOption>("FInplaceOption",
                               [](const NodeAttrs&) {
                                 return std::vector<std::pair<int, int>>{{0, 0}};

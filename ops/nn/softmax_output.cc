@@ -133,10 +133,7 @@ gradient [[0.0900, 0.2447, -0.3348]].)")
     .add_argument("data", "NDArray", "Input array.")
     .add_argument("label", "NDArray", "Ground truth label.")
     .add_arguments(SoftmaxOutputParam::Fields())
-    .set_attr<FListInputNames>("FListInputNames",
-                               [](const NodeAttrs&) {
-                                 return std::vector<std::string>{"data", "label"};
-                               })
+    .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"data", "label"}))
     .set_attr<FInferShape>("FInferShape", SoftmaxOutputShape)
     .set_attr<FInferType>("FInferType", SoftmaxOutputType)
     .set_attr<FInplaceOption>("FInplaceOption",

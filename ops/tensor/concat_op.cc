@@ -265,8 +265,7 @@ squeeze_axis=True (parts of size 1) the axis is removed from each part.)")
     .set_attr_parser(ParamParser<SplitParam>)
     .add_argument("data", "NDArray", "Input array.")
     .add_arguments(SplitParam::Fields())
-    .set_attr<FListInputNames>("FListInputNames",
-                               [](const NodeAttrs&) { return std::vector<std::string>{"data"}; })
+    .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"data"}))
     .set_attr<FListOutputNames>("FListOutputNames",
                                 [](const NodeAttrs& attrs) {
                                   return NumberedNames(

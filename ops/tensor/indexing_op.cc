@@ -235,10 +235,7 @@ take([[1, 2], [3, 4], [5, 6]], [[0, 2]]) = [[[1, 2], [5, 6]]]. Indices are
     .add_argument("a", "NDArray", "The array to take from.")
     .add_argument("indices", "NDArray", "The positions along `axis` (0-based).")
     .add_arguments(TakeParam::Fields())
-    .set_attr<FListInputNames>("FListInputNames",
-                               [](const NodeAttrs&) {
-                                 return std::vector<std::string>{"a", "indices"};
-                               })
+    .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"a", "indices"}))
     .set_attr<FInferShape>("FInferShape", TakeShape)
     .set_attr<FInferType>("FInferType", DataType)
     .set_attr<FCompute>(kFComputeCPU, TakeCompute<cpu>)
@@ -265,10 +262,7 @@ has the shape of the result (with or without the picked axis).)")
     .add_argument("data", "NDArray", "The array to pick from.")
     .add_argument("index", "NDArray", "The position (0-based) to pick in each row.")
     .add_arguments(PickParam::Fields())
-    .set_attr<FListInputNames>("FListInputNames",
-                               [](const NodeAttrs&) {
-                                 return std::vector<std::string>{"data", "index"};
-                               })
+    .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"data", "index"}))
     .set_attr<FInferShape>("FInferShape", PickShape)
     .set_attr<FInferType>("FInferType", DataType)
     .set_attr<FCompute>(kFComputeCPU, PickCompute<cpu>)
@@ -295,10 +289,7 @@ count from the end; others out of range are an error.)")
     .set_num_inputs(2)
     .add_argument("data", "NDArray", "The array to gather from.")
     .add_argument("indices", "NDArray", "Index tuples, one per column (0-based).")
-    .set_attr<FListInputNames>("FListInputNames",
-                               [](const NodeAttrs&) {
-                                 return std::vector<std::string>{"data", "indices"};
-                               })
+    .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"data", "indices"}))
     .set_attr<FInferShape>("FInferShape", GatherNdShape)
     .set_attr<FInferType>("FInferType", DataType)
     .set_attr<FCompute>(kFComputeCPU, GatherNdCPU)

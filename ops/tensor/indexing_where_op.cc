@@ -79,10 +79,7 @@ choosing whole rows: where([1, 0], [[1, 2], [3, 4]], [[5, 6], [7, 8]]) =
     .add_argument("condition", "NDArray", "Nonzero picks x (any dtype).")
     .add_argument("x", "NDArray", "Values where condition is nonzero.")
     .add_argument("y", "NDArray", "Values where condition is zero.")
-    .set_attr<FListInputNames>("FListInputNames",
-                               [](const NodeAttrs&) {
-                                 return std::vector<std::string>{"condition", "x", "y"};
-                               })
+    .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"condition", "x", "y"}))
     .set_attr<FInferShape>("FInferShape", WhereShape)
     .set_attr<FInferType>("FInferType", WhereType)
     .set_attr<FInplaceOption>("FInplaceOption",
@@ -115,8 +112,7 @@ one_hot([1, 0, 2], depth=3) = [[0, 1, 0], [1, 0, 0], [0, 0, 1]].)")
     .set_attr_parser(ParamParser<OneHotParam>)
     .add_argument("indices", "NDArray", "Class numbers (0-based, any dtype).")
     .add_arguments(OneHotParam::Fields())
-    .set_attr<FListInputNames>("FListInputNames",
-                               [](const NodeAttrs&) { return std::vector<std::string>{"indices"}; })
+    .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"indices"}))
     .set_attr<FInferShape>("FInferShape", OneHotShape)
     .set_attr<FInferType>("FInferType",
                           [](const NodeAttrs& attrs, std::vector<DType>* in,

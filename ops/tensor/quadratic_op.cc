@@ -11,8 +11,7 @@ Example: quadratic([[1, 2], [3, 4]], a=1, b=2, c=3) = [[6, 11], [18, 27]].)")
     .set_attr_parser(ParamParser<QuadraticParam>)
     .add_argument("data", "NDArray", "Input array.")
     .add_arguments(QuadraticParam::Fields())
-    .set_attr<FListInputNames>("FListInputNames",
-                               [](const NodeAttrs&) { return std::vector<std::string>{"data"}; })
+    .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"data"}))
     .set_attr<FInferShape>("FInferShape", ElemwiseShape<1, 1>)
     .set_attr<FInferType>("FInferType", ElemwiseType<1, 1>)
     .set_attr<FInplaceOption>("FInplaceOption",

@@ -23,38 +23,34 @@ inputs (as MXNet does; float16 holds integers exactly only up to 2048) and
 as float32 for integer inputs. Ties give the first position; NaN counts as
 the extreme (the first NaN's index, as in NumPy). No gradient (zeros).)";
 
+// argmax and argmin differ only in their comparison and their doc.
+template <typename Cmp>
+Op& DefineArgReduce(Op& op, const char* extreme, const char* example) {
+  return op
+      .describe(std::string("Index of the ") + extreme +
+                R"( along `axis`; with axis None, the flat index
+into the whole array (shape (1,), or all ones with keepdims).
+
+Example: )" + example +
+                kArgDoc)
+      .set_num_inputs(1)
+      .set_num_outputs(1)
+      .set_attr_parser(ParamParser<ReduceAxisParam>)
+      .add_argument("data", "NDArray", "The input array.")
+      .add_arguments(ReduceAxisParam::Fields())
+      .set_attr<FInferShape>("FInferShape", ReduceShape<ReduceAxisParam>)
+      .set_attr<FInferType>("FInferType", ArgReduceType)
+      .set_attr<FGradient>("FGradient", NoGradient)
+      .set_attr<FCompute>(kFComputeCPU, ArgReduceCompute<cpu, Cmp>);
+}
+
+[[maybe_unused]] const Op& kArgmax = DefineArgReduce<reduce::ArgMax>(
+    Op::Register("argmax"), "maximum",
+    "argmax([[1, 5, 3], [4, 2, 6]], axis=1) = [1, 2], argmax of the same = [5].");
+[[maybe_unused]] const Op& kArgmin = DefineArgReduce<reduce::ArgMin>(
+    Op::Register("argmin"), "minimum",
+    "argmin([[1, 5, 3], [4, 2, 6]], axis=1) = [0, 1], argmin of the same = [0].");
+
 }  // namespace
-
-TS_REGISTER_OP(argmax)
-    .describe(std::string(R"(Index of the maximum along `axis`; with axis None, the flat index
-into the whole array (shape (1,), or all ones with keepdims).
-
-Example: argmax([[1, 5, 3], [4, 2, 6]], axis=1) = [1, 2], argmax of the same = [5].)") +
-              kArgDoc)
-    .set_num_inputs(1)
-    .set_num_outputs(1)
-    .set_attr_parser(ParamParser<ReduceAxisParam>)
-    .add_argument("data", "NDArray", "The input array.")
-    .add_arguments(ReduceAxisParam::Fields())
-    .set_attr<FInferShape>("FInferShape", ReduceShape<ReduceAxisParam>)
-    .set_attr<FInferType>("FInferType", ArgReduceType)
-    .set_attr<FCompute>(kFComputeCPU, ArgReduceCompute<cpu, reduce::ArgMax>)
-    .set_attr<FGradient>("FGradient", NoGradient);
-
-TS_REGISTER_OP(argmin)
-    .describe(std::string(R"(Index of the minimum along `axis`; with axis None, the flat index
-into the whole array (shape (1,), or all ones with keepdims).
-
-Example: argmin([[1, 5, 3], [4, 2, 6]], axis=1) = [0, 1], argmin of the same = [0].)") +
-              kArgDoc)
-    .set_num_inputs(1)
-    .set_num_outputs(1)
-    .set_attr_parser(ParamParser<ReduceAxisParam>)
-    .add_argument("data", "NDArray", "The input array.")
-    .add_arguments(ReduceAxisParam::Fields())
-    .set_attr<FInferShape>("FInferShape", ReduceShape<ReduceAxisParam>)
-    .set_attr<FInferType>("FInferType", ArgReduceType)
-    .set_attr<FCompute>(kFComputeCPU, ArgReduceCompute<cpu, reduce::ArgMin>)
-    .set_attr<FGradient>("FGradient", NoGradient);
 
 }  // namespace tessera::op

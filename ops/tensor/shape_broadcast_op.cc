@@ -85,8 +85,7 @@ broadcast_to([[1, 2]], shape=(2, 0)) = [[1, 2], [1, 2]] (0 keeps the size).)")
     .set_attr_parser(ParamParser<BroadcastToParam>)
     .add_argument("data", "NDArray", "Input array.")
     .add_arguments(BroadcastToParam::Fields())
-    .set_attr<FListInputNames>("FListInputNames",
-                               [](const NodeAttrs&) { return std::vector<std::string>{"data"}; })
+    .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"data"}))
     .set_attr<FInferShape>("FInferShape", BroadcastToShape)
     .set_attr<FInferType>("FInferType", ElemwiseType<1, 1>)
     .set_attr<FCompute>(kFComputeCPU, BroadcastCompute<cpu>)
@@ -103,10 +102,7 @@ broadcast_like(x of (1,3), y of (4,5), lhs_axes=(0), rhs_axes=(1)) has shape (5,
     .add_argument("lhs", "NDArray", "The array to broadcast.")
     .add_argument("rhs", "NDArray", "The array whose shape is used (its values are not read).")
     .add_arguments(BroadcastLikeParam::Fields())
-    .set_attr<FListInputNames>("FListInputNames",
-                               [](const NodeAttrs&) {
-                                 return std::vector<std::string>{"lhs", "rhs"};
-                               })
+    .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"lhs", "rhs"}))
     .set_attr<FInferShape>("FInferShape", BroadcastLikeShape)
     .set_attr<FInferType>("FInferType", FirstInputType)
     .set_attr<FCompute>(kFComputeCPU, BroadcastCompute<cpu>)

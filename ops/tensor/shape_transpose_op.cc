@@ -71,8 +71,7 @@ transpose(x) reverses the axes (a matrix transpose for 2-D x); for x of shape
     .set_attr_parser(ParamParser<TransposeParam>)
     .add_argument("data", "NDArray", "Input array.")
     .add_arguments(TransposeParam::Fields())
-    .set_attr<FListInputNames>("FListInputNames",
-                               [](const NodeAttrs&) { return std::vector<std::string>{"data"}; })
+    .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"data"}))
     .set_attr<FInferShape>("FInferShape", TransposeShape)
     .set_attr<FInferType>("FInferType", ElemwiseType<1, 1>)
     .set_attr<FCompute>(kFComputeCPU, TransposeCompute<cpu>)

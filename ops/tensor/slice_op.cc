@@ -209,8 +209,7 @@ empty result is an error.)")
     .set_attr_parser(ParamParser<SliceParam>)
     .add_argument("data", "NDArray", "Input array.")
     .add_arguments(SliceParam::Fields())
-    .set_attr<FListInputNames>("FListInputNames",
-                               [](const NodeAttrs&) { return std::vector<std::string>{"data"}; })
+    .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"data"}))
     .set_attr<FInferShape>("FInferShape", SliceShape)
     .set_attr<FInferType>("FInferType", ElemwiseType<1, 1>)
     .set_attr<FCompute>(kFComputeCPU, SliceCompute<cpu, SliceLayout>)
@@ -226,8 +225,7 @@ slice_axis([[1, 2, 3], [4, 5, 6]], axis=1, begin=1, end=None) = [[2, 3], [5, 6]]
     .set_attr_parser(ParamParser<SliceAxisParam>)
     .add_argument("data", "NDArray", "Input array.")
     .add_arguments(SliceAxisParam::Fields())
-    .set_attr<FListInputNames>("FListInputNames",
-                               [](const NodeAttrs&) { return std::vector<std::string>{"data"}; })
+    .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"data"}))
     .set_attr<FInferShape>("FInferShape", SliceAxisShape)
     .set_attr<FInferType>("FInferType", ElemwiseType<1, 1>)
     .set_attr<FCompute>(kFComputeCPU, SliceCompute<cpu, SliceAxisLayout>)
@@ -245,10 +243,7 @@ slice_like(x of (3,4), y of (2,3)) = x[0:2, 0:3].)")
     .add_argument("data", "NDArray", "Input array.")
     .add_argument("shape_like", "NDArray", "The array whose shape is used (values not read).")
     .add_arguments(SliceLikeParam::Fields())
-    .set_attr<FListInputNames>("FListInputNames",
-                               [](const NodeAttrs&) {
-                                 return std::vector<std::string>{"data", "shape_like"};
-                               })
+    .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"data", "shape_like"}))
     .set_attr<FInferShape>("FInferShape", SliceLikeShape)
     .set_attr<FInferType>("FInferType", FirstInputType)
     .set_attr<FCompute>(kFComputeCPU, SliceCompute<cpu, CornerLayout>)

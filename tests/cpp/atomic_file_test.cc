@@ -16,32 +16,16 @@
 #include <vector>
 
 #include "engine/base/atomic_file.h"
+#include "tests/cpp/temp_dir.h"
 #include "tests/cpp/test_util.h"
 
 using namespace tessera;
 using tessera::test::Contains;
 using tessera::test::ErrorOf;
+using tessera::test::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int n = 0;
-    path = fs::temp_directory_path() /
-           ("tessera_atomic_file_test_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-  std::vector<std::string> Files() const {
-    std::vector<std::string> v;
-    for (const auto& e : fs::directory_iterator(path)) v.push_back(e.path().filename().string());
-    std::sort(v.begin(), v.end());
-    return v;
-  }
-};
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -85,7 +69,7 @@ int SaveKilledBy(const std::string& path, int sig) {
 // actions in place (a test runner may start us with SIGINT ignored).
 TEST_CASE("a save killed by a signal leaves its target and no temporary") {
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, SIG_DFL);
-  TempDir dir;
+  TempDir dir("tessera_atomic_file_test");
   const std::string path = dir / "model.params";
   { std::ofstream(path) << "old contents"; }
   for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
@@ -99,7 +83,7 @@ TEST_CASE("a save killed by a signal leaves its target and no temporary") {
 }
 
 TEST_CASE("a save removes the temporaries of its target that dead processes left") {
-  TempDir dir;
+  TempDir dir("tessera_atomic_file_test");
   const std::string path = dir / "model.params";
   const std::string dead = std::to_string(DeadPid());
   const std::string parent = std::to_string(::getppid());
@@ -126,7 +110,7 @@ TEST_CASE("a save removes the temporaries of its target that dead processes left
 }
 
 TEST_CASE("a path with a NUL byte is refused, not cut") {
-  TempDir dir;
+  TempDir dir("tessera_atomic_file_test");
   const std::string path = dir / std::string("a\0b", 3);
   CHECK(Contains(ErrorOf([&] { WriteFileAtomically(path, std::string("x"), "save"); }),
                  "contains a NUL byte"));

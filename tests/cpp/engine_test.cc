@@ -653,46 +653,46 @@ TEST_CASE("the prioritized and copy lanes run beside a busy compute lane") {
   CHECK(s.lanes.size() == 3);
 }
 
-TEST_CASE("the run-ahead bound limits ops in flight") {
+namespace {
+
+// Pushes `n` ops of 50 µs on `v`, each declaring `bytes` of new memory;
+// returns the most ops seen in flight.
+int64_t MostInFlight(Engine* eng, VarHandle v, int n, size_t bytes) {
+  int64_t most = 0;
+  for (int i = 0; i < n; ++i) {
+    eng->PushSync([](RunContext) { std::this_thread::sleep_for(50us); }, kCPU, {}, {v},
+                  FnProperty::kNormal, 0, "slow", bytes);
+    most = std::max(most, eng->Stats().pending);
+  }
+  eng->WaitForAll();
+  return most;
+}
+
+}  // namespace
+
+TEST_CASE("the run-ahead bound limits ops and new memory in flight; one large op still runs") {
   EngineOptions opts;
   opts.cpu_workers = 1;
   opts.max_inflight = 4;
   opts.max_inflight_bytes = 0;
   auto eng = CreateEngine(EngineType::kThreaded, opts);
   VarHandle v = eng->NewVariable();
-  int64_t max_seen = 0;
-  for (int i = 0; i < 200; ++i) {
-    eng->PushSync([](RunContext) { std::this_thread::sleep_for(50us); }, kCPU, {}, {v});
-    max_seen = std::max(max_seen, eng->Stats().pending);
-  }
+  const int64_t by_ops = MostInFlight(eng.get(), v, 200, 0);
+  CHECK(by_ops <= 4);
+  CHECK(by_ops >= 2);
+  // Bytes are kept in whole KiB: three of 1 KiB fit in 3.5 KiB, a fourth not.
+  eng->SetMaxInflight(0, 3584);
+  const int64_t by_bytes = MostInFlight(eng.get(), v, 100, 1024);
+  CHECK(by_bytes <= 3);
+  CHECK(by_bytes >= 2);
+  // Larger than the bound alone: it waits for the others, then runs.
+  eng->PushSync([](RunContext) {}, kCPU, {}, {v}, FnProperty::kNormal, 0, "huge", 1 << 20);
+  eng->PushSync([](RunContext) {}, kCPU, {}, {v}, FnProperty::kNormal, 0, "after", 1024);
   eng->WaitForAll();
-  CHECK(max_seen <= 4);
-  CHECK(Engine::VarVersion(v) == 200);
+  CHECK(Engine::VarVersion(v) == 302);
   eng->SetMaxInflight(0, 0);  // unbounded again
   for (int i = 0; i < 100; ++i) eng->PushSync(nullptr, kCPU, {}, {v});
   eng->WaitForAll();
-}
-
-TEST_CASE("the run-ahead bound limits the new memory in flight; one large op still runs") {
-  EngineOptions opts;
-  opts.cpu_workers = 1;
-  opts.max_inflight = 0;
-  opts.max_inflight_bytes = 1000;
-  auto eng = CreateEngine(EngineType::kThreaded, opts);
-  VarHandle v = eng->NewVariable();
-  int64_t max_seen = 0;
-  for (int i = 0; i < 100; ++i) {
-    eng->PushSync([](RunContext) { std::this_thread::sleep_for(50us); }, kCPU, {}, {v},
-                  FnProperty::kNormal, 0, "alloc300", 300);
-    max_seen = std::max(max_seen, eng->Stats().pending);
-  }
-  eng->WaitForAll();
-  CHECK(max_seen <= 3);  // a fourth would pass 1000 bytes
-  // Larger than the bound alone: it waits for the others, then runs.
-  eng->PushSync([](RunContext) {}, kCPU, {}, {v}, FnProperty::kNormal, 0, "huge", 5000);
-  eng->PushSync([](RunContext) {}, kCPU, {}, {v}, FnProperty::kNormal, 0, "after", 300);
-  eng->WaitForAll();
-  CHECK(Engine::VarVersion(v) == 102);
 }
 
 TEST_CASE("the run-ahead bound never holds up an op's own code") {

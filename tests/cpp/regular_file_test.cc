@@ -12,36 +12,26 @@
 #include <string>
 
 #include "engine/base/regular_file.h"
+#include "tests/cpp/temp_dir.h"
 #include "tests/cpp/test_util.h"
 
 using namespace tessera;
 using tessera::test::Contains;
 using tessera::test::ErrorOf;
+using tessera::test::TempDir;
 namespace fs = std::filesystem;
 
-namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("tessera_regular_file_test_" + std::to_string(::getpid()));
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("readers refuse FIFOs, directories and devices without blocking") {
-  TempDir dir;
+  TempDir dir("tessera_regular_file_test");
   const std::string fifo = dir / "fifo";
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   // No writer ever opens the FIFO: a blocking open would never return.
   CHECK(ErrorOf([&] { OpenRegularFile(fifo, "load"); }) ==
         "load: " + fifo + " is not a regular file (it is a FIFO)");
-  CHECK(ErrorOf([&] { CheckRegularFile(dir.path.string(), "load"); }) ==
-        "load: " + dir.path.string() + " is not a regular file (it is a directory)");
+  CHECK(ErrorOf([&] { CheckRegularFile(dir.path().string(), "load"); }) ==
+        "load: " + dir.path().string() + " is not a regular file (it is a directory)");
   CHECK(ErrorOf([&] { CheckRegularFile("/dev/null", "MNISTIter"); }) ==
         "MNISTIter: /dev/null is not a regular file (it is a character device)");
   CHECK(Contains(ErrorOf([&] { CheckRegularFile(dir / "missing", "load"); }),
@@ -56,7 +46,7 @@ TEST_CASE("readers refuse FIFOs, directories and devices without blocking") {
 }
 
 TEST_CASE("a path with a NUL byte is refused, not cut") {
-  TempDir dir;
+  TempDir dir("tessera_regular_file_test");
   std::ofstream(dir / "a") << "the file a NUL would cut the path to";
   CHECK(Contains(ErrorOf([&] { OpenRegularFile(dir / std::string("a\0b", 3), "load"); }),
                  "contains a NUL byte"));

@@ -25,11 +25,13 @@
 #include "engine/ndarray/serialize.h"
 #include "engine/ndarray/serialize_bytes.h"
 #include "tests/cpp/op_test_util.h"
+#include "tests/cpp/temp_dir.h"
 #include "tests/cpp/test_util.h"
 
 using namespace tessera;
 using tessera::test::Contains;
 using tessera::test::ErrorOf;
+using tessera::test::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
@@ -62,25 +64,6 @@ void CheckSame(const NDArray& got, const NDArray& want) {
   CHECK(got.ctx() == Context::CPU());
   CHECK(RawBytes(got) == RawBytes(want));
 }
-
-// A scratch directory removed at the end of the test.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int n = 0;
-    path = fs::temp_directory_path() /
-           ("tessera_serialize_test_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-  // Names of the files in the directory.
-  std::vector<std::string> Files() const {
-    std::vector<std::string> v;
-    for (const auto& e : fs::directory_iterator(path)) v.push_back(e.path().filename().string());
-    return v;
-  }
-};
 
 // Little-endian byte builder for hand-made files.
 struct Bytes {
@@ -387,7 +370,7 @@ TEST_CASE("committed fixtures load (format stability)") {
 }
 
 TEST_CASE("files are written atomically") {
-  TempDir dir;
+  TempDir dir("tessera_serialize_test");
   const std::string path = dir / "model.params";
   NDArray a = test::Array({3}, {1, 2, 3});
   for (Format fmt : {Format::kTessera, Format::kMXNet}) {

@@ -45,41 +45,42 @@ CLEAN = {
 }
 
 
+def run_with(extra):
+    """The check on CLEAN plus `extra` files."""
+    files = dict(CLEAN)
+    files.update(extra)
+    return run(make_tree(files))
+
+
 class CheckLayersTest(unittest.TestCase):
+    def assert_refused(self, extra, *parts):
+        rc, out = run_with(extra)
+        self.assertEqual(rc, 1, out)
+        for part in parts:
+            self.assertIn(part, out)
+
     def test_a_tree_that_holds_passes(self):
         rc, out = run(make_tree(CLEAN))
         self.assertEqual(rc, 0, out)
         self.assertIn("0 wrong-way includes", out)
 
     def test_an_include_up_the_table_is_named(self):
-        files = dict(CLEAN)
-        files["engine/low/bad.cc"] = '#include <cstdio>\n\n#include "engine/mid/b.h"\n'
-        rc, out = run(make_tree(files))
-        self.assertEqual(rc, 1, out)
-        self.assertIn('engine/low/bad.cc:3: includes "engine/mid/b.h": layer low may not include '
-                      "layer mid", out)
+        self.assert_refused({"engine/low/bad.cc": '#include <cstdio>\n\n#include "engine/mid/b.h"\n'},
+                            'engine/low/bad.cc:3: includes "engine/mid/b.h": layer low may not '
+                            "include layer mid")
 
     def test_the_list_is_not_transitive(self):
-        files = dict(CLEAN)
-        files["ops/top/skip.cc"] = '#include "engine/low/a.h"\n'
-        rc, out = run(make_tree(files))
-        self.assertEqual(rc, 1, out)
-        self.assertIn("ops/top/skip.cc:1", out)
-        self.assertIn("(it may include: mid)", out)
+        self.assert_refused({"ops/top/skip.cc": '#include "engine/low/a.h"\n'},
+                            "ops/top/skip.cc:1", "(it may include: mid)")
 
     def test_a_local_include_resolves_to_its_own_folder(self):
-        files = dict(CLEAN)
-        files["engine/low/c.h"] = '#include "b.h"\n'  # engine/low/b.h does not exist
-        files["engine/low/b.h"] = "#pragma once\n"
-        rc, out = run(make_tree(files))
+        # "b.h" from engine/low is engine/low/b.h, not engine/mid/b.h.
+        rc, out = run_with({"engine/low/c.h": '#include "b.h"\n', "engine/low/b.h": "#pragma once\n"})
         self.assertEqual(rc, 0, out)
 
     def test_a_file_in_no_layer_is_an_error(self):
-        files = dict(CLEAN)
-        files["engine/stray/d.cc"] = "int x;\n"
-        rc, out = run(make_tree(files))
-        self.assertEqual(rc, 1, out)
-        self.assertIn("engine/stray/d.cc: in no layer of the table", out)
+        self.assert_refused({"engine/stray/d.cc": "int x;\n"},
+                            "engine/stray/d.cc: in no layer of the table")
 
     def test_a_table_naming_a_later_layer_is_refused(self):
         table = TABLE.replace("low    engine/low   ->", "low    engine/low   -> mid")
