@@ -1,4 +1,5 @@
-# The two README commands, `make shell` and `make test`, plus `make bench`.
+# The two README commands, `make shell` and `make test`, plus `make bench`
+# and `make fuzz` (FUZZ_SECONDS per harness, default 600).
 # Each installs missing Debian packages, configures once, and builds
 # incrementally. BUILD and CMAKE_FLAGS may be overridden:
 #   make test BUILD=build-asan CMAKE_FLAGS=-DTESSERA_SANITIZE=address
@@ -6,8 +7,9 @@
 BUILD ?= build
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc)
+FUZZ_SECONDS ?= 600
 
-.PHONY: shell test bench deps configure build test-asan test-tsan format clean
+.PHONY: shell test bench fuzz deps configure build test-asan test-tsan format clean
 
 shell: build
 	@$(BUILD)/tessera
@@ -25,6 +27,10 @@ bench: deps configure
 	@bash scripts/bench/runahead.sh $(BUILD)/tessera
 	@TESSERA_OMP_THREADS=1 $(BUILD)/tessera scripts/bench/custom_ops.lua 1000000 \
 	  $$(ls $(BUILD)/tests/plugin/libtessera_example_ops.so 2>/dev/null)
+
+fuzz: deps configure
+	cmake --build $(BUILD) -j $(JOBS) --target fuzzers
+	bash tests/fuzz/run.sh --seconds $(FUZZ_SECONDS) --jobs $(JOBS) $(BUILD)/fuzz
 
 deps:
 	@bash cmake/install-deps.sh

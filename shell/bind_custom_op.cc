@@ -202,15 +202,17 @@ class LuaProp final : public CustomOpProp {
       TS_CHECK(lua_istable(L, -1)) << Label("infer_shape") << ": " << what << " shape " << i
                                    << " is a " << luaL_typename(L, -1) << ", not a table";
       std::vector<int64_t> dims;
-      for (int d = 1, nd = int(lua_objlen(L, -1)); d <= nd; ++d) {
+      const int nd = int(lua_objlen(L, -1));
+      TS_CHECK(nd <= Shape::kMaxNdim)
+          << Label("infer_shape") << ": " << what << " shape " << i << " has too many axes";
+      const std::string where = Label("infer_shape") + ": " + what + " shape " + std::to_string(i);
+      for (int d = 1; d <= nd; ++d) {
         lua_rawgeti(L, -1, d);
-        TS_CHECK(lua_isnumber(L, -1) && lua_tonumber(L, -1) >= 0)
-            << Label("infer_shape") << ": " << what << " shape " << i << " has a bad size at " << d;
-        dims.push_back(int64_t(lua_tonumber(L, -1)));
+        TS_CHECK(lua_type(L, -1) == LUA_TNUMBER)
+            << where << " has a " << luaL_typename(L, -1) << " at " << d << ", not a size";
+        dims.push_back(nd::CheckDimension(lua_tonumber(L, -1), where.c_str(), d));
         lua_pop(L, 1);
       }
-      TS_CHECK(dims.size() <= size_t(Shape::kMaxNdim))
-          << Label("infer_shape") << ": " << what << " shape " << i << " has too many axes";
       (*shapes)[size_t(i - 1)] = Shape(dims);
       lua_pop(L, 1);
     }

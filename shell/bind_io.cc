@@ -6,6 +6,12 @@
 //   p:start(rows, batch_size, last_pad)   -- rows: a list of 0-based row numbers
 //   local arrays, pad = p:take()          -- nil at the end of the epoch
 //
+// The file readers behind MNISTIter and CSVIter (engine/io), which check
+// every size against what the file holds before they allocate:
+//
+//   local bytes, dims = require('tessera.io').read_idx(path, 3, 'MNISTIter')
+//   local rows = require('tessera.io').read_csv(path, 'CSVIter')  -- {{1, 2}, {3, 4}}
+//
 // and check_file(path, who), which readers of data files written in Lua
 // call before opening one.
 #include <sys/stat.h>
@@ -22,6 +28,8 @@
 #include "engine/base/error.h"
 #include "engine/base/regular_file.h"
 #include "engine/io/batch_prefetcher.h"
+#include "engine/io/csv_file.h"
+#include "engine/io/idx_file.h"
 #include "interpreter.h"
 #include "lua_util.h"
 
@@ -117,6 +125,39 @@ int Close(lua_State* L) {
   return 0;
 }
 
+// read_idx(path, ndim, who) -> the elements as a string of bytes, the dims.
+int ReadIdx(lua_State* L) {
+  const std::string who = luaL_optstring(L, 3, "read_idx");
+  // CheckString keeps a NUL byte, which the reader refuses (luaL_checkstring
+  // would cut the path there and read a different file).
+  const io::IdxData d = io::ReadIdxFile(CheckString(L, 1, who + ": the path"),
+                                        static_cast<int>(luaL_checkinteger(L, 2)), who);
+  lua_pushlstring(L, reinterpret_cast<const char*>(d.bytes.data()), d.bytes.size());
+  lua_createtable(L, static_cast<int>(d.dims.size()), 0);
+  for (size_t i = 0; i < d.dims.size(); ++i) {
+    lua_pushnumber(L, static_cast<lua_Number>(d.dims[i]));
+    lua_rawseti(L, -2, static_cast<int>(i + 1));
+  }
+  return 2;
+}
+
+// read_csv(path, who) -> a list of rows, each a list of numbers.
+int ReadCsv(lua_State* L) {
+  const std::string who = luaL_optstring(L, 2, "read_csv");
+  const io::CsvRows r = io::ReadCsvFile(CheckString(L, 1, who + ": the path"), who);
+  lua_createtable(L, static_cast<int>(r.row_sizes.size()), 0);
+  size_t at = 0;
+  for (size_t i = 0; i < r.row_sizes.size(); ++i) {
+    lua_createtable(L, static_cast<int>(r.row_sizes[i]), 0);
+    for (size_t j = 0; j < r.row_sizes[i]; ++j) {
+      lua_pushnumber(L, r.values[at++]);
+      lua_rawseti(L, -2, static_cast<int>(j + 1));
+    }
+    lua_rawseti(L, -2, static_cast<int>(i + 1));
+  }
+  return 1;
+}
+
 void Open(lua_State* L, int) {
   luaL_newmetatable(L, kPrefetcherMeta);
   lua_pushvalue(L, -1);
@@ -130,8 +171,11 @@ void Open(lua_State* L, int) {
   lua_pop(L, 1);
 
   lua_newtable(L);
-  SetFunctions(
-      L, -1, {{"prefetcher", Guarded<New>, nullptr}, {"check_file", Guarded<CheckFile>, nullptr}});
+  SetFunctions(L, -1,
+               {{"prefetcher", Guarded<New>, nullptr},
+                {"check_file", Guarded<CheckFile>, nullptr},
+                {"read_idx", Guarded<ReadIdx>, nullptr},
+                {"read_csv", Guarded<ReadCsv>, nullptr}});
   lua_getglobal(L, "package");
   lua_getfield(L, -1, "loaded");
   lua_pushvalue(L, -3);

@@ -69,6 +69,14 @@ std::string ParamText(lua_State* L, int index, bool axis, std::string_view op,
                       std::string_view key);
 // A shape given as a table of sizes or a single number.
 Shape CheckShape(lua_State* L, int index, const char* what);
+// A Lua number as an int64: a whole number in [-2^63, 2^63), else an error
+// naming `what`, the item and its position ("reshape: code 2 is 2.5, not a
+// whole number"). Lua numbers are doubles, and casting NaN, a fraction or
+// 2^64 to an integer would be undefined or silently wrong.
+int64_t CheckWholeNumber(lua_Number x, const char* what, const char* item, int index);
+// The same for a dimension, which must also be >= 0 ("zeros: shape item 2
+// is -3, sizes must be >= 0").
+int64_t CheckDimension(lua_Number x, const char* what, int item);
 // "(2,3)"; one dimension is "(5,)".
 std::string ShapeText(const Shape& s);
 // True when `op` has a parameter named "shape".

@@ -21,10 +21,13 @@ namespace {
 
 // ---- mx.nd.array
 
+// The sizes along the first items of nested tables. It stops one level past
+// the most an array can have, so a table that contains itself (t[1] = t)
+// ends in the caller's "too many levels" error, not a stack overflow.
 void ShapeOf(lua_State* L, int index, std::vector<int64_t>* dims) {
   const int n = static_cast<int>(lua_objlen(L, index));
   dims->push_back(n);
-  if (n == 0) return;
+  if (n == 0 || dims->size() > static_cast<size_t>(Shape::kMaxNdim)) return;
   lua_rawgeti(L, index, 1);
   if (lua_istable(L, -1)) ShapeOf(L, lua_gettop(L), dims);
   lua_pop(L, 1);

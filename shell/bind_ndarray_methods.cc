@@ -21,12 +21,12 @@ int Reshape(lua_State* L) {
     int n = static_cast<int>(lua_objlen(L, 2));
     for (int i = 1; i <= n; ++i) {
       lua_rawgeti(L, 2, i);
-      spec.push_back(static_cast<int64_t>(luaL_checknumber(L, -1)));
+      spec.push_back(CheckWholeNumber(luaL_checknumber(L, -1), "reshape", "code", i));
       lua_pop(L, 1);
     }
   } else {
     for (int i = 2; i <= lua_gettop(L); ++i)
-      spec.push_back(static_cast<int64_t>(luaL_checknumber(L, i)));
+      spec.push_back(CheckWholeNumber(luaL_checknumber(L, i), "reshape", "code", i - 1));
   }
   PushNDArray(L, a.Reshape(spec), false);
   return 1;

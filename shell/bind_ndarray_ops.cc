@@ -286,26 +286,39 @@ std::string ShapeText(const Shape& s) {
   return t + (s.ndim() == 1 ? ",)" : ")");
 }
 
+int64_t CheckWholeNumber(lua_Number x, const char* what, const char* item, int index) {
+  TS_CHECK(x == std::floor(x)) << what << ": " << item << " " << index << " is " << FormatNumber(x)
+                               << ", not a whole number";
+  TS_CHECK(x >= -0x1p63 && x < 0x1p63) << what << ": " << item << " " << index << " is "
+                                       << FormatNumber(x) << ", more than 64 bits hold";
+  return static_cast<int64_t>(x);
+}
+
+int64_t CheckDimension(lua_Number x, const char* what, int item) {
+  TS_CHECK(!(x < 0)) << what << ": shape item " << item << " is " << FormatNumber(x)
+                     << ", sizes must be >= 0";
+  return CheckWholeNumber(x, what, "shape item", item);
+}
+
 Shape CheckShape(lua_State* L, int index, const char* what) {
   std::vector<int64_t> dims;
   if (lua_type(L, index) == LUA_TNUMBER) {
-    dims.push_back(static_cast<int64_t>(lua_tonumber(L, index)));
+    dims.push_back(CheckDimension(lua_tonumber(L, index), what, 1));
   } else if (lua_istable(L, index)) {
     const int n = static_cast<int>(lua_objlen(L, index));
+    TS_CHECK(n <= Shape::kMaxNdim)
+        << what << ": " << n << " dimensions, at most " << Shape::kMaxNdim;
     for (int i = 1; i <= n; ++i) {
       lua_rawgeti(L, index, i);
       if (lua_type(L, -1) != LUA_TNUMBER)
         luaL_error(L, "%s: shape item %d is a %s, not a number", what, i, luaL_typename(L, -1));
-      dims.push_back(static_cast<int64_t>(lua_tonumber(L, -1)));
+      dims.push_back(CheckDimension(lua_tonumber(L, -1), what, i));
       lua_pop(L, 1);
     }
   } else {
     luaL_error(L, "%s: shape must be a table of sizes ({2, 3}) or a number, got %s", what,
                luaL_typename(L, index));
   }
-  TS_CHECK(dims.size() <= static_cast<size_t>(Shape::kMaxNdim))
-      << what << ": " << dims.size() << " dimensions, at most " << Shape::kMaxNdim;
-  for (int64_t d : dims) TS_CHECK(d >= 0) << what << ": negative size " << d << " in shape";
   return Shape(dims);
 }
 

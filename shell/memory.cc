@@ -4,14 +4,13 @@
 #include <exception>
 #include <vector>
 
+#include "engine/base/format_bytes.h"
 #include "engine/resource/temp_space.h"
 #include "engine/scheduler/object_pool.h"
-#include "engine/storage/format_bytes.h"
 #include "engine/storage/storage.h"
 
 namespace tessera::shell {
 
-using storage::FormatBytes;
 using storage::Storage;
 
 std::string MemoryReport() {

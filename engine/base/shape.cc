@@ -18,6 +18,13 @@ int64_t Shape::ProdRange(int begin, int end) const {
   return n;
 }
 
+int64_t Shape::CheckedSize() const {
+  int64_t n = 1;
+  for (int i = 0; i < ndim_; ++i)
+    if (dims_[i] < 0 || __builtin_mul_overflow(n, dims_[i], &n)) return -1;
+  return n;
+}
+
 bool Shape::known() const {
   if (ndim_ == 0) return false;
   for (int i = 0; i < ndim_; ++i)
@@ -92,6 +99,20 @@ bool MergeShape(Shape* to, const Shape& from) {
       return false;
   }
   return true;
+}
+
+int64_t MulDims(int64_t a, int64_t b, std::string_view op) {
+  int64_t r = 0;
+  TS_CHECK(!__builtin_mul_overflow(a, b, &r))
+      << op << ": the size " << a << " x " << b << " does not fit in 64 bits";
+  return r;
+}
+
+int64_t AddDims(int64_t a, int64_t b, std::string_view op) {
+  int64_t r = 0;
+  TS_CHECK(!__builtin_add_overflow(a, b, &r))
+      << op << ": the size " << a << " + " << b << " does not fit in 64 bits";
+  return r;
 }
 
 int NormalizeAxis(int64_t axis, int ndim, const char* op) {

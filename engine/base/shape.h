@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/base/error.h"
@@ -40,12 +41,18 @@ class Shape {
   const int64_t* data() const { return dims_; }
   int64_t back() const { return dims_[ndim_ - 1]; }
 
-  // Number of elements (1 for ndim 0); meaningful only when known().
+  // Number of elements (1 for ndim 0); meaningful only when known(). Not
+  // checked for overflow, so it stays a few multiplies on the hot path:
+  // every array is sized once, through ArrayBytes (array_bytes.h), when it is
+  // made, and a Size() that would wrap never gets that far.
   TS_XINLINE int64_t Size() const {
     int64_t n = 1;
     for (int i = 0; i < ndim_; ++i) n *= dims_[i];
     return n;
   }
+  // Size(), or -1 when the product does not fit in int64 or a dimension is
+  // negative: for code that sizes a shape it did not make.
+  int64_t CheckedSize() const;
   // Product of dims [begin, end).
   int64_t ProdRange(int begin, int end) const;
   // ndim > 0 and every dimension known (> 0).
@@ -84,6 +91,14 @@ std::ostream& operator<<(std::ostream& os, const Shape& s);
 // Merges `from` into `*to` for shape inference: an unknown shape takes the
 // other, unknown (0) dimensions take the other's; a conflict returns false.
 bool MergeShape(Shape* to, const Shape& from);
+
+// a * b for a dimension that a shape function computes from others (tile's
+// size times its repetitions, reshape's merge of two axes); an error naming
+// `op` and both factors when the product does not fit in int64, so a shape
+// never wraps to a small or negative size.
+int64_t MulDims(int64_t a, int64_t b, std::string_view op);
+// a + b likewise (concat's sum of sizes along its axis).
+int64_t AddDims(int64_t a, int64_t b, std::string_view op);
 
 // Normalises an axis in [-ndim, ndim) to [0, ndim), or raises an error that
 // names `op`, the axis and the shape.

@@ -4,6 +4,7 @@
 // the engine's per-variable ordering is what keeps reuse safe.
 #include <limits>
 
+#include "engine/base/array_bytes.h"
 #include "engine/graph/graph_executor.h"
 
 namespace tessera::graph {
@@ -35,6 +36,18 @@ std::vector<std::pair<uint32_t, uint32_t>> InplacePairs(const IndexedGraph& g, u
 void GraphExecutor::PlanAndAllocate(const std::vector<NDArray>& shared_blocks) {
   const IndexedGraph& g = *idx_;
   const size_t n = g.num_entries();
+  // Every entry is sized here once, before anything is allocated (inferred
+  // shapes come from users, files and ops' shape functions): one too large
+  // to exist is refused naming its node.
+  std::vector<size_t> entry_bytes(n, 0);
+  for (uint32_t nid = 0; nid < g.num_nodes(); ++nid)
+    for (uint32_t o = 0; o < g[nid].node->num_outputs(); ++o) {
+      const uint32_t e = g.entry_id(nid, o);
+      if (!shapes_[e].known()) continue;
+      entry_bytes[e] =
+          ArrayBytes(shapes_[e], types_[e],
+                     "bind: node '" + g[nid].node->attrs.name + "' output " + std::to_string(o));
+    }
   external_.assign(n, false);
   entry_req_.assign(n, kWriteTo);
   entry_arrays_.assign(n, NDArray());
@@ -68,9 +81,7 @@ void GraphExecutor::PlanAndAllocate(const std::vector<NDArray>& shared_blocks) {
 
   PlanRequest req;
   req.external = external_;
-  req.entry_bytes.resize(n);
-  for (size_t e = 0; e < n; ++e)
-    req.entry_bytes[e] = shapes_[e].known() ? size_t(shapes_[e].Size()) * DTypeSize(types_[e]) : 0;
+  req.entry_bytes = std::move(entry_bytes);
   for (const auto* list : {&forward_nodes_, &backward_nodes_})
     for (uint32_t nid : *list) {
       PlanStep step;

@@ -4,6 +4,7 @@
 // memory where the new array is smaller, new ones where it is larger.
 #include <set>
 
+#include "engine/base/array_bytes.h"
 #include "engine/graph/graph_executor.h"
 #include "engine/graph/infer.h"
 #include "engine/ndarray/imperative.h"
@@ -129,7 +130,7 @@ NDArray Zeros(const Shape& shape, Context ctx, DType dtype) {
 NDArray Resized(const NDArray& old, const Shape& shape, DType dtype, Context ctx) {
   if (old.is_none()) return Zeros(shape, ctx, dtype);
   if (old.shape() == shape && old.dtype() == dtype) return old;
-  const size_t bytes = size_t(shape.Size()) * DTypeSize(dtype);
+  const size_t bytes = ArrayBytes(shape, dtype, "reshape");
   if (bytes <= size_t(old.Size()) * DTypeSize(old.dtype())) return old.AsView(shape, dtype);
   return Zeros(shape, ctx, dtype);
 }

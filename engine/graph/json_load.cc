@@ -261,7 +261,16 @@ class Loader {
       for (size_t k = 0; k < jinputs.size(); ++k)
         n->inputs.push_back(ReadEntry(jinputs[k], id, label + ", input " + std::to_string(k)));
     }
-    for (const auto& [key, value] : hidden) RestoreHiddenKey(n.get(), key, value);
+    // The node's own hidden keys ("lr_mult") before the upgrade adds
+    // auxiliary variables, which inherit them; an input's ("weight_lr_mult")
+    // after, so that it reaches an input the upgrade adds. Restored before,
+    // it stayed on the node, and the file saved again moved it to the input
+    // on the next load.
+    auto restore_hidden = [&](bool own) {
+      for (const auto& [key, value] : hidden)
+        if (IsOwnHiddenKey(key) == own) RestoreHiddenKey(n.get(), key, value);
+    };
+    restore_hidden(true);
 
     if (!n->is_variable()) {
       try {
@@ -274,6 +283,8 @@ class Loader {
         fail(e);
       }
     }
+
+    restore_hidden(false);
 
     if (auto it = jn.find("control_deps"); it != jn.end()) {
       TS_CHECK(it->is_array()) << source_ << ": " << label << ": \"control_deps\" is not an array";
@@ -294,6 +305,12 @@ class Loader {
       const size_t pos = key.rfind(h);
       if (pos == 0 || (pos != std::string_view::npos && pos == key.size() - h.size())) return true;
     }
+    return false;
+  }
+
+  static bool IsOwnHiddenKey(std::string_view key) {
+    for (std::string_view h : kHiddenKeys)
+      if (key == h) return true;
     return false;
   }
 

@@ -4,6 +4,7 @@
 #include <array>
 #include <functional>
 
+#include "engine/base/array_bytes.h"
 #include "engine/base/small_vector.h"
 #include "engine/ndarray/op_call.h"
 #include "engine/op/infer_utils.h"
@@ -145,6 +146,20 @@ void InferTypes(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DTyp
     TS_CHECK((*in)[i] == given[i])
         << op::OpLabel(attrs) << ": input " << i << " has dtype " << DTypeName(given[i]) << " but "
         << DTypeName((*in)[i]) << " is required";
+}
+
+// Every output an op infers is sized here, before anything is allocated:
+// a shape function fed extreme parameters (tile's reps, one_hot's depth, a
+// Custom op's infer_shape) must not make an array whose size wraps. Once
+// per inference, not per call: the memo below only holds checked shapes.
+void CheckOutputSizes(const NodeAttrs& attrs, const std::vector<Shape>& shapes,
+                      const std::vector<DType>& types) {
+  size_t bytes = 0;
+  for (size_t o = 0; o < shapes.size(); ++o)
+    if (!FitsArray(shapes[o], types[o], &bytes))
+      ThrowArrayTooLarge(
+          shapes[o], types[o],
+          op::OpLabel(attrs) + (shapes.size() > 1 ? ": output " + std::to_string(o) : ""));
 }
 
 // The output shapes and dtypes inferred for recent calls, per thread. Scalar
@@ -290,6 +305,7 @@ Inferred InferCall(const std::shared_ptr<const NodeAttrs>& attrs_ptr, InputList 
     }
     InferShapes(attrs, &scratch->in_shapes, &scratch->out_shapes);
     InferTypes(attrs, &scratch->in_types, &scratch->out_types);
+    CheckOutputSizes(attrs, scratch->out_shapes, scratch->out_types);
     r.out_shapes = scratch->out_shapes.data();
     r.out_types = scratch->out_types.data();
   }

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "engine/base/array_bytes.h"
 #include "engine/base/logging.h"
 #include "engine/op/reshape_spec.h"
 #include "engine/scheduler/object_pool.h"
@@ -64,8 +65,7 @@ NDArray::NDArray(const Shape& shape, Context ctx, DType dtype, bool delay_alloc)
     : shape_(shape), dtype_(dtype) {
   TS_CHECK(shape.known()) << "NDArray: shape " << shape << " has an unknown (0) dimension";
   ptr_ = std::allocate_shared<Chunk>(engine::PoolAllocator<Chunk>(),
-                                     static_cast<size_t>(shape.Size()) * DTypeSize(dtype), ctx,
-                                     delay_alloc);
+                                     ArrayBytes(shape, dtype, "NDArray"), ctx, delay_alloc);
 }
 
 NDArray NDArray::Alias() const {
@@ -120,7 +120,7 @@ NDArray NDArray::At(int64_t index) const {
 NDArray NDArray::AsView(const Shape& shape, DType dtype) const {
   TS_CHECK(!is_none()) << "view: the array is empty (none)";
   TS_CHECK(shape.known()) << "view: shape " << shape << " has an unknown (0) dimension";
-  const size_t bytes = static_cast<size_t>(shape.Size()) * DTypeSize(dtype);
+  const size_t bytes = ArrayBytes(shape, dtype, "view");
   TS_CHECK(byte_offset_ + bytes <= ptr_->bytes)
       << "view: " << shape << " " << DTypeName(dtype) << " (" << bytes << " bytes at offset "
       << byte_offset_ << ") does not fit in a block of " << ptr_->bytes << " bytes";

@@ -2,6 +2,30 @@
 
 namespace tessera::op {
 
+Node::~Node() {
+  // The default destructor frees an input that only this node holds from
+  // inside this one, and that input's input from inside that: one frame per
+  // node of a chain, a stack overflow at a few hundred thousand. Instead the
+  // inputs this node alone keeps alive move to a local list, and each gives
+  // up its own sole-owned inputs to the list before it is freed, so every
+  // node dies with nothing left to free below it. Shared inputs are only
+  // released (their other owners keep them). A count that another thread
+  // drops at the same moment at worst frees one node from inside this loop,
+  // which is iterative again.
+  std::vector<NodePtr> doomed;
+  auto take = [&doomed](NodePtr& p) {
+    if (p && p.use_count() == 1) doomed.push_back(std::move(p));
+  };
+  for (NodeEntry& e : inputs) take(e.node);
+  for (NodePtr& d : control_deps) take(d);
+  while (!doomed.empty()) {
+    NodePtr n = std::move(doomed.back());
+    doomed.pop_back();
+    for (NodeEntry& e : n->inputs) take(e.node);
+    for (NodePtr& d : n->control_deps) take(d);
+  }
+}
+
 NodePtr Node::Variable(std::string name) {
   NodePtr n = Create();
   n->attrs.name = std::move(name);

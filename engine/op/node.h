@@ -30,6 +30,14 @@ struct Node {
   // values and the gradient buffer).
   std::shared_ptr<void> info;
 
+  Node() = default;
+  Node(const Node&) = default;
+  Node& operator=(const Node&) = default;
+  // Frees the chain of nodes only this one keeps alive without recursing
+  // once per node, so a graph a million nodes deep (an unrolled loop, a long
+  // recorded autograd tape) is freed on any thread's stack.
+  ~Node();
+
   const Op* op() const { return attrs.op; }
   bool is_variable() const { return attrs.op == nullptr; }
   uint32_t num_outputs() const { return is_variable() ? 1 : attrs.op->NumOutputs(attrs); }

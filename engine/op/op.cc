@@ -49,6 +49,13 @@ void Op::ParseAttrs(NodeAttrs* attrs) const {
       TS_CHECK(key.starts_with("__"))
           << name_ << ": unknown parameter '" << key << "' (it takes no parameters)";
   }
+  if (num_inputs_fn_ || num_outputs_fn_) {
+    const uint32_t n_in = NumInputs(*attrs), n_out = NumOutputs(*attrs);
+    TS_CHECK(n_in <= kMaxArity && n_out <= kMaxArity)
+        << name_ << ": these parameters give " << n_in << " input" << (n_in == 1 ? "" : "s")
+        << " and " << n_out << " output" << (n_out == 1 ? "" : "s") << ", more than the "
+        << kMaxArity << " an operator may have";
+  }
 }
 
 Op& Op::describe(std::string text) {

@@ -95,7 +95,11 @@ class Op {
   uint32_t NumInputs(const NodeAttrs& attrs) const;
   uint32_t NumOutputs(const NodeAttrs& attrs) const;
   // Parses attrs->dict into attrs->parsed (no-op for ops without a parser).
+  // Counts that come from parameters (split's num_outputs, concat's
+  // num_args) are checked against kMaxArity here, where every node and call
+  // is made: callers size vectors by them.
   void ParseAttrs(NodeAttrs* attrs) const;
+  static constexpr uint32_t kMaxArity = 65536;
 
   Op& describe(std::string text);
   Op& set_num_inputs(uint32_t n);

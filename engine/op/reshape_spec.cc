@@ -40,7 +40,7 @@ Shape InferReshape(const Shape& src_in, const std::vector<int64_t>& spec_in, boo
       while (si < src.size()) out.push_back(src[si++]);
     } else if (c == -3) {
       if (si + 1 >= src.size()) fail("-3 needs two source dimensions to merge");
-      out.push_back(src[si] * src[si + 1]);
+      out.push_back(MulDims(src[si], src[si + 1], op));
       si += 2;
     } else if (c == -4) {
       if (i + 2 >= spec.size()) fail("-4 must be followed by two values");
@@ -50,7 +50,9 @@ Shape InferReshape(const Shape& src_in, const std::vector<int64_t>& spec_in, boo
         fail("the two values after -4 must be positive, one of them may be -1");
       if (a == -1) a = d / b;
       if (b == -1) b = d / a;
-      if (a * b != d) fail("-4 split sizes do not multiply to " + std::to_string(d));
+      int64_t ab = 0;
+      if (__builtin_mul_overflow(a, b, &ab) || ab != d)
+        fail("-4 split sizes do not multiply to " + std::to_string(d));
       out.push_back(a);
       out.push_back(b);
       i += 2;
@@ -58,19 +60,25 @@ Shape InferReshape(const Shape& src_in, const std::vector<int64_t>& spec_in, boo
       fail("unknown code " + std::to_string(c));
     }
   }
-  const int64_t total = src_in.Size();
+  // Every product is checked: the codes and sizes come from users and files.
+  const int64_t total = src_in.CheckedSize();
+  if (total < 0) fail("the source has more elements than 64 bits count");
   if (infer_at >= 0) {
     int64_t known = 1;
     for (size_t i = 0; i < out.size(); ++i)
-      if (static_cast<int>(i) != infer_at) known *= out[i];
+      if (static_cast<int>(i) != infer_at && __builtin_mul_overflow(known, out[i], &known))
+        fail("the result has more elements than 64 bits count");
     if (known == 0 || total % known != 0) fail("the size does not divide evenly");
     out[infer_at] = total / known;
   }
   if (reverse) std::reverse(out.begin(), out.end());
+  if (out.size() > static_cast<size_t>(Shape::kMaxNdim))
+    fail("the result has more than " + std::to_string(Shape::kMaxNdim) + " dimensions");
   Shape result(out);
-  if (result.Size() != total)
-    fail("the result has " + std::to_string(result.Size()) + " elements, the source " +
-         std::to_string(total));
+  if (result.CheckedSize() != total)
+    fail(result.CheckedSize() < 0 ? std::string("the result has more elements than 64 bits count")
+                                  : "the result has " + std::to_string(result.Size()) +
+                                        " elements, the source " + std::to_string(total));
   return result;
 }
 

@@ -2,9 +2,9 @@
 #include <cuda_runtime.h>
 
 #include "engine/base/cuda_utils.h"
+#include "engine/base/format_bytes.h"
 #include "engine/base/logging.h"
 #include "engine/storage/cuda_allocators.h"
-#include "engine/storage/format_bytes.h"
 
 namespace tessera::storage {
 namespace {

@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "engine/base/error.h"
-#include "engine/storage/format_bytes.h"
+#include "engine/base/format_bytes.h"
 
 namespace tessera::storage {
 

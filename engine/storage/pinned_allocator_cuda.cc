@@ -3,9 +3,9 @@
 
 #include "engine/base/context.h"
 #include "engine/base/cuda_utils.h"
+#include "engine/base/format_bytes.h"
 #include "engine/base/logging.h"
 #include "engine/storage/cuda_allocators.h"
-#include "engine/storage/format_bytes.h"
 
 namespace tessera::storage {
 namespace {

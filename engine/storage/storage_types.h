@@ -3,6 +3,7 @@
 
 #include <cstddef>
 
+#include "engine/base/array_bytes.h"
 #include "engine/base/context.h"
 
 namespace tessera::storage {
@@ -32,7 +33,8 @@ struct DeviceMemory {
 };
 
 // Nothing asks any device for more than this: a larger request is a wrong
-// shape, not a real need, and rounding it up could overflow.
-inline constexpr size_t kMaxAllocBytes = size_t{1} << 47;  // 128 TiB
+// shape, not a real need, and rounding it up could overflow. The same bound
+// as the largest array, which arrays are checked against when they are made.
+inline constexpr size_t kMaxAllocBytes = kMaxArrayBytes;  // 128 TiB
 
 }  // namespace tessera::storage

@@ -259,10 +259,18 @@ void BatchNormBackwardCompute(const NodeAttrs& attrs, const OpContext& ctx,
       "_backward_BatchNorm");
 }
 
+// Inputs: output gradient, data, gamma, and the batch mean and variance.
+// gamma, mean and variance have one value per channel of the data, as the
+// forward op's shape function says: the kernel reads them per channel.
 bool BatchNormBackwardShape(const NodeAttrs& attrs, std::vector<Shape>* in,
                             std::vector<Shape>* out) {
   AssignShape(attrs, in, 0, (*in)[1], "input");
   AssignShape(attrs, in, 1, (*in)[0], "input");
+  if ((*in)[1].known()) {
+    std::vector<Shape> forward_in{(*in)[1], Shape(), Shape(), Shape(), Shape()}, forward_out(3);
+    BatchNormShape(attrs, &forward_in, &forward_out);
+    for (size_t i = 2; i < 5; ++i) AssignShape(attrs, in, i, forward_in[1], "input");
+  }
   AssignShape(attrs, out, 0, (*in)[1], "output");
   AssignShape(attrs, out, 1, (*in)[2], "output");
   AssignShape(attrs, out, 2, (*in)[2], "output");

@@ -50,13 +50,16 @@ ConvGeom MakeConvGeom(const NodeAttrs& attrs, const Shape& data) {
   TS_CHECK(g.c == 0 || g.c % g.g == 0)
       << OpLabel(attrs) << ": data has " << g.c << " channels (shape " << data
       << "), not divisible by num_group " << g.g;
+  // The spatial parameters are at most kMaxSpatialParam (SpatialTuple), so
+  // only the data's sizes can take these sums past 64 bits.
   const int64_t ekh = g.dh * (g.kh - 1) + 1, ekw = g.dw * (g.kw - 1) + 1;
   auto out_dim = [&](int64_t x, int64_t pd, int64_t ek, int64_t s, const char* axis) -> int64_t {
     if (x == 0) return 0;
-    TS_CHECK(x + 2 * pd >= ek) << OpLabel(attrs) << ": kernel " << p.kernel << " (dilated size "
-                               << ek << " along " << axis << ") exceeds the padded input "
-                               << x + 2 * pd << " of data of shape " << data;
-    return (x + 2 * pd - ek) / s + 1;
+    const int64_t padded = AddDims(x, 2 * pd, OpLabel(attrs));
+    TS_CHECK(padded >= ek) << OpLabel(attrs) << ": kernel " << p.kernel << " (dilated size " << ek
+                           << " along " << axis << ") exceeds the padded input " << padded
+                           << " of data of shape " << data;
+    return (padded - ek) / s + 1;
   };
   g.oh = spatial == 2 ? out_dim(g.h, g.ph, ekh, g.sh, "height") : 1;
   g.ow = out_dim(g.w, g.pw, ekw, g.sw, "width");
@@ -83,7 +86,7 @@ bool ConvolutionShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vecto
   const Shape& wshape = (*in)[1];
   if (data.ndim() > 1 && data[1] == 0 && wshape.ndim() == spatial + 2 && wshape[1] > 0) {
     Shape d = data;
-    d[1] = wshape[1] * p.num_group;
+    d[1] = MulDims(wshape[1], p.num_group, OpLabel(attrs));
     AssignShape(attrs, in, 0, d, "input");
   }
   const ConvGeom g = MakeConvGeom(attrs, data);

@@ -104,7 +104,10 @@ ConvGeom DeconvGeom(const NodeAttrs& attrs, const Shape& data) {
   // from target_shape when given, else from pad and adj.
   auto size = [&](int64_t in, int64_t kern, int64_t s, int64_t d, int64_t pad, int64_t adj, int idx,
                   int64_t* out_pad) {
-    const int64_t full = (in - 1) * s + d * (kern - 1) + 1;
+    // s, d and kern are at most kMaxSpatialParam (SpatialTuple); `in` is
+    // the data's size, unbounded in a graph's inference.
+    const std::string label = OpLabel(attrs);
+    const int64_t full = AddDims(MulDims(in - 1, s, label), d * (kern - 1) + 1, label);
     if (p.target_shape.ndim() > 0) {
       const int64_t target = p.target_shape[idx];
       TS_CHECK(target > 0 && target <= full)
@@ -116,7 +119,7 @@ ConvGeom DeconvGeom(const NodeAttrs& attrs, const Shape& data) {
     }
     *out_pad = pad;
     TS_CHECK(adj < s) << OpLabel(attrs) << ": adj " << p.adj << " must be less than the stride";
-    const int64_t out = full - 2 * pad + adj;
+    const int64_t out = AddDims(full - 2 * pad, adj, label);
     TS_CHECK(out > 0) << OpLabel(attrs) << ": padding " << p.pad << " leaves no output for input "
                       << data;
     return out;

@@ -130,8 +130,17 @@ void NormBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vecto
       kLayer ? "_backward_LayerNorm" : "_backward_InstanceNorm");
 }
 
-bool NormBackwardShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+// Inputs: output gradient, data, gamma. gamma has the shape the forward
+// op's shape function gives it for the data: the kernel reads it so.
+using ShapeFn = bool (*)(const NodeAttrs&, std::vector<Shape>*, std::vector<Shape>*);
+bool NormBackwardShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out,
+                       ShapeFn forward) {
   AssignShape(attrs, in, 0, (*in)[1], "input");
+  if ((*in)[1].known()) {
+    std::vector<Shape> forward_in{(*in)[1], Shape(), Shape()}, forward_out(3);  // LayerNorm: 3
+    forward(attrs, &forward_in, &forward_out);
+    AssignShape(attrs, in, 2, forward_in[1], "input");
+  }
   AssignShape(attrs, out, 0, (*in)[1], "output");
   AssignShape(attrs, out, 1, (*in)[2], "output");
   AssignShape(attrs, out, 2, (*in)[2], "output");
@@ -182,7 +191,10 @@ TS_REGISTER_OP(_backward_LayerNorm)
     .set_num_outputs(3)
     .set_attr_parser(ParamParser<LayerNormParam>)
     .set_attr<TIsBackward>("TIsBackward", true)
-    .set_attr<FInferShape>("FInferShape", NormBackwardShape)
+    .set_attr<FInferShape>("FInferShape",
+                           [](const NodeAttrs& a, std::vector<Shape>* in, std::vector<Shape>* out) {
+                             return NormBackwardShape(a, in, out, LayerNormShape);
+                           })
     .set_attr<FInferType>("FInferType", FloatSameType)
     .set_attr<FCompute>(kFComputeCPU, NormBackward<true>);
 
@@ -211,7 +223,10 @@ TS_REGISTER_OP(_backward_InstanceNorm)
     .set_num_outputs(3)
     .set_attr_parser(ParamParser<InstanceNormParam>)
     .set_attr<TIsBackward>("TIsBackward", true)
-    .set_attr<FInferShape>("FInferShape", NormBackwardShape)
+    .set_attr<FInferShape>("FInferShape",
+                           [](const NodeAttrs& a, std::vector<Shape>* in, std::vector<Shape>* out) {
+                             return NormBackwardShape(a, in, out, InstanceNormShape);
+                           })
     .set_attr<FInferType>("FInferType", FloatSameType)
     .set_attr<FCompute>(kFComputeCPU, NormBackward<false>);
 

@@ -90,9 +90,15 @@ void SoftmaxCrossEntropyBackward(const NodeAttrs& attrs, const OpContext&,
   });
 }
 
+// Inputs: output gradient (1,), data, label: data and label pair as in the
+// forward op (2-D data, one label per row), which the kernel relies on.
 bool SoftmaxCrossEntropyBackwardShape(const NodeAttrs& attrs, std::vector<Shape>* in,
                                       std::vector<Shape>* out) {
   AssignShape(attrs, in, 0, Shape{1}, "input");
+  std::vector<Shape> forward_in{(*in)[1], (*in)[2]}, forward_out(1);
+  SoftmaxCrossEntropyShape(attrs, &forward_in, &forward_out);
+  AssignShape(attrs, in, 1, forward_in[0], "input");
+  AssignShape(attrs, in, 2, forward_in[1], "input");
   AssignShape(attrs, out, 0, (*in)[1], "output");
   AssignShape(attrs, in, 1, (*out)[0], "input");
   AssignShape(attrs, out, 1, (*in)[2], "output");

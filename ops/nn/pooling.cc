@@ -31,7 +31,7 @@ PoolGeom MakePoolGeom(const NodeAttrs& attrs, const Shape& data) {
       << p.kernel << " needs " << spatial + 2 << "-D data";
   CheckSpatialLayout(attrs, p.layout, spatial);
   g.spatial = spatial;
-  g.planes = data[0] * data[1];
+  g.planes = MulDims(data[0], data[1], OpLabel(attrs));
   g.h = spatial == 2 ? data[2] : 1;
   g.w = data[spatial + 1];
   if (p.global_pool) {
@@ -46,10 +46,12 @@ PoolGeom MakePoolGeom(const NodeAttrs& attrs, const Shape& data) {
   SpatialTuple(attrs, "pad", p.pad, spatial, 0, 0, data, &g.ph, &g.pw);
   auto out_dim = [&](int64_t x, int64_t k, int64_t s, int64_t pd, const char* axis) -> int64_t {
     if (x == 0) return 0;
-    TS_CHECK(k <= x + 2 * pd) << OpLabel(attrs) << ": kernel " << p.kernel << " (" << k << " along "
-                              << axis << ") exceeds the padded input " << x + 2 * pd
-                              << " of data of shape " << data;
-    const int64_t span = x + 2 * pd - k;
+    // pd is at most kMaxSpatialParam (SpatialTuple): only x can overflow the sum.
+    const int64_t padded = AddDims(x, 2 * pd, OpLabel(attrs));
+    TS_CHECK(k <= padded) << OpLabel(attrs) << ": kernel " << p.kernel << " (" << k << " along "
+                          << axis << ") exceeds the padded input " << padded << " of data of shape "
+                          << data;
+    const int64_t span = padded - k;
     return 1 + (p.pooling_convention == pool::kFull ? (span + s - 1) / s : span / s);
   };
   g.oh = spatial == 2 ? out_dim(g.h, g.kh, g.sh, g.ph, "height") : 1;

@@ -102,12 +102,21 @@ void RegressionBackward(const NodeAttrs& attrs, const OpContext&, const std::vec
   });
 }
 
+// Inputs label and out; the label pairs with the output as the forward op
+// checked (same first dimension and number of values): the kernel reads
+// both element by element.
 bool RegressionBackwardShape(const NodeAttrs& attrs, std::vector<Shape>* in,
                              std::vector<Shape>* out) {
   AssignShape(attrs, out, 0, (*in)[1], "output");
   AssignShape(attrs, in, 1, (*out)[0], "input");
   AssignShape(attrs, out, 1, (*in)[0], "output");
   AssignShape(attrs, in, 0, (*out)[1], "input");
+  const Shape &l = (*in)[0], &o = (*in)[1];
+  if (l.known() && o.known()) {
+    TS_CHECK(l[0] == o[0] && l.Size() == o.Size())
+        << OpLabel(attrs) << ": label has shape " << l << ", inconsistent with output " << o
+        << " (the same first dimension and number of elements are required)";
+  }
   return AllKnown(*in) && AllKnown(*out);
 }
 

@@ -14,12 +14,18 @@
 
 namespace tessera::op {
 
+// The largest value of a spatial parameter. No kernel, stride or padding is
+// near it, and with it the output-size arithmetic (x + 2 * pad,
+// dilate * (kernel - 1)) stays far from overflow whatever a caller or a
+// file asks for; only the data's own sizes still need checked sums.
+inline constexpr int64_t kMaxSpatialParam = (int64_t{1} << 31) - 1;
+
 // The tuple parameter `name` = `s` for `spatial` (1 or 2) dimensions as
 // (*h, *w), `fill` on each axis when `s` is empty. In 1-D the height is
 // `fill` as well: the neutral value of an axis that is not there, 1 for a
 // size or a stride, 0 for a padding. Raises, for data of shape `data`,
 // "<op>: parameter 'stride' is (1,1,1), expected 2 value(s) for data of shape (1,3,4,4)"
-// or "<op>: parameter 'kernel' is (0,3), every value must be >= 1".
+// or "<op>: parameter 'kernel' is (0,3), every value must be >= 1" (or <= kMaxSpatialParam).
 inline void SpatialTuple(const NodeAttrs& attrs, const char* name, const Shape& s, int spatial,
                          int64_t fill, int64_t min, const Shape& data, int64_t* h, int64_t* w) {
   if (s.ndim() == 0) {
@@ -30,9 +36,12 @@ inline void SpatialTuple(const NodeAttrs& attrs, const char* name, const Shape& 
   TS_CHECK(s.ndim() == spatial) << OpLabel(attrs) << ": parameter '" << name << "' is " << s
                                 << ", expected " << spatial << " value(s) for data of shape "
                                 << data;
-  for (int i = 0; i < spatial; ++i)
+  for (int i = 0; i < spatial; ++i) {
     TS_CHECK(s[i] >= min) << OpLabel(attrs) << ": parameter '" << name << "' is " << s
                           << ", every value must be >= " << min;
+    TS_CHECK(s[i] <= kMaxSpatialParam) << OpLabel(attrs) << ": parameter '" << name << "' is " << s
+                                       << ", every value must be <= " << kMaxSpatialParam;
+  }
   *h = spatial == 2 ? s[0] : fill;
   *w = s[spatial - 1];
 }

@@ -62,7 +62,9 @@ bool UpSamplingShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector
   TS_CHECK(s.ndim() == 4) << OpLabel(attrs)
                           << ": data must be (batch, channel, height, width), got " << s;
   const int64_t k = ParamsOf<UpSamplingParam>(attrs).scale;
-  AssignShape(attrs, out, 0, Shape{s[0], s[1], s[2] * k, s[3] * k}, "output");
+  const std::string label = OpLabel(attrs);
+  AssignShape(attrs, out, 0, Shape{s[0], s[1], MulDims(s[2], k, label), MulDims(s[3], k, label)},
+              "output");
   return true;
 }
 

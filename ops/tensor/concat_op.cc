@@ -60,7 +60,7 @@ bool ConcatShapes(const NodeAttrs& attrs, std::vector<Shape>* parts, Shape* whol
       unknown = static_cast<int>(i);
       ++n_unknown;
     } else {
-      total += s[axis];
+      total = AddDims(total, s[axis], label);
     }
   }
   Shape w = whole->ndim() ? *whole : Shape::Filled(ndim);
@@ -148,7 +148,8 @@ bool SplitShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shap
       if (p.squeeze_axis)
         dims.insert(dims.begin() + axis, p.num_outputs);
       else
-        dims[static_cast<size_t>(axis)] *= p.num_outputs;
+        dims[static_cast<size_t>(axis)] =
+            MulDims(dims[static_cast<size_t>(axis)], p.num_outputs, label);
       AssignShape(attrs, in, 0, Shape(dims), "input");
       break;
     }

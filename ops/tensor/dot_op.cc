@@ -203,8 +203,9 @@ matrices, shape (..., m, n). transpose_a and transpose_b transpose each matrix.)
     .set_attr<FGradient>("FGradient", ElemwiseGradUseIn{"_backward_batch_dot"});
 
 // The gradient ops of dot and batch_dot: inputs (out_grad, lhs, rhs), outputs
-// the gradients of lhs and rhs, shaped as they are.
-Op& RegisterDotBackward(const char* name, const char* forward, FCompute compute) {
+// the gradients of lhs and rhs, shaped as they are. The output gradient has
+// the shape of the forward product: the GEMMs read it by that shape.
+Op& RegisterDotBackward(const char* name, const char* forward, FCompute compute, bool batch) {
   return Op::Register(name)
       .describe(std::string("Gradient of ") + forward + " with respect to lhs and rhs.")
       .set_num_inputs(3)
@@ -213,18 +214,22 @@ Op& RegisterDotBackward(const char* name, const char* forward, FCompute compute)
       .set_attr<TIsBackward>("TIsBackward", true)
       .set_attr<FInferShape>(
           "FInferShape",
-          [](const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+          [batch](const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
             AssignShape(attrs, out, 0, (*in)[1], "output");
             AssignShape(attrs, out, 1, (*in)[2], "output");
-            return (*out)[0].known() && (*out)[1].known();
+            std::vector<Shape> operands{(*in)[1], (*in)[2]}, product(1);
+            if (batch ? InferDotShape<true>(attrs, &operands, &product)
+                      : InferDotShape<false>(attrs, &operands, &product))
+              AssignShape(attrs, in, 0, product[0], "input");
+            return (*out)[0].known() && (*out)[1].known() && (*in)[0].known();
           })
       .set_attr<FInferType>("FInferType", ElemwiseType<3, 2>)
       .set_attr<FCompute>(kFComputeCPU, std::move(compute));
 }
 
 [[maybe_unused]] static Op& dot_backward =
-    RegisterDotBackward("_backward_dot", "dot", DotBackward<false>);
+    RegisterDotBackward("_backward_dot", "dot", DotBackward<false>, false);
 [[maybe_unused]] static Op& batch_dot_backward =
-    RegisterDotBackward("_backward_batch_dot", "batch_dot", DotBackward<true>);
+    RegisterDotBackward("_backward_batch_dot", "batch_dot", DotBackward<true>, true);
 
 }  // namespace tessera::op

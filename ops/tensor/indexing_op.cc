@@ -81,9 +81,19 @@ bool DataType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>
   return AllKnown(*in) && (*out)[0] != DType::kUnknown;
 }
 
-// The backward ops: output 0 has the shape of the forward data (input 1).
-bool ScatterBackShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+// The backward ops: output 0 has the shape of the forward data (input 1),
+// and the output gradient (input 0) the shape that the forward op's shape
+// function gives data and indices (inputs 1 and 2). The kernels walk the
+// output gradient by that shape, so a graph or a call that pairs them
+// otherwise is an error here, not a read past its end.
+bool ScatterBackShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out,
+                      bool (*forward)(const NodeAttrs&, std::vector<Shape>*, std::vector<Shape>*)) {
   AssignShape(attrs, out, 0, (*in)[1], "output");
+  if ((*in)[1].known() && (*in)[2].known()) {
+    std::vector<Shape> data_indices{(*in)[1], (*in)[2]}, forward_out(1);
+    if (forward(attrs, &data_indices, &forward_out) && forward_out[0].known())
+      AssignShape(attrs, in, 0, forward_out[0], "input");
+  }
   return AllKnown(*in) && (*out)[0].known();
 }
 
@@ -248,7 +258,10 @@ TS_REGISTER_OP(_backward_take)
     .set_num_inputs(3)
     .set_attr_parser(ParamParser<TakeParam>)
     .set_attr<TIsBackward>("TIsBackward", true)
-    .set_attr<FInferShape>("FInferShape", ScatterBackShape)
+    .set_attr<FInferShape>("FInferShape",
+                           [](const NodeAttrs& a, std::vector<Shape>* in, std::vector<Shape>* out) {
+                             return ScatterBackShape(a, in, out, TakeShape);
+                           })
     .set_attr<FInferType>("FInferType", DataType)
     .set_attr<FCompute>(kFComputeCPU, TakeBackwardCPU);
 
@@ -275,7 +288,10 @@ TS_REGISTER_OP(_backward_pick)
     .set_num_inputs(3)
     .set_attr_parser(ParamParser<PickParam>)
     .set_attr<TIsBackward>("TIsBackward", true)
-    .set_attr<FInferShape>("FInferShape", ScatterBackShape)
+    .set_attr<FInferShape>("FInferShape",
+                           [](const NodeAttrs& a, std::vector<Shape>* in, std::vector<Shape>* out) {
+                             return ScatterBackShape(a, in, out, PickShape);
+                           })
     .set_attr<FInferType>("FInferType", DataType)
     .set_attr<FCompute>(kFComputeCPU, PickBackwardCompute<cpu>);
 
@@ -301,7 +317,10 @@ TS_REGISTER_OP(_backward_gather_nd)
         "positions of zeros shaped like data (input 1); input 2 holds the indices.")
     .set_num_inputs(3)
     .set_attr<TIsBackward>("TIsBackward", true)
-    .set_attr<FInferShape>("FInferShape", ScatterBackShape)
+    .set_attr<FInferShape>("FInferShape",
+                           [](const NodeAttrs& a, std::vector<Shape>* in, std::vector<Shape>* out) {
+                             return ScatterBackShape(a, in, out, GatherNdShape);
+                           })
     .set_attr<FInferType>("FInferType", DataType)
     .set_attr<FCompute>(kFComputeCPU, GatherNdBackwardCPU);
 

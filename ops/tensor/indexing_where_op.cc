@@ -41,11 +41,20 @@ bool WhereType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType
   return t != DType::kUnknown && (*in)[0] != DType::kUnknown;
 }
 
+// Inputs: the output gradient and the condition; outputs: the gradients of
+// x and y, all three of one shape. The condition pairs with them as in the
+// forward op (their shape, or one value per row): the kernel reads it so.
 bool WhereBackwardShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
   std::vector<Shape> g{(*in)[0]};
   const bool known = SameShapeAll(attrs, &g, out);
   (*in)[0] = g[0];
-  return known && (*in)[1].known();
+  const Shape &x = (*in)[0], &cond = (*in)[1];
+  if (x.known() && cond.known()) {
+    TS_CHECK(cond == x || (cond.ndim() == 1 && cond[0] == x[0]))
+        << OpLabel(attrs) << ": condition has shape " << cond << " but the gradient has " << x
+        << " (condition needs its shape, or (" << x[0] << ") to choose whole rows)";
+  }
+  return known && cond.known();
 }
 
 bool WhereBackwardType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {

@@ -23,8 +23,8 @@ void FillOneUnknown(const NodeAttrs& attrs, std::vector<Shape>* in, const Shape&
     if (s[d] == 0) {
       unknown = d;
       ++n_unknown;
-    } else {
-      known *= s[d];
+    } else if (__builtin_mul_overflow(known, s[d], &known)) {
+      return;  // too large to hold any output; the op's own check says so
     }
   }
   if (n_unknown != 1) return;

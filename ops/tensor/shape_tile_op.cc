@@ -62,7 +62,8 @@ bool TileShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape
   if (!(*in)[0].known()) return false;
   const TileDims t = PadTile(attrs, (*in)[0]);
   std::vector<int64_t> dims(t.in.size());
-  for (size_t d = 0; d < dims.size(); ++d) dims[d] = t.in[d] * t.reps[d];
+  const std::string label = OpLabel(attrs);
+  for (size_t d = 0; d < dims.size(); ++d) dims[d] = MulDims(t.in[d], t.reps[d], label);
   AssignShape(attrs, out, 0, Shape(dims), "output");
   return true;
 }
@@ -82,11 +83,15 @@ bool RepeatShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Sha
   }
   const Shape& x = (*in)[0];
   if (!x.known()) return false;
+  const std::string label = OpLabel(attrs);
   if (!p.axis) {
-    AssignShape(attrs, out, 0, Shape{x.Size() * p.repeats}, "output");
+    const int64_t n = x.CheckedSize();
+    TS_CHECK(n >= 0) << label << ": input shape " << x << " has more elements than 64 bits count";
+    AssignShape(attrs, out, 0, Shape{MulDims(n, p.repeats, label)}, "output");
   } else {
     Shape s = x;
-    s[RepeatAxis(attrs, x.ndim())] *= p.repeats;
+    const int axis = RepeatAxis(attrs, x.ndim());
+    s[axis] = MulDims(s[axis], p.repeats, label);
     AssignShape(attrs, out, 0, s, "output");
   }
   return true;

@@ -149,11 +149,26 @@ bool SliceLikeShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<
   return true;
 }
 
-// Backward: the output takes the forward input's shape (input 1).
-bool SliceBackwardShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+// Backward: the output takes the forward input's shape (input 1), and the
+// output gradient (input 0) the shape the forward op gives that input
+// (slice_like's shape_like is the gradient itself): the kernel places it by
+// the forward layout.
+using ShapeFn = bool (*)(const NodeAttrs&, std::vector<Shape>*, std::vector<Shape>*);
+bool SliceBackwardShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out,
+                        ShapeFn forward, bool og_is_shape_like) {
   TS_CHECK(in->size() == 2) << OpLabel(attrs) << ": expects 2 inputs";
   AssignShape(attrs, out, 0, (*in)[1], "output");
-  return (*out)[0].known() && (*in)[0].known();
+  const Shape &og = (*in)[0], &data = (*in)[1];
+  if (og.known() && data.known()) {
+    std::vector<Shape> fin{data}, fout(1);
+    if (og_is_shape_like) fin.push_back(og);
+    if (forward(attrs, &fin, &fout)) {
+      TS_CHECK(og == fout[0]) << OpLabel(attrs) << ": the output gradient has shape " << og
+                              << ", but the forward op gives input " << data << " the shape "
+                              << fout[0];
+    }
+  }
+  return (*out)[0].known() && og.known();
 }
 
 bool FirstInputType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
@@ -260,7 +275,10 @@ TS_REGISTER_OP(_backward_slice)
     .set_num_inputs(2)
     .set_attr_parser(ParamParser<SliceParam>)
     .set_attr<TIsBackward>("TIsBackward", true)
-    .set_attr<FInferShape>("FInferShape", SliceBackwardShape)
+    .set_attr<FInferShape>("FInferShape",
+                           [](const NodeAttrs& a, std::vector<Shape>* in, std::vector<Shape>* out) {
+                             return SliceBackwardShape(a, in, out, SliceShape, false);
+                           })
     .set_attr<FInferType>("FInferType", FirstInputType)
     .set_attr<FCompute>(kFComputeCPU, SliceBackwardCompute<cpu, SliceLayout>);
 
@@ -271,7 +289,10 @@ TS_REGISTER_OP(_backward_slice_axis)
     .set_num_inputs(2)
     .set_attr_parser(ParamParser<SliceAxisParam>)
     .set_attr<TIsBackward>("TIsBackward", true)
-    .set_attr<FInferShape>("FInferShape", SliceBackwardShape)
+    .set_attr<FInferShape>("FInferShape",
+                           [](const NodeAttrs& a, std::vector<Shape>* in, std::vector<Shape>* out) {
+                             return SliceBackwardShape(a, in, out, SliceAxisShape, false);
+                           })
     .set_attr<FInferType>("FInferType", FirstInputType)
     .set_attr<FCompute>(kFComputeCPU, SliceBackwardCompute<cpu, SliceAxisLayout>);
 
@@ -282,7 +303,10 @@ TS_REGISTER_OP(_backward_slice_like)
     .set_num_inputs(2)
     .set_attr_parser(ParamParser<SliceLikeParam>)
     .set_attr<TIsBackward>("TIsBackward", true)
-    .set_attr<FInferShape>("FInferShape", SliceBackwardShape)
+    .set_attr<FInferShape>("FInferShape",
+                           [](const NodeAttrs& a, std::vector<Shape>* in, std::vector<Shape>* out) {
+                             return SliceBackwardShape(a, in, out, SliceLikeShape, true);
+                           })
     .set_attr<FInferType>("FInferType", FirstInputType)
     .set_attr<FCompute>(kFComputeCPU, SliceBackwardCompute<cpu, CornerLayout>);
 

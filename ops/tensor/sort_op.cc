@@ -236,10 +236,27 @@ void SortBackwardCompute(const NodeAttrs& attrs, const OpContext& ctx, const std
       "_backward_sort");
 }
 
+// The output gradient and the positions (inputs 0 and 1) have the data's
+// shape (input 2) with k of its n entries along the axis (all of them
+// flattened when the axis is None), as sort and topk made them: the kernel
+// walks them by the data's rows.
 bool SortBackwardShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
   TS_CHECK(in->size() == 3) << OpLabel(attrs) << ": expects 3 inputs";
-  AssignShape(attrs, out, 0, (*in)[2], "output");
-  return AllKnown(*in);
+  const Shape& data = (*in)[2];
+  AssignShape(attrs, out, 0, data, "output");
+  AssignShape(attrs, in, 1, (*in)[0], "input");
+  AssignShape(attrs, in, 0, (*in)[1], "input");
+  const Shape& og = (*in)[0];
+  if (!data.known() || !og.known()) return false;
+  const std::optional<int> axis = ParamsOf<SortBackwardParam>(attrs).axis;
+  const AxisSplit a = SortSplit(attrs, axis, data);
+  const int64_t k = og.Size() / (a.pre * a.post);
+  Shape want = axis ? data : Shape{k};
+  if (axis) want[NormalizeAxis(*axis, data.ndim(), "")] = k;
+  TS_CHECK(k >= 1 && k <= a.n && og == want)
+      << OpLabel(attrs) << ": the output gradient has shape " << og << ", which is not the data's "
+      << data << " with at most " << a.n << " entries along the axis";
+  return true;
 }
 
 bool SortBackwardType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {

@@ -16,9 +16,9 @@
 
 #include "engine/base/context.h"
 #include "engine/base/error.h"
+#include "engine/base/format_bytes.h"
 #include "engine/storage/bucket.h"
 #include "engine/storage/cpu_allocator.h"
-#include "engine/storage/format_bytes.h"
 #include "engine/storage/live_table.h"
 #include "engine/storage/memory_pool.h"
 #include "engine/storage/pool_options.h"

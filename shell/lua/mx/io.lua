@@ -219,59 +219,23 @@ start (batch.pad says how many rows are filler); 'discard' drops it;
 'roll_over' carries its rows into the next epoch. batch_size is a whole
 number from 1 to the number of rows.]])
 
-  -- ---- MNIST (gzip'd IDX files, read through zlib).
+  -- ---- MNIST (gzip'd or plain IDX files). The readers are C++
+  -- (engine/io): they check every size a header claims against what the
+  -- file holds before allocating.
 
-  local zlib
-  local function load_zlib()
-    if zlib then return zlib end
-    local ffi = require 'ffi'
-    pcall(ffi.cdef, [[
-      typedef struct gzFile_s *gzFile;
-      gzFile gzopen(const char *path, const char *mode);
-      int gzread(gzFile file, void *buf, unsigned len);
-      int gzdirect(gzFile file);
-      int gzclose(gzFile file);
-    ]])
-    local ok, lib = pcall(ffi.load, 'libz.so.1')
-    if not ok then ok, lib = pcall(ffi.load, 'z') end
-    if not ok then error('MNISTIter: cannot load zlib (libz.so.1): ' .. tostring(lib), 3) end
-    zlib = { ffi = ffi, lib = lib }
-    return zlib
-  end
+  local readers = require 'tessera.io'
 
   -- file_size(path, who): the size of the regular file `path`, or nil when
   -- there is none; a FIFO, a directory or a device is an error here, before
   -- anything opens it (an open or read of a FIFO would wait for a writer for
   -- ever), and so is a path with a NUL byte.
-  local file_size = require('tessera.io').check_file
+  local file_size = readers.check_file
 
-  -- Reads up to `count` bytes: all of them, or fewer at the end of the
-  -- data. The buffer grows with what actually arrives, so a header that
-  -- claims more than a compressed file holds costs no more than the file.
-  local function read_bytes(z, f, count)
-    local ffi = z.ffi
-    local cap = math.min(count, 2 ^ 20)
-    local buf, got = ffi.new('uint8_t[?]', math.max(cap, 1)), 0
-    while got < count do
-      if got == cap then
-        cap = math.min(count, cap * 2)
-        local bigger = ffi.new('uint8_t[?]', cap)
-        ffi.copy(bigger, buf, got)
-        buf = bigger
-      end
-      local k = z.lib.gzread(f, buf + got, math.min(cap - got, 2 ^ 30))
-      if k <= 0 then break end
-      got = got + k
-    end
-    return buf, got
-  end
-
-  -- The bytes of an IDX file (gzip'd or plain): magic, dims, then data.
-  local function read_idx(path, want_magic, what)
-    local size = file_size(path, 'MNISTIter')
-    if not size then
-      size = file_size(path .. '.gz', 'MNISTIter')
-      if size then path = path .. '.gz'
+  -- The elements of an IDX file of `ndim` dimensions (as a byte pointer,
+  -- with the string that holds them) and its dims.
+  local function read_idx(path, ndim, what)
+    if not file_size(path, 'MNISTIter') then
+      if file_size(path .. '.gz', 'MNISTIter') then path = path .. '.gz'
       else
         error(('MNISTIter: %s file %s not found. Download the four MNIST files '
           .. '(train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, t10k-images-idx3-ubyte.gz, '
@@ -279,47 +243,16 @@ number from 1 to the number of rows.]])
           .. 'into one folder and pass it'):format(what, path), 4)
       end
     end
-    local z = load_zlib()
-    local ffi = z.ffi
-    local f = z.lib.gzopen(path, 'rb')
-    if f == nil then error('MNISTIter: cannot open ' .. path, 4) end
-    local head = ffi.new('uint8_t[16]')
-    local function be32(p, o) return ((p[o] * 256 + p[o + 1]) * 256 + p[o + 2]) * 256 + p[o + 3] end
-    local ndim = want_magic == 2051 and 3 or 1
-    local hbytes = 4 + 4 * ndim
-    if z.lib.gzread(f, head, hbytes) ~= hbytes then
-      z.lib.gzclose(f)
-      error('MNISTIter: ' .. path .. ' is truncated or not a gzip/IDX file', 4)
-    end
-    local magic = be32(head, 0)
-    if magic ~= want_magic then
-      z.lib.gzclose(f)
-      error(('MNISTIter: %s has magic %d, expected %d (an IDX %s file)'):format(path, magic,
-        want_magic, what), 4)
-    end
-    local dims, count = {}, 1
-    for i = 1, ndim do
-      dims[i] = be32(head, 4 * i)
-      count = count * dims[i]
-    end
-    local function truncated(got)
-      z.lib.gzclose(f)
-      error(('MNISTIter: %s is truncated: its header claims %s = %.0f data bytes, it holds %.0f')
-        :format(path, table.concat(dims, 'x'), count, got), 5)
-    end
-    -- A plain file must hold what its header claims: checked against its
-    -- size before anything is allocated.
-    if z.lib.gzdirect(f) == 1 and count > size - hbytes then truncated(math.max(size - hbytes, 0)) end
-    local buf, got = read_bytes(z, f, count)
-    if got ~= count then truncated(got) end
-    z.lib.gzclose(f)
-    return buf, dims
+    local ok, bytes, dims = pcall(readers.read_idx, path, ndim, 'MNISTIter')
+    if not ok then error(bytes, 4) end
+    return require('ffi').cast('const uint8_t *', bytes), dims, bytes
   end
 
   function M.read_mnist(image_path, label_path, opts)
     opts = opts or {}
-    local img, idims = read_idx(image_path, 2051, 'image')
-    local lab, ldims = read_idx(label_path, 2049, 'label')
+    -- The strings keep the bytes the pointers see alive.
+    local img, idims, img_bytes = read_idx(image_path, 3, 'image')
+    local lab, ldims, lab_bytes = read_idx(label_path, 1, 'label')
     local n = idims[1]
     if ldims[1] ~= n then
       error(('MNISTIter: %s has %d images but %s has %d labels'):format(image_path, n,
@@ -334,6 +267,7 @@ number from 1 to the number of rows.]])
     local q = y:data_ptr()
     for i = 0, n - 1 do q[i] = lab[i] end
     if not opts.flat then x = x:reshape({ n, 1, h, w }) end
+    img_bytes, lab_bytes = nil, nil
     return x, y
   end
 
@@ -369,25 +303,8 @@ or (batch, 784) with flat = true, labels 0..9 as float32.]])
     if not file_size(path, 'CSVIter') then
       error(('CSVIter: cannot open %s file %s: no such file'):format(what, path), 3)
     end
-    local f, err = io.open(path, 'r')
-    if not f then error(('CSVIter: cannot open %s file %s: %s'):format(what, path, err), 3) end
-    local rows, line_no = {}, 0
-    for line in f:lines() do
-      line_no = line_no + 1
-      if line:match('%S') then
-        local row = {}
-        for field in line:gmatch('[^,]+') do
-          local v = tonumber(field)
-          if not v then
-            f:close()
-            error(('CSVIter: %s:%d: %q is not a number'):format(path, line_no, field), 3)
-          end
-          row[#row + 1] = v
-        end
-        rows[#rows + 1] = row
-      end
-    end
-    f:close()
+    local ok, rows = pcall(readers.read_csv, path, 'CSVIter')
+    if not ok then error(rows, 3) end
     return rows
   end
 
