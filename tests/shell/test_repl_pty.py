@@ -167,6 +167,23 @@ class ReplTest(unittest.TestCase):
         r.line("2 + 3")
         r.expect(r"\n5\n")
 
+    def test_ctrl_c_interrupts_a_push_held_by_the_run_ahead_bound(self):
+        r = self.repl
+        # One op in flight at most. A C++ op: the second push waits for the
+        # first (two seconds). Lua ops: the pusher runs the queued one while
+        # it waits for room (it alone can), and that one never ends. Ctrl-C
+        # gets the prompt back from both.
+        for pushes in ("mx.engine._sleep(2, {write = {v}})",
+                       "mx.engine.push(function() while true do end end, {write = {v}})"):
+            r.line("mx.engine.set_max_inflight(1); v = mx.engine.new_var(); "
+                   "for i = 1, 5 do " + pushes + " end")
+            time.sleep(0.5)
+            r.send("\x03")
+            r.expect(r"interrupted", timeout=1.5)
+            r.prompt()
+            r.line("4 + 4")
+            r.expect(r"\n8\n")
+
     def test_ctrl_c_clears_the_input(self):
         r = self.repl
         # Many rounds, each a few milliseconds: Ctrl-C can arrive between the
