@@ -3,7 +3,7 @@
 # and built by this one (ExternalProject) against its layer libraries:
 #   TESSERA_FUZZ=AUTO (default)  build them when a clang++ that links
 #                                -fsanitize=fuzzer is found, in a build that
-#                                is neither a sanitizer nor a CUDA build
+#                                is not a sanitizer build
 #   TESSERA_FUZZ=ON / OFF        always (an error without clang) / never
 # `make test` runs each for a few seconds, `make fuzz` for as long as asked.
 set(TESSERA_FUZZ AUTO CACHE STRING "Build the libFuzzer harnesses: AUTO, ON, OFF")
@@ -14,8 +14,6 @@ if(NOT TESSERA_FUZZ STREQUAL "OFF")
   if(TESSERA_SANITIZE)
     # Their ASan runtime is clang's; a GCC sanitizer build would bring a second one.
     set(why "a TESSERA_SANITIZE build")
-  elseif(TESSERA_WITH_CUDA)
-    set(why "a CUDA build (the harnesses link no CUDA libraries)")
   else()
     find_program(TESSERA_FUZZ_CXX NAMES clang++ clang++-16 clang++-15 clang++-14
                  DOC "clang++ for the fuzz harnesses")
@@ -54,6 +52,11 @@ if(TESSERA_FUZZ_ENABLED)
   endforeach()
   set(system_libs ${OPENBLAS_LINK_LIBRARIES} ${DNNL_LIBRARY} ${ZLIB_LIBRARIES}
       ${OpenMP_CXX_LIBRARIES} ${CMAKE_THREAD_LIBS_INIT} ${CMAKE_DL_LIBS})
+  if(TESSERA_WITH_CUDA)
+    # The layer libraries hold CUDA objects (whole-linked kernels) that call
+    # the runtime; nothing CUDA runs in a harness.
+    list(APPEND system_libs "$<TARGET_LINKER_FILE:CUDA::cudart>")
+  endif()
   string(APPEND config "set(TESSERA_FUZZ_SYSTEM_LIBS \"${system_libs}\")\n")
   string(APPEND config "set(TESSERA_FUZZ_INCLUDE_DIRS \"${DNNL_INCLUDE_DIR}\")\n")
   file(GENERATE OUTPUT ${TESSERA_FUZZ_DIR}-config.cmake CONTENT "${config}")
