@@ -10,15 +10,10 @@
 namespace tessera::engine {
 namespace {
 
-// One hold on the calling thread's stack. The lists are an op's (alive while
-// it runs) or a Hold's (kept by the scope).
-struct Entry {
-  uint64_t serial;
-  std::span<const VarHandle> reads, writes;
-  const char* name;
-};
+using Entry = HoldScope::Entry;
 
-thread_local std::vector<Entry> tls_holds;
+// The innermost hold of the calling thread; each links to the one outside it.
+thread_local Entry* tls_top = nullptr;
 
 // Serials unique in the process without a shared counter per hold: each
 // thread takes a block of 2^32 once.
@@ -32,47 +27,56 @@ uint64_t NextSerial() {
   return next++;
 }
 
+// A hold's serial, drawn the first time a mark or another thread needs it.
+uint64_t SerialOf(Entry* h) {
+  if (h->serial == 0) h->serial = NextSerial();
+  return h->serial;
+}
+
 bool Contains(std::span<const VarHandle> sorted, VarHandle v) {
   return std::binary_search(sorted.begin(), sorted.end(), v);
 }
 
-// The hold whose serial `mark` is, on this thread's stack; null if none.
+// The hold whose serial `mark` is, on this thread's list; null if none.
 const Entry* HoldMarked(uint64_t mark) {
   if (mark == 0) return nullptr;
-  for (const Entry& h : tls_holds)
-    if (h.serial == mark) return &h;
+  for (const Entry* h = tls_top; h; h = h->outer)
+    if (h->serial == mark) return h;
   return nullptr;
 }
 
 }  // namespace
 
-HoldScope::HoldScope(const Opr* op) {
-  tls_holds.push_back({NextSerial(), op->vars.reads(), op->vars.writes(), op->name});
+HoldScope::HoldScope(const Opr* op)
+    : entry_{0, op->vars.reads(), op->vars.writes(), op->name, tls_top} {
+  tls_top = &entry_;
 }
 
-HoldScope::HoldScope(HoldRef hold) : keep_(std::move(hold)) {
-  TS_DCHECK(keep_);
-  tls_holds.push_back({keep_->serial, keep_->reads, keep_->writes, keep_->name.c_str()});
+HoldScope::HoldScope(HoldRef hold)
+    : keep_(std::move(hold)),
+      entry_{keep_->serial, keep_->reads, keep_->writes, keep_->name.c_str(), tls_top} {
+  TS_DCHECK(keep_->serial != 0);  // CurrentHold drew it
+  tls_top = &entry_;
 }
 
 HoldScope::~HoldScope() {
-  TS_DCHECK(!tls_holds.empty());
-  tls_holds.pop_back();
+  TS_DCHECK(tls_top == &entry_);  // scopes end innermost first
+  tls_top = entry_.outer;
 }
 
 HoldRef CurrentHold() {
-  if (tls_holds.empty()) return nullptr;
-  const Entry& h = tls_holds.back();
+  if (!tls_top) return nullptr;
+  Entry* h = tls_top;
   auto hold = std::make_shared<Hold>();
-  hold->serial = h.serial;
-  hold->reads.assign(h.reads.begin(), h.reads.end());
-  hold->writes.assign(h.writes.begin(), h.writes.end());
-  hold->name = h.name;
+  hold->serial = SerialOf(h);
+  hold->reads.assign(h->reads.begin(), h->reads.end());
+  hold->writes.assign(h->writes.begin(), h->writes.end());
+  hold->name = h->name;
   return hold;
 }
 
 bool Holding() {
-  return !tls_holds.empty();
+  return tls_top != nullptr;
 }
 
 const char* HoldName(uint64_t serial) {
@@ -81,30 +85,31 @@ const char* HoldName(uint64_t serial) {
 }
 
 uint64_t HoldAhead(std::span<const VarHandle> reads, std::span<const VarHandle> writes) {
-  uint64_t behind = 0;
-  for (const Entry& h : tls_holds) {
-    for (VarHandle v : reads)
-      if (Contains(h.writes, v)) behind = h.serial;
-    for (VarHandle v : writes)
-      if (Contains(h.writes, v) || Contains(h.reads, v)) behind = h.serial;
-    if (behind) break;
+  // The outermost hold the work must queue behind: it ends last, so its
+  // marks stay matched for as long as any of the holds is there.
+  Entry* ahead = nullptr;
+  for (Entry* h = tls_top; h; h = h->outer) {
+    bool behind = false;
+    for (VarHandle v : reads) behind = behind || Contains(h->writes, v);
+    for (VarHandle v : writes) behind = behind || Contains(h->writes, v) || Contains(h->reads, v);
+    if (behind) ahead = h;
   }
-  if (!behind) {
-    for (VarHandle v : reads)
-      if (const Entry* h = HoldMarked(v->owed_write.load(std::memory_order_relaxed)))
-        behind = h->serial;
-    for (VarHandle v : writes) {
-      if (const Entry* h = HoldMarked(v->owed_write.load(std::memory_order_relaxed)))
-        behind = h->serial;
-      if (const Entry* h = HoldMarked(v->owed_read.load(std::memory_order_relaxed)))
-        behind = h->serial;
-    }
+  if (ahead) return SerialOf(ahead);
+  uint64_t behind = 0;
+  for (VarHandle v : reads)
+    if (const Entry* h = HoldMarked(v->owed_write.load(std::memory_order_relaxed)))
+      behind = h->serial;
+  for (VarHandle v : writes) {
+    if (const Entry* h = HoldMarked(v->owed_write.load(std::memory_order_relaxed)))
+      behind = h->serial;
+    if (const Entry* h = HoldMarked(v->owed_read.load(std::memory_order_relaxed)))
+      behind = h->serial;
   }
   return behind;
 }
 
 void MarkIfBehindHold(std::span<const VarHandle> reads, std::span<const VarHandle> writes) {
-  if (tls_holds.empty()) return;
+  if (!tls_top) return;
   const uint64_t behind = HoldAhead(reads, writes);
   if (!behind) return;
   for (VarHandle v : writes) v->owed_write.store(behind, std::memory_order_relaxed);
@@ -112,7 +117,7 @@ void MarkIfBehindHold(std::span<const VarHandle> reads, std::span<const VarHandl
 }
 
 void CheckWaitAgainstHolds(VarHandle var, bool for_write, const char* what) {
-  for (auto h = tls_holds.rbegin(); h != tls_holds.rend(); ++h) {
+  for (const Entry* h = tls_top; h; h = h->outer) {
     TS_CHECK(!(Contains(h->writes, var) || (for_write && Contains(h->reads, var))))
         << what << " inside engine op '" << h->name
         << "' on a variable that op uses would wait for the op itself";

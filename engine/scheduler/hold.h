@@ -40,7 +40,10 @@ struct Hold {
 using HoldRef = std::shared_ptr<const Hold>;
 
 // The calling thread holds `op` (sorted lists of the op, which outlives the
-// scope) or `hold` until the scope ends.
+// scope) or `hold` until the scope ends. Every op an engine thread runs
+// enters one, so entering is two stores: the scopes of a thread form a
+// list through their own frames, and a serial is drawn only when a mark or
+// a CurrentHold needs one.
 class HoldScope {
  public:
   explicit HoldScope(const Opr* op);
@@ -49,8 +52,17 @@ class HoldScope {
   HoldScope(const HoldScope&) = delete;
   HoldScope& operator=(const HoldScope&) = delete;
 
+  // One hold on the thread's list (the lists are the op's or keep_'s).
+  struct Entry {
+    uint64_t serial;  // 0 until needed
+    std::span<const VarHandle> reads, writes;
+    const char* name;
+    Entry* outer;  // the scope entered before this one, or null
+  };
+
  private:
   HoldRef keep_;
+  Entry entry_;
 };
 
 // The innermost hold of the calling thread as a value another thread can
