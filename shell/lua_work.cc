@@ -79,6 +79,11 @@ void LuaWork::RunHere(lua_State* L, const Args& args, const Done& done) {
   std::exception_ptr error;
   if (!lua_checkstack(L, 8)) {
     error = std::make_exception_ptr(Error("Lua stack overflow"));
+  } else if (in->running_work().size() >= kMaxRunning) {
+    error = std::make_exception_ptr(
+        Error(std::string("Lua op '") + name_ + "': Lua ops nested more than " +
+              std::to_string(kMaxRunning) + " deep, each run inside the one before (a push " +
+              "inside a Lua op runs at once on the naive engine); a stack overflow would follow"));
   } else {
     in->running_work().push_back({name_, &reads_, &writes_, nesting_});
     int top = lua_gettop(L);

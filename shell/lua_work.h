@@ -60,6 +60,13 @@ class LuaWork : public std::enable_shared_from_this<LuaWork> {
   // thread, 0 outside any.
   static int RunningNesting();
 
+  // How many Lua ops may run on the interpreter's stack at once, each inside
+  // the one before: on the naive engine a push made by a Lua op runs there
+  // and then; on the threaded engine a wait inside one serves the next
+  // (bounded first, at Interpreter::kMaxServeDepth). Past it the op fails
+  // with an error instead of overflowing the stack.
+  static constexpr size_t kMaxRunning = 200;
+
  private:
   LuaWork() = default;
   void RunHere(lua_State* L, const Args& args, const Done& done);
