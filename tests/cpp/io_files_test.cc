@@ -16,6 +16,7 @@
 
 #include "engine/io/csv_file.h"
 #include "engine/io/idx_file.h"
+#include "tests/cpp/temp_dir.h"
 #include "tests/cpp/test_util.h"
 
 using namespace tessera;
@@ -85,20 +86,22 @@ TEST_CASE("IDX: a header claiming more than the file holds reads only what is th
 }
 
 TEST_CASE("IDX files: gzip'd and plain, and only regular files") {
-  char path[] = "/tmp/tessera_idx_XXXXXX";
-  const int fd = mkstemp(path);
-  REQUIRE(fd >= 0);
+  const test::TempDir dir("tessera_idx");
+  const std::string path = dir / "images.idx";
   const std::string bytes = Idx({2, 2}, "wxyz");
-  REQUIRE(write(fd, bytes.data(), bytes.size()) == ssize_t(bytes.size()));
-  close(fd);
+  {
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    REQUIRE(f);
+    REQUIRE(std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size());
+    std::fclose(f);
+  }
   CHECK(io::ReadIdxFile(path, 2, "MNISTIter").dims == std::vector<int64_t>{2, 2});
-  std::remove(path);
+  std::remove(path.c_str());
   CHECK(Contains(ErrorOf([&] { io::ReadIdxFile(path, 2, "MNISTIter"); }), "cannot open"));
   // A FIFO would block a reader until a writer came: refused before opening.
-  REQUIRE(mkfifo(path, 0600) == 0);
+  REQUIRE(mkfifo(path.c_str(), 0600) == 0);
   CHECK(ErrorOf([&] { io::ReadIdxFile(path, 2, "MNISTIter"); }) ==
-        std::string("MNISTIter: ") + path + " is not a regular file (it is a FIFO)");
-  std::remove(path);
+        "MNISTIter: " + path + " is not a regular file (it is a FIFO)");
 }
 
 TEST_CASE("CSV: rows, blanks, empty fields and number spellings") {
