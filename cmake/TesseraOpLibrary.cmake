@@ -3,8 +3,9 @@
 #
 # It compiles against the Tessera headers (target Tessera::headers) as C++20
 # with -fPIC, and links no Tessera library: the registry and the rest of the
-# runtime are resolved from the `tessera` executable when the plugin loads,
-# so the one registry in the process is the one the plugin adds to. OpenMP,
+# runtime are resolved, when the plugin loads, from the libtessera.so the
+# process (the `tessera` executable) has already loaded, so the one registry
+# in the process is the one the plugin adds to. OpenMP,
 # when Tessera was built with it, parallelises Kernel<Op, cpu>::Launch loops
 # as it does in tree.
 function(tessera_add_op_library name)

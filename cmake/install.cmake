@@ -9,11 +9,12 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 install(TARGETS tessera RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT Runtime)
+install(TARGETS tessera_runtime LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT Runtime)
 if(TARGET tessera_omp_wait_policy)
   install(TARGETS tessera_omp_wait_policy LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
           COMPONENT Runtime)
-  set_target_properties(tessera PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
 endif()
+set_target_properties(tessera PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
 
 # The closure of what op_plugin.h, op.h, simple_op.h and the attribute types
 # include, by folder, so a header added to one of them is installed without

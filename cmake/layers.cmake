@@ -7,6 +7,12 @@
 # every layer is linked whole (WHOLE_ARCHIVE) wherever it is linked: no
 # registration is dropped, and the feature is the same at every use (CMake
 # refuses a library linked whole in one place and plainly in another).
+#
+# The layers are then linked, once, into the one shared runtime library,
+# libtessera.so (target tessera_runtime), which the shell, the tests, the
+# benchmarks and the tools link. Linked statically into each of them, the
+# runtime (its CUDA kernels and debug information) came to about 290 MB per
+# executable and 15 GB per build tree.
 set(TESSERA_LAYER_TABLE ${PROJECT_SOURCE_DIR}/tools/layers/layers.txt)
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${TESSERA_LAYER_TABLE})
 file(STRINGS ${TESSERA_LAYER_TABLE} tessera_layer_lines)
@@ -36,6 +42,10 @@ foreach(line ${tessera_layer_lines})
     list(APPEND sources ${cc} ${cu})
   endforeach()
   add_library(tessera_${name} STATIC ${sources})
+  set_target_properties(tessera_${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  # Calls between the runtime's own functions bind inside the library (no
+  # PLT, and inlining across them), as they did when it was linked statically.
+  target_compile_options(tessera_${name} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fno-semantic-interposition>)
   foreach(dep ${right})
     target_link_libraries(tessera_${name} PUBLIC "$<LINK_LIBRARY:WHOLE_ARCHIVE,tessera_${dep}>")
   endforeach()
@@ -44,11 +54,24 @@ foreach(line ${tessera_layer_lines})
   list(APPEND TESSERA_LAYERS ${name})
 endforeach()
 
-# Every layer, for executables and tests: tessera_link_whole(target).
-add_library(tessera_runtime INTERFACE)
+# Every layer, for executables and tests: tessera_link_runtime(target).
+# libtessera.so is built from the layers' objects (linking the archives whole
+# would bring some twice, once per layer that depends on them). Only it holds
+# them: one registry, one engine per process. The libraries the layers call
+# are linked to it below, in the top CMakeLists.txt and in blas.cmake.
+set(objects "")
 foreach(name ${TESSERA_LAYERS})
-  target_link_libraries(tessera_runtime INTERFACE "$<LINK_LIBRARY:WHOLE_ARCHIVE,tessera_${name}>")
+  list(APPEND objects $<TARGET_OBJECTS:tessera_${name}>)
 endforeach()
-function(tessera_link_whole target)
+add_library(tessera_runtime SHARED ${objects})
+set_target_properties(tessera_runtime PROPERTIES OUTPUT_NAME tessera LINKER_LANGUAGE CXX)
+target_link_libraries(tessera_runtime PUBLIC tessera_base_deps)
+target_link_options(tessera_runtime PRIVATE -Wl,-Bsymbolic-functions)
+if(NOT TESSERA_SANITIZE)
+  # Every symbol the layers use is found at link time, not when a user runs.
+  target_link_options(tessera_runtime PRIVATE -Wl,--no-undefined)
+endif()
+tessera_cuda_target(tessera_runtime)
+function(tessera_link_runtime target)
   target_link_libraries(${target} PRIVATE tessera_runtime)
 endfunction()
