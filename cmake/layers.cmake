@@ -45,7 +45,13 @@ foreach(line ${tessera_layer_lines})
   set_target_properties(tessera_${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
   # Calls between the runtime's own functions bind inside the library (no
   # PLT, and inlining across them), as they did when it was linked statically.
-  target_compile_options(tessera_${name} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fno-semantic-interposition>)
+  # Thread-locals (the engine's per-thread state, the object pools' caches)
+  # are read on every op: the initial-exec model reads them at a fixed
+  # offset, where the default model for a shared library calls
+  # __tls_get_addr each time. It holds because libtessera.so is linked, so
+  # loaded at start-up (docs/DEVELOPING.md, "Layers").
+  target_compile_options(tessera_${name} PRIVATE
+    $<$<COMPILE_LANGUAGE:CXX>:-fno-semantic-interposition -ftls-model=initial-exec>)
   foreach(dep ${right})
     target_link_libraries(tessera_${name} PUBLIC "$<LINK_LIBRARY:WHOLE_ARCHIVE,tessera_${dep}>")
   endforeach()

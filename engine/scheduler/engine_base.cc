@@ -574,10 +574,12 @@ void EngineBase::WaitForAll() {
 // Room for an op with `bytes` of new memory: nothing in flight (an op larger
 // than the bound must still run), or both bounds clear.
 bool EngineBase::InflightRoom(size_t bytes) const {
-  const int64_t pending = Pending();
-  if (pending <= 0) return true;
   const int64_t max_ops = max_inflight_.load(std::memory_order_relaxed);
   const int64_t max_bytes = max_inflight_bytes_.load(std::memory_order_relaxed);
+  // Unbounded: the counters (whose cache lines the workers write) stay unread.
+  if (max_ops <= 0 && max_bytes <= 0) return true;
+  const int64_t pending = Pending();
+  if (pending <= 0) return true;
   if (max_ops > 0 && pending >= max_ops) return false;
   return max_bytes <= 0 ||
          inflight_bytes_.load(std::memory_order_relaxed) + int64_t(bytes) <= max_bytes;
