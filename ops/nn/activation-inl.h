@@ -76,14 +76,16 @@ TS_XINLINE A IfNotPos(A x, A v) {
 
 // Map(x): the value; Backward(g, y, x): the input gradient from the output
 // gradient g, the output y and the input x (x is read by softsign only).
+// NaN passes through, forward and backward, as in MXNet's mshadow_op::relu
+// and relu_grad (src/operator/mshadow_op.h) and the relu operator.
 struct relu {
   template <typename A>
   TS_XINLINE static A Map(A x) {
-    return x > A(0) ? x : A(0);
+    return x > A(0) || !(x == x) ? x : A(0);
   }
   template <typename A>
   TS_XINLINE static A Backward(A g, A y, A) {
-    return IfPos(y, g);
+    return y == y ? IfPos(y, g) : y;
   }
 };
 struct sigmoid {

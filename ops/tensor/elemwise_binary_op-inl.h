@@ -12,7 +12,8 @@
 //  - mod takes the sign of the divisor (Python and NumPy); x mod 0 is 0;
 //  - power with a negative exponent is 1 / a^|b| truncated: 1 for a = 1,
 //    +-1 for a = -1, and 0 otherwise (0 as well for 0^negative).
-// Floating-point results follow IEEE (x / 0 = +-inf, x mod 0 = NaN).
+// Floating-point results follow IEEE (x / 0 = +-inf), except x mod 0, which
+// is 0 as in MXNet.
 #pragma once
 
 #include <type_traits>
@@ -43,10 +44,12 @@ TS_XINLINE A IntDiv(A a, A b) {
   return A(a / b);
 }
 
-// a - floor(a / b) * b: the remainder with the divisor's sign.
+// a - floor(a / b) * b: the remainder with the divisor's sign; 0 when b is
+// 0, for every type, as MXNet's mshadow_op::mod (src/operator/mshadow_op.h).
 template <typename A>
 TS_XINLINE A FloorMod(A a, A b) {
   if constexpr (std::is_floating_point_v<A>) {
+    if (b == A(0)) return A(0);
     A r = math::fmod(a, b);
     if (r != A(0) && ((r < A(0)) != (b < A(0)))) r += b;
     return r;

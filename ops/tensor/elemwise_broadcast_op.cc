@@ -129,7 +129,7 @@ TS_REGISTER_OP(broadcast_mod)
     .add_alias("mod")
     .describe(
         R"(lhs mod rhs with NumPy broadcasting. The result has the sign of rhs (Python's and
-NumPy's rule); for floats x mod 0 is NaN, for integers 0.
+NumPy's rule); x mod 0 is 0 for every type, as in MXNet (mshadow_op::mod).
 
 Example: broadcast_mod([-7, 7], [3, -3]) = [2, -2].)");
 TS_REGISTER_OP(broadcast_power)

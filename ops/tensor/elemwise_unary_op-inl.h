@@ -90,11 +90,13 @@ struct square {
     return A(x * x);
   }
 };
+// NaN passes through relu and its gradient, as in MXNet's mshadow_op::relu
+// and relu_grad (src/operator/mshadow_op.h): `x == x` is false for NaN only.
 struct relu {
   static constexpr int kTypes = kNumericTypes;
   template <typename A>
   TS_XINLINE static A Map(A x) {
-    return x > A(0) ? x : A(0);
+    return x > A(0) || !(x == x) ? x : A(0);
   }
 };
 
@@ -113,10 +115,24 @@ struct relu {
 TS_ROUNDING_UNARY(floor, floor)
 TS_ROUNDING_UNARY(ceil, ceil)
 TS_ROUNDING_UNARY(round, round)  // halves away from zero
-TS_ROUNDING_UNARY(rint, rint)    // halves to even
 TS_ROUNDING_UNARY(trunc, trunc)
 TS_ROUNDING_UNARY(fix, trunc)  // toward zero, as numpy.fix
 #undef TS_ROUNDING_UNARY
+// The nearer of floor and ceil, floor on a tie (rint(1.5) = 1, rint(-1.5) =
+// -2): MXNet's mshadow_op::rint (src/operator/mshadow_op.h), not C's rint,
+// which rounds ties to even.
+struct rint {
+  static constexpr int kTypes = kNumericTypes;
+  template <typename A>
+  TS_XINLINE static A Map(A x) {
+    if constexpr (std::is_floating_point_v<A>) {
+      const A lo = math::floor(x), hi = math::ceil(x);
+      return x - lo <= hi - x ? lo : hi;
+    } else {
+      return x;
+    }
+  }
+};
 
 // --- floating point only ---
 
@@ -164,10 +180,11 @@ struct square_grad {  // UseIn
     return A(A(2) * x * g);
   }
 };
-struct relu_grad {  // UseOut
+struct relu_grad {  // UseOut; NaN where the output is NaN (see relu)
   static constexpr int kTypes = kNumericTypes;
   template <typename A>
   TS_XINLINE static A Map(A g, A y) {
+    if (!(y == y)) return y;
     return y > A(0) ? g : A(0);
   }
 };

@@ -86,8 +86,8 @@ TS_REGISTER_OP(_backward_square)
         "Gradient of square: the output gradient times its derivative, from the forward input.");
 TS_REGISTER_OP(relu)
     .describe(
-        "Rectified linear unit max(x, 0), elementwise; integers too.\n\nExample: relu([-1, 2]) = "
-        "[0, 2].")
+        "Rectified linear unit max(x, 0), elementwise; integers too. NaN passes through, and "
+        "its gradient is NaN (MXNet's rule).\n\nExample: relu([-1, 2]) = [0, 2].")
     .set_attr<FGradient>("FGradient", ElemwiseGradUseOut{"_backward_relu"});
 TS_REGISTER_OP(_backward_relu)
     .describe(
@@ -109,8 +109,9 @@ TS_REGISTER_OP(round)
     .set_attr<FGradient>("FGradient", ZeroGrad);
 TS_REGISTER_OP(rint)
     .describe(
-        "Nearest integer, halves rounded to even. Integers pass unchanged; the gradient is "
-        "zero.\n\nExample: rint([-2.5, 1.5, 0.4]) = [-2, 2, 0].")
+        "Nearest integer; a half goes to the floor, as in MXNet (not to even, as C's rint). "
+        "Integers pass unchanged; the gradient is zero.\n\nExample: rint([-2.5, 1.5, 0.4]) = "
+        "[-3, 1, 0].")
     .set_attr<FGradient>("FGradient", ZeroGrad);
 TS_REGISTER_OP(trunc)
     .describe(
