@@ -128,7 +128,8 @@ class Engine {
 
   // `name` must outlive the op: a literal or a result of InternName.
   // `bytes`: new memory the op's outputs hold (arrays made for it), counted
-  // against the run-ahead bound until the op completes.
+  // against the run-ahead bound until the op completes; under 1 KiB it is
+  // not counted (the op-count bound covers such ops).
   virtual void PushSync(SyncFn fn, Context ctx, VarList const_vars, VarList mutate_vars,
                         FnProperty prop = FnProperty::kNormal, int priority = 0,
                         const char* name = nullptr, size_t bytes = 0) = 0;

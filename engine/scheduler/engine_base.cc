@@ -54,32 +54,60 @@ struct NormalVars {
   size_t n_writes, n_reads;
   uint32_t updated;
 };
-NormalVars NormaliseVars(VarList const_vars, VarList mutate_vars, VarHandle* out) {
-  auto sorted_unique = [](VarHandle* first, size_t n) {
-    if (n < 2) return n;
-    std::sort(first, first + n);
-    return static_cast<size_t>(std::unique(first, first + n) - first);
-  };
+// Sorts [first, first + n) and drops repeats; returns the new count. Most
+// ops name one or two variables per list: those take no call.
+[[gnu::always_inline]] inline size_t SortUnique(VarHandle* first, size_t n) {
+  if (n < 2) return n;
+  if (n == 2) {
+    if (first[0] == first[1]) return 1;
+    if (first[1] < first[0]) std::swap(first[0], first[1]);
+    return 2;
+  }
+  std::sort(first, first + n);
+  return static_cast<size_t>(std::unique(first, first + n) - first);
+}
+
+// The index of `v` in the sorted writes, or n_writes.
+[[gnu::always_inline]] inline size_t FindWrite(const VarHandle* writes, size_t n_writes,
+                                               VarHandle v) {
+  if (n_writes <= 4) {  // the usual case: a scan beats a binary search
+    for (size_t i = 0; i < n_writes; ++i)
+      if (writes[i] == v) return i;
+    return n_writes;
+  }
+  const VarHandle* w = std::lower_bound(writes, writes + n_writes, v);
+  return w != writes + n_writes && *w == v ? static_cast<size_t>(w - writes) : n_writes;
+}
+
+// Inline in its two callers, the push and the run on the calling thread: a
+// call costs as much as the work for the usual one or two variables.
+[[gnu::always_inline]] inline NormalVars NormaliseVars(VarList const_vars, VarList mutate_vars,
+                                                       VarHandle* out) {
   size_t n_writes = 0, n_reads = 0;
   uint32_t updated = 0;
   for (VarHandle v : mutate_vars) out[n_writes++] = v;
-  n_writes = sorted_unique(out, n_writes);
+  n_writes = SortUnique(out, n_writes);
   VarHandle* r = out + n_writes;
   for (VarHandle v : const_vars) {
-    VarHandle* w = std::lower_bound(out, out + n_writes, v);
-    if (w != out + n_writes && *w == v)
-      updated |= uint32_t{1} << std::min<ptrdiff_t>(w - out, 31);
+    const size_t w = FindWrite(out, n_writes, v);
+    if (w != n_writes)
+      updated |= uint32_t{1} << std::min<size_t>(w, 31);
     else
       r[n_reads++] = v;
   }
-  n_reads = sorted_unique(r, n_reads);
+  n_reads = SortUnique(r, n_reads);
   TS_DCHECK(std::adjacent_find(out, out + n_writes, std::greater_equal<>()) == out + n_writes);
   TS_DCHECK(std::adjacent_find(r, r + n_reads, std::greater_equal<>()) == r + n_reads);
   return {n_writes, n_reads, updated};
 }
 
-// Bytes as whole KiB, rounded up (what an op record keeps).
+// Bytes as whole KiB, rounded up (what an op record keeps). Outputs under
+// 1 KiB are not counted: their accounting (an atomic add at the push and a
+// subtract at completion, on a line both threads write) cost about 5% of a
+// one-element `c = a + b`, and the op-count bound already caps them (65536
+// ops in flight by default: at most 64 MiB).
 uint32_t KiB(size_t bytes) {
+  if (bytes < 1024) return 0;
   return static_cast<uint32_t>(std::min<size_t>((bytes + 1023) >> 10, UINT32_MAX));
 }
 
@@ -135,12 +163,17 @@ ErrorRef FindPoison(const Opr* op) {
 // What a finished op leaves in the variables it wrote: its error (they are
 // poisoned), or, after a real write that succeeded, no error (a successful
 // write replaces the bad value). Waiters change nothing.
-void PublishOutcome(std::span<const VarHandle> writes, const ErrorRef& err, bool real_write) {
-  if (err) {
-    for (VarHandle v : writes) v->error = err;
+[[gnu::noinline]] void Poison(std::span<const VarHandle> writes, const ErrorRef& err) {
+  for (VarHandle v : writes) v->error = err;
+}
+inline void PublishOutcome(std::span<const VarHandle> writes, const ErrorRef& err,
+                           bool real_write) {
+  if (err) [[unlikely]] {
+    Poison(writes, err);
   } else if (real_write) {
     for (VarHandle v : writes)
-      if (v->error) v->error.reset();
+      if (v->error) [[unlikely]]
+        v->error.reset();
   }
 }
 
@@ -560,7 +593,7 @@ void EngineBase::NotifyWhenSettled(VarList vars, std::function<void(std::excepti
 void EngineBase::WaitForAll() {
   if (const Opr* op = tls_current_op)
     TS_THROW << "WaitForAll inside engine op '" << op->name << "' would wait for the op itself";
-  ParkWaiter([&] { return Pending() == 0; });
+  ParkWaiter([&] { return Pending() == 0; }, /*for_room=*/false);
   std::vector<ErrorRef> unreported;
   {
     std::lock_guard<std::mutex> lock(error_mu_);
@@ -571,26 +604,12 @@ void EngineBase::WaitForAll() {
   if (!unreported.empty()) unreported.front()->Rethrow(unreported.size() - 1);
 }
 
-// Room for an op with `bytes` of new memory: nothing in flight (an op larger
-// than the bound must still run), or both bounds clear.
-bool EngineBase::InflightRoom(size_t bytes) const {
-  const int64_t max_ops = max_inflight_.load(std::memory_order_relaxed);
-  const int64_t max_bytes = max_inflight_bytes_.load(std::memory_order_relaxed);
-  // Unbounded: the counters (whose cache lines the workers write) stay unread.
-  if (max_ops <= 0 && max_bytes <= 0) return true;
-  const int64_t pending = Pending();
-  if (pending <= 0) return true;
-  if (max_ops > 0 && pending >= max_ops) return false;
-  return max_bytes <= 0 ||
-         inflight_bytes_.load(std::memory_order_relaxed) + int64_t(bytes) <= max_bytes;
-}
-
 void EngineBase::EnterInflight(const Opr* op) {
   const size_t bytes = size_t{op->inflight_kib} << 10;
   // Never wait on an engine thread, nor inside an op's code: the ops in
   // flight may be waiting for that very op.
   if (!InflightRoom(bytes) && !tls_current_op && !WorkerPool::Current() && !Holding())
-    ParkWaiter([&] { return InflightRoom(bytes); });
+    ParkWaiter([&] { return InflightRoom(bytes); }, /*for_room=*/true);
   if (bytes) inflight_bytes_.fetch_add(int64_t(bytes), std::memory_order_relaxed);
 }
 
@@ -602,22 +621,25 @@ void Engine::SetThreadBlocking(const ThreadBlocking* blocking) {
   tls_blocking = blocking;
 }
 
-void EngineBase::ParkWaiter(const std::function<bool()>& done) {
+void EngineBase::ParkWaiter(const std::function<bool()>& done, bool for_room) {
   const Waiter me{tls_blocking ? nullptr : Parker::Current(), tls_blocking};
   {
     std::lock_guard<std::mutex> lock(wait_mu_);
     waiters_.push_back(me);
   }
   num_waiters_.fetch_add(1);
+  if (for_room) num_room_waiters_.fetch_add(1);
   struct Leave {  // also when a serving thread's block throws (Ctrl-C)
     EngineBase* self;
     Waiter me;
+    bool for_room;
     ~Leave() {
+      if (for_room) self->num_room_waiters_.fetch_sub(1);
       self->num_waiters_.fetch_sub(1);
       std::lock_guard<std::mutex> lock(self->wait_mu_);
       self->waiters_.erase(std::find(self->waiters_.begin(), self->waiters_.end(), me));
     }
-  } leave{this, me};
+  } leave{this, me, for_room};
   if (me.blocking)
     me.blocking->block(done);
   else
@@ -630,7 +652,10 @@ void EngineBase::OpFinished(size_t bytes) {
   TS_DCHECK(Pending() >= 0);  // no op completes twice
   TS_DCHECK(inflight_bytes_.load(std::memory_order_relaxed) >= 0);
   if (num_waiters_.load() == 0) return;
-  if (Pending() == 0 || InflightRoom(0)) WakeWaiters();
+  // WaitForAll's waiters need nothing pending; only run-ahead waiters wait
+  // for room. Waking the first on every completion would cost a lock and a
+  // futex call per op while a script sits in waitall().
+  if (Pending() == 0 || (num_room_waiters_.load() > 0 && InflightRoom(0))) WakeWaiters();
 }
 
 void EngineBase::WakeWaiters() {

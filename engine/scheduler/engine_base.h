@@ -98,6 +98,10 @@ class EngineBase : public Engine {
     return pushed_.load() - done;
   }
   alignas(64) std::atomic<int64_t> pushed_{0};
+  // A value completed_ once had, on the pushers' line: pushed_ minus it is
+  // at least the ops in flight, so a push below the op bound by that measure
+  // does not read completed_, whose line the finishing threads write.
+  mutable std::atomic<int64_t> completed_floor_{0};
   alignas(64) std::atomic<int64_t> completed_{0};
   alignas(64) std::atomic<int64_t> max_inflight_{0};
   std::atomic<int64_t> max_inflight_bytes_{0};
@@ -108,13 +112,34 @@ class EngineBase : public Engine {
   // Hands a new op to Submit; the owner keeps it (and frees it) if that throws.
   void SubmitNew(OprOwner& op, Context ctx, int priority);
   // Blocks the calling thread among the waiters OpFinished wakes, until `done`.
-  void ParkWaiter(const std::function<bool()>& done);
+  // `for_room`: a run-ahead waiter (waiting for InflightRoom).
+  void ParkWaiter(const std::function<bool()>& done, bool for_room);
   Opr* NewTempOpr(VarList const_vars, VarList mutate_vars, FnProperty prop, const char* name,
                   bool persistent = false);
   static void FreeOpr(Opr* op);
   static void OnAsyncDone(void* engine, void* block, std::exception_ptr error);
   void OpFinished(size_t bytes);
-  bool InflightRoom(size_t bytes) const;
+  // Room for an op with `bytes` of new memory: nothing in flight (an op
+  // larger than the bound must still run), or both bounds clear. Inline: it
+  // runs on every push.
+  // An op that adds no counted memory waits for the op bound only.
+  bool InflightRoom(size_t bytes) const {
+    const int64_t max_ops = max_inflight_.load(std::memory_order_relaxed);
+    if (max_ops > 0 && !OpsRoom(max_ops)) return false;
+    const int64_t max_bytes = max_inflight_bytes_.load(std::memory_order_relaxed);
+    if (bytes == 0 || max_bytes <= 0) return true;
+    return Pending() <= 0 ||
+           inflight_bytes_.load(std::memory_order_relaxed) + int64_t(bytes) <= max_bytes;
+  }
+  // Fewer than `max_ops` ops in flight. The floor makes the usual answer a
+  // read of the pushers' own line; completed_ is read only near the bound.
+  bool OpsRoom(int64_t max_ops) const {
+    const int64_t pushed = pushed_.load();
+    if (pushed - completed_floor_.load(std::memory_order_relaxed) < max_ops) return true;
+    const int64_t done = completed_.load();
+    completed_floor_.store(done, std::memory_order_relaxed);
+    return pushed_.load() - done < max_ops;
+  }
   void RecordError(const ErrorRef& err);
   void WakeWaiters();
 
@@ -129,6 +154,7 @@ class EngineBase : public Engine {
   };
   std::vector<Waiter> waiters_;
   std::atomic<int> num_waiters_{0};
+  std::atomic<int> num_room_waiters_{0};  // of num_waiters_, those waiting for room
   std::mutex error_mu_;
   std::vector<ErrorRef> errors_;  // failures not yet reported by WaitForAll
 };

@@ -8,12 +8,13 @@
 #include "engine/scheduler/var.h"
 
 namespace tessera::engine {
+
+constinit thread_local HoldScope::Entry* hold_detail::tls_top = nullptr;
+
 namespace {
 
 using Entry = HoldScope::Entry;
-
-// The innermost hold of the calling thread; each links to the one outside it.
-thread_local Entry* tls_top = nullptr;
+using hold_detail::tls_top;
 
 // Serials unique in the process without a shared counter per hold: each
 // thread takes a block of 2^32 once.
@@ -73,10 +74,6 @@ HoldRef CurrentHold() {
   hold->writes.assign(h->writes.begin(), h->writes.end());
   hold->name = h->name;
   return hold;
-}
-
-bool Holding() {
-  return tls_top != nullptr;
 }
 
 const char* HoldName(uint64_t serial) {

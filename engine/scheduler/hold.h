@@ -68,8 +68,16 @@ class HoldScope {
 // The innermost hold of the calling thread as a value another thread can
 // enter, or null when it holds nothing.
 HoldRef CurrentHold();
+namespace hold_detail {
+// The innermost hold of the calling thread (hold.cc); each links to the one
+// outside it. Here so that Holding(), asked on every push, is inline.
+extern constinit thread_local HoldScope::Entry* tls_top;
+}  // namespace hold_detail
+
 // True while the calling thread holds some op.
-bool Holding();
+inline bool Holding() {
+  return hold_detail::tls_top != nullptr;
+}
 
 // For a push with these normalised lists while the calling thread holds ops:
 // the serial of the hold it must queue behind (a read of what a held op

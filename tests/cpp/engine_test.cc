@@ -690,6 +690,9 @@ TEST_CASE("the run-ahead bound limits ops and new memory in flight; one large op
   eng->PushSync([](RunContext) {}, kCPU, {}, {v}, FnProperty::kNormal, 0, "after", 1024);
   eng->WaitForAll();
   CHECK(Engine::VarVersion(v) == 302);
+  // Outputs under 1 KiB are not counted: the byte bound alone never holds them.
+  eng->SetMaxInflight(0, 1);
+  CHECK(MostInFlight(eng.get(), v, 100, 1023) > 3);
   eng->SetMaxInflight(0, 0);  // unbounded again
   for (int i = 0; i < 100; ++i) eng->PushSync(nullptr, kCPU, {}, {v});
   eng->WaitForAll();

@@ -437,9 +437,9 @@ test('the run-ahead bound never blocks the interpreter on the Lua ops it must ru
     close(z, {0, 0, 0})
     -- the byte bound too: every new array is larger than it
     mx.engine.set_max_inflight(0, 16)
-    local w = mx.nd.ones({64})
+    local w = mx.nd.ones({512})  -- 2 KiB: counted (smaller outputs are not)
     for _ = 1, 30 do w = mx.nd.Custom(w, {op_type = 't_square'}) + 0 end
-    close(w, mx.nd.ones({64}))
+    close(w, mx.nd.ones({512}))
   end)
   mx.engine.set_max_inflight(ops, bytes)
   assert(ok, err)
