@@ -119,10 +119,10 @@ class EngineBase : public Engine {
   static void FreeOpr(Opr* op);
   static void OnAsyncDone(void* engine, void* block, std::exception_ptr error);
   void OpFinished(size_t bytes);
-  // Room for an op with `bytes` of new memory: nothing in flight (an op
-  // larger than the bound must still run), or both bounds clear. Inline: it
-  // runs on every push.
-  // An op that adds no counted memory waits for the op bound only.
+  // Room for an op with `bytes` of new memory: below the op bound, and, when
+  // the op adds counted memory, nothing in flight (an op larger than the
+  // bound must still run) or room under the byte bound. Inline: it runs on
+  // every push.
   bool InflightRoom(size_t bytes) const {
     const int64_t max_ops = max_inflight_.load(std::memory_order_relaxed);
     if (max_ops > 0 && !OpsRoom(max_ops)) return false;
