@@ -7,6 +7,7 @@ find_path(DNNL_INCLUDE_DIR NAMES oneapi/dnnl/dnnl.h REQUIRED)
 # The kernels call both; the tensor layer holds the GEMM and the oneDNN helpers.
 target_include_directories(tessera_tensor SYSTEM PUBLIC ${DNNL_INCLUDE_DIR})
 target_link_libraries(tessera_tensor PUBLIC PkgConfig::OPENBLAS ${DNNL_LIBRARY})
-# Tests and benchmarks call both directly, against libtessera.so.
-target_include_directories(tessera_runtime SYSTEM PUBLIC ${DNNL_INCLUDE_DIR})
-target_link_libraries(tessera_runtime PUBLIC PkgConfig::OPENBLAS ${DNNL_LIBRARY})
+# The runtime's objects need both wherever they are linked; tests and
+# benchmarks call both directly, against libtessera.so.
+target_include_directories(tessera_runtime_deps SYSTEM INTERFACE ${DNNL_INCLUDE_DIR})
+target_link_libraries(tessera_runtime_deps INTERFACE PkgConfig::OPENBLAS ${DNNL_LIBRARY})

@@ -31,10 +31,18 @@ const DTypeInfo* Find(DType t) {
 
 }  // namespace
 
-size_t DTypeSize(DType t) {
-  const DTypeInfo* i = Find(t);
-  TS_CHECK(i) << "element size of an unknown dtype (flag " << int(t) << ")";
-  return i->size;
+// The inline size table agrees with this one.
+constexpr bool SizesAgree() {
+  size_t listed = 0;
+  for (uint8_t size : dtype_detail::kSizeByFlag) listed += size != 0;
+  for (const auto& i : kInfo)
+    if (dtype_detail::kSizeByFlag[static_cast<int>(i.type)] != i.size) return false;
+  return listed == kInfo.size();
+}
+static_assert(SizesAgree());
+
+void dtype_detail::ThrowUnknownSize(DType t) {
+  TS_THROW << "element size of an unknown dtype (flag " << int(t) << ")";
 }
 
 const char* DTypeName(DType t) {

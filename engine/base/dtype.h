@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -90,7 +91,19 @@ constexpr DType DTypeOf() {
     static_assert(sizeof(T) == 0, "not an element type");
 }
 
-size_t DTypeSize(DType t);                   // bytes per element; error for kUnknown
+namespace dtype_detail {
+// Bytes per element by flag (0: no such dtype), checked against the name
+// table in dtype.cc. Inline: every array made asks.
+inline constexpr uint8_t kSizeByFlag[13] = {4, 8, 2, 1, 4, 1, 8, 1, 0, 0, 0, 0, 2};
+[[noreturn]] void ThrowUnknownSize(DType t);
+}  // namespace dtype_detail
+// Bytes per element; an error for kUnknown.
+inline size_t DTypeSize(DType t) {
+  const auto flag = static_cast<unsigned>(static_cast<int>(t));
+  if (flag < std::size(dtype_detail::kSizeByFlag) && dtype_detail::kSizeByFlag[flag])
+    return dtype_detail::kSizeByFlag[flag];
+  dtype_detail::ThrowUnknownSize(t);
+}
 const char* DTypeName(DType t);              // "float32", ..., "unknown"
 DType DTypeFromName(std::string_view name);  // error naming the bad name
 bool IsValidDType(int flag);                 // a flag read from a file or JSON

@@ -344,16 +344,16 @@ struct Overlap {
   std::vector<std::pair<NDArray, NDArray>> copy_back;  // (temporary, output)
 };
 
-// Step 3b: the write requests (write, or what the caller asked); an output
-// sharing memory with an input is written in place only where the op allows
-// it, else through a temporary. Returns the arrays the kernel writes.
-const std::vector<NDArray>* PlanWrites(const NodeAttrs& attrs, InputList inputs,
-                                       const std::vector<NDArray>& outputs, bool given_outputs,
-                                       Context ctx, const InvokeOptions& opt,
-                                       std::vector<OpReqType>* req,
-                                       std::unique_ptr<Overlap>* overlap) {
+// Step 3b with given outputs or requests: the write requests (write, or what
+// the caller asked); an output sharing memory with an input is written in
+// place only where the op allows it, else through a temporary. Returns the
+// arrays the kernel writes.
+const std::vector<NDArray>* PlanGivenWrites(const NodeAttrs& attrs, InputList inputs,
+                                            const std::vector<NDArray>& outputs, bool given_outputs,
+                                            Context ctx, const InvokeOptions& opt,
+                                            std::vector<OpReqType>* req,
+                                            std::unique_ptr<Overlap>* overlap) {
   const size_t n_out = outputs.size();
-  req->assign(n_out, kWriteTo);
   if (!opt.req.empty()) {
     TS_CHECK(opt.req.size() == n_out) << op::OpLabel(attrs) << ": " << opt.req.size()
                                       << " write requests for " << n_out << " outputs";
@@ -383,6 +383,16 @@ const std::vector<NDArray>* PlanWrites(const NodeAttrs& attrs, InputList inputs,
     }
   }
   return written;
+}
+
+// Step 3b inline: new outputs written plainly, the usual call, take no call.
+[[gnu::always_inline]] inline const std::vector<NDArray>* PlanWrites(
+    const NodeAttrs& attrs, InputList inputs, const std::vector<NDArray>& outputs,
+    bool given_outputs, Context ctx, const InvokeOptions& opt, std::vector<OpReqType>* req,
+    std::unique_ptr<Overlap>* overlap) {
+  req->assign(outputs.size(), kWriteTo);
+  if (!given_outputs && opt.req.empty()) return &outputs;
+  return PlanGivenWrites(attrs, inputs, outputs, given_outputs, ctx, opt, req, overlap);
 }
 
 // Step 4: the call's data (blobs, or arrays for NDArray-level computes).

@@ -604,13 +604,11 @@ void EngineBase::WaitForAll() {
   if (!unreported.empty()) unreported.front()->Rethrow(unreported.size() - 1);
 }
 
-void EngineBase::EnterInflight(const Opr* op) {
-  const size_t bytes = size_t{op->inflight_kib} << 10;
+void EngineBase::WaitForRoom(size_t bytes) {
   // Never wait on an engine thread, nor inside an op's code: the ops in
   // flight may be waiting for that very op.
-  if (!InflightRoom(bytes) && !tls_current_op && !WorkerPool::Current() && !Holding())
+  if (!tls_current_op && !WorkerPool::Current() && !Holding())
     ParkWaiter([&] { return InflightRoom(bytes); }, /*for_room=*/true);
-  if (bytes) inflight_bytes_.fetch_add(int64_t(bytes), std::memory_order_relaxed);
 }
 
 namespace {

@@ -86,8 +86,15 @@ class EngineBase : public Engine {
   // meanwhile when it is an engine worker.
   static void BlockUntil(const std::atomic<bool>& done);
   // Before `op` is queued: waits, where the run-ahead bound says so, for
-  // room for it, then counts its bytes in flight.
-  void EnterInflight(const Opr* op);
+  // room for it, then counts its bytes in flight. Inline up to the wait:
+  // every push asks, and nearly every answer is "room".
+  void EnterInflight(const Opr* op) {
+    const size_t bytes = size_t{op->inflight_kib} << 10;
+    if (!InflightRoom(bytes)) [[unlikely]]
+      WaitForRoom(bytes);
+    if (bytes) inflight_bytes_.fetch_add(int64_t(bytes), std::memory_order_relaxed);
+  }
+  void WaitForRoom(size_t bytes);
 
   // Ops pushed and not yet complete. Pushers and finishers count on separate
   // cache lines: one shared counter would bounce between cores on every op.

@@ -9,11 +9,11 @@
 
 namespace tessera::engine {
 
-constinit thread_local HoldScope::Entry* hold_detail::tls_top = nullptr;
+constinit thread_local HoldEntry* hold_detail::tls_top = nullptr;
 
 namespace {
 
-using Entry = HoldScope::Entry;
+using Entry = HoldEntry;
 using hold_detail::tls_top;
 
 // Serials unique in the process without a shared counter per hold: each
@@ -34,6 +34,19 @@ uint64_t SerialOf(Entry* h) {
   return h->serial;
 }
 
+// The sorted lists and the name of a hold.
+std::span<const VarHandle> ReadsOf(const Entry* h) {
+  if (h->op) return h->op->vars.reads();
+  return h->hold->reads;
+}
+std::span<const VarHandle> WritesOf(const Entry* h) {
+  if (h->op) return h->op->vars.writes();
+  return h->hold->writes;
+}
+const char* NameOf(const Entry* h) {
+  return h->op ? h->op->name : h->hold->name.c_str();
+}
+
 bool Contains(std::span<const VarHandle> sorted, VarHandle v) {
   return std::binary_search(sorted.begin(), sorted.end(), v);
 }
@@ -48,21 +61,10 @@ const Entry* HoldMarked(uint64_t mark) {
 
 }  // namespace
 
-HoldScope::HoldScope(const Opr* op)
-    : entry_{0, op->vars.reads(), op->vars.writes(), op->name, tls_top} {
-  tls_top = &entry_;
-}
-
 HoldScope::HoldScope(HoldRef hold)
-    : keep_(std::move(hold)),
-      entry_{keep_->serial, keep_->reads, keep_->writes, keep_->name.c_str(), tls_top} {
+    : keep_(std::move(hold)), entry_{keep_->serial, nullptr, keep_.get(), tls_top} {
   TS_DCHECK(keep_->serial != 0);  // CurrentHold drew it
   tls_top = &entry_;
-}
-
-HoldScope::~HoldScope() {
-  TS_DCHECK(tls_top == &entry_);  // scopes end innermost first
-  tls_top = entry_.outer;
 }
 
 HoldRef CurrentHold() {
@@ -70,15 +72,16 @@ HoldRef CurrentHold() {
   Entry* h = tls_top;
   auto hold = std::make_shared<Hold>();
   hold->serial = SerialOf(h);
-  hold->reads.assign(h->reads.begin(), h->reads.end());
-  hold->writes.assign(h->writes.begin(), h->writes.end());
-  hold->name = h->name;
+  const auto reads = ReadsOf(h), writes = WritesOf(h);
+  hold->reads.assign(reads.begin(), reads.end());
+  hold->writes.assign(writes.begin(), writes.end());
+  hold->name = NameOf(h);
   return hold;
 }
 
 const char* HoldName(uint64_t serial) {
   const Entry* h = HoldMarked(serial);
-  return h ? h->name : "unnamed";
+  return h ? NameOf(h) : "unnamed";
 }
 
 uint64_t HoldAhead(std::span<const VarHandle> reads, std::span<const VarHandle> writes) {
@@ -86,9 +89,11 @@ uint64_t HoldAhead(std::span<const VarHandle> reads, std::span<const VarHandle> 
   // marks stay matched for as long as any of the holds is there.
   Entry* ahead = nullptr;
   for (Entry* h = tls_top; h; h = h->outer) {
+    const auto held_reads = ReadsOf(h), held_writes = WritesOf(h);
     bool behind = false;
-    for (VarHandle v : reads) behind = behind || Contains(h->writes, v);
-    for (VarHandle v : writes) behind = behind || Contains(h->writes, v) || Contains(h->reads, v);
+    for (VarHandle v : reads) behind = behind || Contains(held_writes, v);
+    for (VarHandle v : writes)
+      behind = behind || Contains(held_writes, v) || Contains(held_reads, v);
     if (behind) ahead = h;
   }
   if (ahead) return SerialOf(ahead);
@@ -115,13 +120,13 @@ void MarkIfBehindHold(std::span<const VarHandle> reads, std::span<const VarHandl
 
 void CheckWaitAgainstHolds(VarHandle var, bool for_write, const char* what) {
   for (const Entry* h = tls_top; h; h = h->outer) {
-    TS_CHECK(!(Contains(h->writes, var) || (for_write && Contains(h->reads, var))))
-        << what << " inside engine op '" << h->name
+    TS_CHECK(!(Contains(WritesOf(h), var) || (for_write && Contains(ReadsOf(h), var))))
+        << what << " inside engine op '" << NameOf(h)
         << "' on a variable that op uses would wait for the op itself";
   }
   const Entry* behind = HoldMarked(var->owed_write.load(std::memory_order_relaxed));
   if (!behind && for_write) behind = HoldMarked(var->owed_read.load(std::memory_order_relaxed));
-  TS_CHECK(!behind) << what << " inside engine op '" << (behind ? behind->name : "")
+  TS_CHECK(!behind) << what << " inside engine op '" << (behind ? NameOf(behind) : "")
                     << "' on the result of work pushed inside it that must wait for the op "
                        "would wait for the op itself";
 }

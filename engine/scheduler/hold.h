@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/base/error.h"
 #include "engine/scheduler/handles.h"
 
 namespace tessera::engine {
@@ -39,41 +40,47 @@ struct Hold {
 };
 using HoldRef = std::shared_ptr<const Hold>;
 
+// One hold on a thread's list: an op's, or a Hold that a scope keeps.
+struct HoldEntry {
+  uint64_t serial;   // 0 until needed
+  const Opr* op;     // the op held, or null when `hold` is
+  const Hold* hold;  // the hold entered from another thread, or null
+  HoldEntry* outer;  // the scope entered before this one, or null
+};
+namespace hold_detail {
+// The innermost hold of the calling thread (hold.cc); each links to the one
+// outside it. Here so that entering a scope, and Holding(), asked on every
+// push, are inline.
+extern constinit thread_local HoldEntry* tls_top;
+}  // namespace hold_detail
+
 // The calling thread holds `op` (sorted lists of the op, which outlives the
 // scope) or `hold` until the scope ends. Every op an engine thread runs
-// enters one, so entering is two stores: the scopes of a thread form a
-// list through their own frames, and a serial is drawn only when a mark or
-// a CurrentHold needs one.
+// enters one, so entering is three stores: the scopes of a thread form a
+// list through their own frames, the op's lists are read only when a push
+// or a wait is checked against them, and a serial is drawn only when a mark
+// or a CurrentHold needs one.
 class HoldScope {
  public:
-  explicit HoldScope(const Opr* op);
+  explicit HoldScope(const Opr* op) : entry_{0, op, nullptr, hold_detail::tls_top} {
+    hold_detail::tls_top = &entry_;
+  }
   explicit HoldScope(HoldRef hold);
-  ~HoldScope();
+  ~HoldScope() {
+    TS_DCHECK(hold_detail::tls_top == &entry_);  // scopes end innermost first
+    hold_detail::tls_top = entry_.outer;
+  }
   HoldScope(const HoldScope&) = delete;
   HoldScope& operator=(const HoldScope&) = delete;
 
-  // One hold on the thread's list (the lists are the op's or keep_'s).
-  struct Entry {
-    uint64_t serial;  // 0 until needed
-    std::span<const VarHandle> reads, writes;
-    const char* name;
-    Entry* outer;  // the scope entered before this one, or null
-  };
-
  private:
   HoldRef keep_;
-  Entry entry_;
+  HoldEntry entry_;
 };
 
 // The innermost hold of the calling thread as a value another thread can
 // enter, or null when it holds nothing.
 HoldRef CurrentHold();
-namespace hold_detail {
-// The innermost hold of the calling thread (hold.cc); each links to the one
-// outside it. Here so that Holding(), asked on every push, is inline.
-extern constinit thread_local HoldScope::Entry* tls_top;
-}  // namespace hold_detail
-
 // True while the calling thread holds some op.
 inline bool Holding() {
   return hold_detail::tls_top != nullptr;

@@ -51,7 +51,7 @@ NaiveEngine::~NaiveEngine() {
 }
 
 void* NaiveEngine::StreamFor(Context ctx) {
-  if (!ctx.is_gpu()) return nullptr;
+  TS_DCHECK(ctx.is_gpu());
   std::lock_guard<std::mutex> lock(stream_mu_);
   void*& s = streams_[ctx.dev_id];
   if (!s) {
@@ -70,7 +70,7 @@ void NaiveEngine::Submit(Opr* opr, Context ctx, int priority) {
                << "' needs variables that op holds; the naive engine runs every push at once, "
                   "so it would wait for the op itself";
   DeviceScope device(ctx, static_cast<int>(streams_.size()));  // these three throw
-  void* stream = StreamFor(ctx);                               // before any state changes
+  void* stream = ctx.is_gpu() ? StreamFor(ctx) : nullptr;      // before any state changes
   EnterInflight(opr);
   NaiveWait wait;
   wait.pusher = Parker::Current();

@@ -27,7 +27,7 @@ class NaiveEngine final : public EngineBase {
   void OnReady(OprBlock* blk, const VarEntry* newest) override;
 
  private:
-  void* StreamFor(Context ctx);  // one CUDA stream per GPU, made on first use
+  void* StreamFor(Context ctx);  // a GPU context's CUDA stream, made on first use
   std::mutex stream_mu_;
   std::array<void*, 64> streams_{};
   const GpuStreamOps* stream_ops_ = nullptr;  // what made the streams

@@ -3,6 +3,9 @@
 #include <mutex>
 
 namespace tessera::engine {
+
+constinit thread_local Parker* parker_detail::tls_parker = nullptr;
+
 namespace {
 
 std::mutex free_mu;
@@ -28,8 +31,9 @@ struct ThreadParker {
 
 }  // namespace
 
-Parker* Parker::Current() {
-  thread_local ThreadParker tp;
+Parker* Parker::MakeCurrent() {
+  thread_local ThreadParker tp;  // gives the parker back at thread exit
+  parker_detail::tls_parker = tp.parker;
   return tp.parker;
 }
 

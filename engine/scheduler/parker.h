@@ -8,11 +8,21 @@
 
 namespace tessera::engine {
 
+class Parker;
+namespace parker_detail {
+// The calling thread's parker once it has one (parker.cc): every naive push
+// asks for it.
+extern constinit thread_local Parker* tls_parker;
+}  // namespace parker_detail
+
 class Parker {
  public:
   // The calling thread's parker. Parkers are recycled, never freed, so an
   // Unpark racing with its thread's exit touches valid memory.
-  static Parker* Current();
+  static Parker* Current() {
+    Parker* p = parker_detail::tls_parker;
+    return p ? p : MakeCurrent();
+  }
 
   uint32_t Epoch() const { return epoch_.load(std::memory_order_acquire); }
   // Sleeps while the epoch is `epoch`. The sleeping flag, set before the
@@ -55,6 +65,7 @@ class Parker {
   static constexpr int kSpins = 256;
 
  private:
+  static Parker* MakeCurrent();
   std::atomic<uint32_t> epoch_{0};
   std::atomic<bool> sleeping_{false};
 };

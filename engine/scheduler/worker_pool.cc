@@ -11,14 +11,18 @@
 #include "engine/scheduler/profiler.h"
 
 namespace tessera::engine {
+
+constinit thread_local WorkerPool* worker_detail::tls_pool = nullptr;
+constinit thread_local bool worker_detail::tls_handoff_allowed = false;
+
 namespace {
 
-thread_local WorkerPool* tls_pool = nullptr;
+using worker_detail::tls_handoff_allowed;
+using worker_detail::tls_pool;
 // An op made ready by the op this worker just completed, to run next: a chain
 // of dependent ops then stays on one thread without touching the queue.
 thread_local OprBlock* tls_next = nullptr;
 thread_local const VarEntry* tls_next_newest = nullptr;
-thread_local bool tls_handoff_allowed = false;
 
 // More threads than this per lane means ops are blocking on each other in a
 // way no number of threads resolves.
@@ -82,17 +86,6 @@ WorkerPool::~WorkerPool() {
     for (Parker* p : spares_) p->Unpark();
   }
   for (std::thread& t : threads_) t.join();
-}
-
-WorkerPool* WorkerPool::Current() {
-  return tls_pool;
-}
-
-WorkerPool::HandOffScope::HandOffScope(bool allow) : saved_(tls_handoff_allowed) {
-  tls_handoff_allowed = allow;
-}
-WorkerPool::HandOffScope::~HandOffScope() {
-  tls_handoff_allowed = saved_;
 }
 
 bool WorkerPool::TryHandOff(WorkerPool* pool, OprBlock* blk, const VarEntry* newest) {

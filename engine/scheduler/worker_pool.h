@@ -29,6 +29,15 @@ struct StreamHooks {
   std::function<void(void*)> destroy;  // on the worker thread at exit
 };
 
+class WorkerPool;
+namespace worker_detail {
+// The calling thread's pool (null off the workers) and whether it may keep a
+// ready op now (worker_pool.cc). Here so that the scopes every op enters and
+// leaves are inline.
+extern constinit thread_local WorkerPool* tls_pool;
+extern constinit thread_local bool tls_handoff_allowed;
+}  // namespace worker_detail
+
 class WorkerPool {
  public:
   // `run(blk, rctx)` executes one ready op on a worker thread.
@@ -50,8 +59,10 @@ class WorkerPool {
   // could wait for the op kept in the slot, which would never run.
   class HandOffScope {
    public:
-    explicit HandOffScope(bool allow);
-    ~HandOffScope();
+    explicit HandOffScope(bool allow) : saved_(worker_detail::tls_handoff_allowed) {
+      worker_detail::tls_handoff_allowed = allow;
+    }
+    ~HandOffScope() { worker_detail::tls_handoff_allowed = saved_; }
     HandOffScope(const HandOffScope&) = delete;
     HandOffScope& operator=(const HandOffScope&) = delete;
 
@@ -66,7 +77,7 @@ class WorkerPool {
   bool TryRemove(OprBlock* blk);
 
   // The pool the calling thread works for, or null on other threads.
-  static WorkerPool* Current();
+  static WorkerPool* Current() { return worker_detail::tls_pool; }
   // Bracket a blocking wait of a worker of this pool: a spare takes its place.
   void BeginBlocking();
   void EndBlocking();
