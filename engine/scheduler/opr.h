@@ -113,17 +113,24 @@ class Opr {
   OprBlock* home = nullptr;
   FnProperty prop = FnProperty::kNormal;
   bool always_run = false;  // waiters and deletions run even on poisoned variables
-  // New memory of its outputs in KiB, rounded up (the run-ahead bound);
-  // 32 bits in the padding after the flags, so the record does not grow.
-  uint32_t inflight_kib = 0;
 
  private:
   bool is_async_ = false;
+
+ public:
+  // New memory of its outputs in KiB, rounded up (the run-ahead bound);
+  // 32 bits in the padding after the three flags, so the record does not
+  // grow (asserted below the class).
+  uint32_t inflight_kib = 0;
+
+ private:
   union {
     SyncFn sync_fn_;
     AsyncFn async_fn_;
   };
 };
+
+static_assert(sizeof(Opr) <= 128, "Opr: keep the record to two cache lines (see the top)");
 
 // The naive engine's pushing thread waits on these.
 struct NaiveWait {
@@ -168,7 +175,8 @@ struct alignas(64) OprBlock {
 
  private:
   Opr* temp_opr() { return std::launder(reinterpret_cast<Opr*>(temp_storage_)); }
-  alignas(Opr) unsigned char temp_storage_[sizeof(Opr)];
+  // On lines of its own: the op's lists and its function do not straddle a line.
+  alignas(64) unsigned char temp_storage_[sizeof(Opr)];
 };
 
 }  // namespace tessera::engine
