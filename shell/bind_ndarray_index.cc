@@ -88,7 +88,13 @@ void NewIndex(lua_State* L, const NDArray& a, int key, int value) {
   } else if (from.Size() == view.Size()) {
     CopyFromTo(from.Reshape(view.shape()), view);
   } else {
-    // Anything else must broadcast to the view, as in NumPy.
+    // Anything else must broadcast to the view, as in NumPy and MXNet's
+    // __setitem__: missing leading axes count as 1.
+    if (from.ndim() < view.ndim()) {
+      std::vector<int64_t> dims(view.ndim() - from.ndim(), 1);
+      for (int i = 0; i < from.ndim(); ++i) dims.push_back(from.shape()[i]);
+      from = from.Reshape(Shape(dims));
+    }
     InvokeAndPush(L, "broadcast_to", {from}, {{"shape", ShapeText(view.shape())}}, &out);
   }
 }

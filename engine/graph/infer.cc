@@ -44,6 +44,23 @@ bool Merge(DType* to, DType from) {
   return *to == from;
 }
 
+// A variable's __shape__ / __dtype__ hint fills only what the caller left
+// unknown; a value given to infer_shape or bind wins (nnvm's InferShape pass
+// reads the hint only for an unknown entry; Gluon exports carry hints with a
+// fixed batch size).
+void FillFromHint(Shape* given, const Shape& hint) {
+  if (given->ndim() == 0) {
+    *given = hint;
+    return;
+  }
+  if (given->ndim() != hint.ndim()) return;
+  for (int i = 0; i < given->ndim(); ++i)
+    if ((*given)[i] == 0) (*given)[i] = hint[i];
+}
+void FillFromHint(DType* given, DType hint) {
+  if (*given == DType::kUnknown) *given = hint;
+}
+
 Shape SeedFrom(const std::string& text, const Shape*) {
   return Shape::Parse(text);
 }
@@ -83,10 +100,7 @@ size_t InferAll(const IndexedGraph& g, std::vector<T>* values, const char* attr_
     const Node& n = *g[nid].node;
     auto it = n.attrs.dict.find(seed_key);
     if (it == n.attrs.dict.end()) continue;
-    T seed = SeedFrom(it->second, static_cast<const T*>(nullptr));
-    TS_CHECK(Merge(&v[g.entry_id(nid, 0)], seed))
-        << "variable '" << n.attrs.name << "': " << what << " " << Text(v[g.entry_id(nid, 0)])
-        << " given, but its " << seed_key << " attribute says " << Text(seed);
+    FillFromHint(&v[g.entry_id(nid, 0)], SeedFrom(it->second, static_cast<const T*>(nullptr)));
   }
 
   auto visit = [&](uint32_t nid) -> bool {

@@ -68,6 +68,21 @@ ConvGeom MakeConvGeom(const NodeAttrs& attrs, const Shape& data) {
 
 namespace {
 
+// The data's batch and, where the stride is 1, spatial sizes from the
+// output's (DataFromOutput).
+void ConvDataFromOutput(const NodeAttrs& attrs, std::vector<Shape>* in, const Shape& out) {
+  const auto& p = ParamsOf<ConvolutionParam>(attrs);
+  const int spatial = p.kernel.ndim();
+  if (out.ndim() != spatial + 2) return;
+  const Shape d = DataFromOutput((*in)[0], out, [&](int i, int64_t o) -> int64_t {
+    const int64_t k = TupleAt(p.kernel, spatial, i, 1, 1), s = TupleAt(p.stride, spatial, i, 1, 1),
+                  dl = TupleAt(p.dilate, spatial, i, 1, 1), pd = TupleAt(p.pad, spatial, i, 0, 0);
+    if (k < 0 || dl < 0 || pd < 0 || s != 1) return 0;
+    return WindowInputSize(attrs, o, dl * (k - 1) + 1, pd, out);
+  });
+  if (!(d == (*in)[0])) AssignShape(attrs, in, 0, d, "input");
+}
+
 bool ConvolutionShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
   const auto& p = ParamsOf<ConvolutionParam>(attrs);
   const size_t n_in = p.no_bias ? 2 : 3;
@@ -75,12 +90,7 @@ bool ConvolutionShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vecto
                                << (p.no_bias ? "" : ", bias") << "), got " << in->size();
   const int spatial = p.kernel.ndim();
   Shape& data = (*in)[0];
-  // The batch size flows back from the output.
-  if (data.ndim() == 0 && (*out)[0].ndim() == spatial + 2) {
-    Shape d(std::vector<int64_t>(spatial + 2, 0));
-    d[0] = (*out)[0][0];
-    AssignShape(attrs, in, 0, d, "input");
-  }
+  ConvDataFromOutput(attrs, in, (*out)[0]);
   if (data.ndim() == 0) return false;
   // The channels flow from the weight.
   const Shape& wshape = (*in)[1];
@@ -99,11 +109,7 @@ bool ConvolutionShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vecto
   if (spatial == 2) odims.push_back(g.oh);
   odims.push_back(g.ow);
   AssignShape(attrs, out, 0, Shape(odims), "output");
-  if (g.n == 0 && (*out)[0][0] != 0) {
-    Shape d = data;
-    d[0] = (*out)[0][0];
-    AssignShape(attrs, in, 0, d, "input");
-  }
+  ConvDataFromOutput(attrs, in, (*out)[0]);
   return AllKnown(*in) && AllKnown(*out);
 }
 

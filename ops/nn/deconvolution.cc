@@ -140,13 +140,35 @@ std::vector<std::string> InputNames(const NodeAttrs& attrs) {
   return {"data", "weight", "bias"};
 }
 
+// The data's batch and spatial sizes from the output's (DataFromOutput:
+// out = stride (in - 1) + dilated kernel - 2 pad + adj has at most one
+// solution; none is told with target_shape), its channels from the weight.
+void DeconvDataFromOutput(const NodeAttrs& attrs, std::vector<Shape>* in, const Shape& out) {
+  const auto& p = ParamsOf<DeconvolutionParam>(attrs);
+  const int k = p.kernel.ndim();
+  const Shape& weight = (*in)[1];
+  Shape d = (*in)[0];
+  if (out.ndim() == k + 2 && p.target_shape.ndim() == 0) {
+    d = DataFromOutput(d, out, [&](int i, int64_t o) -> int64_t {
+      const int64_t kern = TupleAt(p.kernel, k, i, 1, 1), s = TupleAt(p.stride, k, i, 1, 1),
+                    dl = TupleAt(p.dilate, k, i, 1, 1), pd = TupleAt(p.pad, k, i, 0, 0),
+                    adj = TupleAt(p.adj, k, i, 0, 0);
+      if (kern < 0 || s < 0 || dl < 0 || pd < 0 || adj < 0) return 0;
+      const int64_t span = o - (dl * (kern - 1) + 1) + 2 * pd - adj;
+      TS_CHECK(span >= 0 && span % s == 0)
+          << OpLabel(attrs) << ": no input gives the output of shape " << out << " (kernel "
+          << p.kernel << ", stride " << p.stride << ", pad " << p.pad << ", adj " << p.adj << ")";
+      return span / s + 1;
+    });
+  }
+  if (d.ndim() == k + 2 && d[1] == 0 && weight.ndim() == k + 2) d[1] = weight[0];
+  if (!(d == (*in)[0])) AssignShape(attrs, in, 0, d, "data");
+}
+
 bool DeconvShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
   const auto& p = ParamsOf<DeconvolutionParam>(attrs);
-  Shape data = (*in)[0];
-  if (data.ndim() > 0 && data[0] == 0 && (*out)[0].ndim() > 0 && (*out)[0][0] > 0) {
-    data[0] = (*out)[0][0];  // the batch size, from the output
-    AssignNamed(attrs, in, 0, data, "data", "batch size of the output");
-  }
+  DeconvDataFromOutput(attrs, in, (*out)[0]);
+  const Shape data = (*in)[0];
   if (data.ndim() == 0 || data[1] == 0) return false;
   const int k = p.kernel.ndim();
   Shape w = Shape::Filled(k + 2);

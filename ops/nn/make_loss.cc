@@ -22,8 +22,8 @@ struct MakeLossParam : Params<MakeLossParam> {
     d.field("valid_thresh", &MakeLossParam::valid_thresh)
         .set_default(0.f)
         .describe(
-            "With normalization='valid', elements whose value is not above this get a zero "
-            "gradient and are not counted.");
+            "With normalization='valid', only elements whose value is above this are "
+            "counted.");
     d.field("normalization", &MakeLossParam::normalization)
         .set_default(makeloss::kNull)
         .add_enum("null", makeloss::kNull)
@@ -31,8 +31,8 @@ struct MakeLossParam : Params<MakeLossParam> {
         .add_enum("valid", makeloss::kValid)
         .describe(
             "'null': the gradient is grad_scale; 'batch': grad_scale / batch size (the first "
-            "axis); 'valid': grad_scale / the number of elements above valid_thresh, for those "
-            "elements, 0 for the others.");
+            "axis); 'valid': grad_scale / max(1, the number of elements above valid_thresh), "
+            "for every element.");
   }
 };
 
@@ -69,15 +69,14 @@ void IdentityForward(const NodeAttrs& attrs, const OpContext& ctx, const std::ve
 template <int req>
 struct make_loss_grad {
   template <typename T>
-  TS_XINLINE static void Map(int64_t i, T* in_grad, const T* out, float scale, float thresh,
-                             bool valid) {
-    using A = AccType<T>;
-    const A v = valid ? (static_cast<A>(out[i]) > A(thresh) ? A(scale) : A(0)) : A(scale);
-    AssignReq<req>(in_grad[i], v);
+  TS_XINLINE static void Map(int64_t i, T* in_grad, float scale) {
+    AssignReq<req>(in_grad[i], static_cast<T>(scale));
   }
 };
 
-// Input: the forward output. Output: the data gradient.
+// Input: the forward output. Output: the data gradient, the same for every
+// element: with 'valid', MXNet's make_loss-inl.h divides grad_scale by
+// max(1, count above valid_thresh) and gives it to all of them.
 void MakeLossBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                       const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
   const auto& p = ParamsOf<MakeLossParam>(attrs);
@@ -97,9 +96,7 @@ void MakeLossBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::v
           scale /= static_cast<float>(valid > 0 ? valid : 1);
         }
         SwitchReq(req[0], [&](auto r) {
-          Kernel<make_loss_grad<r.value>, cpu>::Launch(ctx.run_ctx, n, out[0].dptr<T>(), y, scale,
-                                                       p.valid_thresh,
-                                                       p.normalization == makeloss::kValid);
+          Kernel<make_loss_grad<r.value>, cpu>::Launch(ctx.run_ctx, n, out[0].dptr<T>(), scale);
         });
       },
       "_backward_MakeLoss");
@@ -140,7 +137,8 @@ TS_REGISTER_OP(MakeLoss)
     .describe(R"(Marks its input as a loss: the forward is the identity, and the backward
 ignores the gradient coming from above and gives every element grad_scale,
 divided by the batch size (normalization='batch') or by the number of
-elements above valid_thresh, which alone get it (normalization='valid').
+elements above valid_thresh, at least 1 (normalization='valid'), as MXNet
+does (src/operator/make_loss-inl.h).
 
 Example: MakeLoss(x, grad_scale=2, normalization='batch') for x of shape
 (4, 3) gives x the gradient 0.5 everywhere.)")

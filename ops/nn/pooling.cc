@@ -61,20 +61,34 @@ PoolGeom MakePoolGeom(const NodeAttrs& attrs, const Shape& data) {
 
 namespace {
 
+// The data's batch, channels and, where the stride is 1, spatial sizes from
+// the output's (DataFromOutput); a global pool's window is the data itself.
+void PoolDataFromOutput(const NodeAttrs& attrs, std::vector<Shape>* in, const Shape& out) {
+  const auto& p = ParamsOf<PoolingParam>(attrs);
+  const int spatial = p.global_pool ? out.ndim() - 2 : p.kernel.ndim();
+  if (out.ndim() != spatial + 2) return;
+  Shape d = DataFromOutput((*in)[0], out, [&](int i, int64_t o) -> int64_t {
+    if (p.global_pool) return 0;
+    const int64_t k = TupleAt(p.kernel, spatial, i, 1, 1), s = TupleAt(p.stride, spatial, i, 1, 1),
+                  pd = TupleAt(p.pad, spatial, i, 0, 0);
+    if (k < 0 || pd < 0 || s != 1) return 0;
+    return WindowInputSize(attrs, o, k, pd, out);  // 'valid' and 'full' agree at stride 1
+  });
+  if (d.ndim() > 1 && d[1] == 0) d[1] = out[1];
+  if (!(d == (*in)[0])) AssignShape(attrs, in, 0, d, "input");
+}
+
 bool PoolingShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
   TS_CHECK(in->size() == 1) << OpLabel(attrs) << ": expects 1 input (data), got " << in->size();
   const Shape& data = (*in)[0];
+  PoolDataFromOutput(attrs, in, (*out)[0]);
   if (data.ndim() == 0) return false;
   const PoolGeom g = MakePoolGeom(attrs, data);
   std::vector<int64_t> od{data[0], data[1]};
   if (g.spatial == 2) od.push_back(g.oh);
   od.push_back(g.ow);
   AssignShape(attrs, out, 0, Shape(od), "output");
-  if (data[0] == 0 && (*out)[0][0] != 0) {
-    Shape d = data;
-    d[0] = (*out)[0][0];
-    AssignShape(attrs, in, 0, d, "input");
-  }
+  PoolDataFromOutput(attrs, in, (*out)[0]);
   return AllKnown(*in) && AllKnown(*out);
 }
 

@@ -46,6 +46,43 @@ inline void SpatialTuple(const NodeAttrs& attrs, const char* name, const Shape& 
   *w = s[spatial - 1];
 }
 
+// The value of a spatial tuple parameter at spatial axis `i` (0-based among
+// the spatial axes), `fill` when it is not given, or -1 when it is out of
+// range or of the wrong rank (the forward geometry reports those).
+inline int64_t TupleAt(const Shape& t, int spatial, int i, int64_t fill, int64_t min) {
+  if (t.ndim() == 0) return fill;
+  if (t.ndim() != spatial || t[i] < min || t[i] > kMaxSpatialParam) return -1;
+  return t[i];
+}
+
+// MXNet's shape inference backwards (src/operator/nn/convolution-inl.h),
+// for Convolution, Deconvolution and Pooling: the data's batch size comes
+// from the output's, and each unknown spatial size from the output's where
+// the forward formula has one solution: `in_size(i, out_size)` gives it for
+// spatial axis i, or 0 where it cannot be told. Data of unknown rank is
+// taken as all unknown, of the output's rank. Returns the data's shape with
+// what could be filled.
+template <typename InSize>
+Shape DataFromOutput(const Shape& data, const Shape& out, InSize in_size) {
+  if (out.ndim() < 3 || (data.ndim() != 0 && data.ndim() != out.ndim())) return data;
+  Shape d = data.ndim() == 0 ? Shape::Filled(out.ndim()) : data;
+  if (d[0] == 0) d[0] = out[0];
+  for (int a = 2; a < d.ndim(); ++a)
+    if (d[a] == 0 && out[a] > 0) d[a] = in_size(a - 2, out[a]);
+  return d;
+}
+
+// The input size that a sliding window of (dilated) size `window`, stride 1
+// and `pad` on each side turns into `out` (out = in + 2 pad - window + 1),
+// for DataFromOutput; raises when no input size gives `out`.
+inline int64_t WindowInputSize(const NodeAttrs& attrs, int64_t out, int64_t window, int64_t pad,
+                               const Shape& out_shape) {
+  const int64_t in = AddDims(out - 1, window, OpLabel(attrs)) - 2 * pad;
+  TS_CHECK(in > 0) << OpLabel(attrs) << ": no input gives the output of shape " << out_shape
+                   << " (window " << window << ", padding " << pad << ")";
+  return in;
+}
+
 // A layout parameter, when given, must name the plain layout of `spatial`
 // dimensions: 'NCW' or 'NCHW' (the kernels know no other).
 inline void CheckSpatialLayout(const NodeAttrs& attrs, const std::optional<std::string>& layout,

@@ -8,7 +8,7 @@ namespace {
 bool ArgReduceType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
   CheckTypeSet(attrs, (*in)[0], TypeSet::kNumeric, "input 0");
   if ((*in)[0] == DType::kUnknown) return false;
-  AssignType(attrs, out, 0, ArgIndexType((*in)[0]), "output");
+  AssignType(attrs, out, 0, (*in)[0], "output");  // MXNet: indices in the input's dtype
   return true;
 }
 
@@ -18,10 +18,11 @@ std::vector<NodeEntry> NoGradient(const NodePtr& n, const std::vector<NodeEntry>
 
 const char* const kArgDoc = R"(
 
-Indices are 0-based and returned as numbers of the input's dtype for float
-inputs (as MXNet does; float16 holds integers exactly only up to 2048) and
-as float32 for integer inputs. Ties give the first position; NaN counts as
-the extreme (the first NaN's index, as in NumPy). No gradient (zeros).)";
+Indices are 0-based and returned as numbers of the input's dtype, as MXNet
+does (int32 data gives int32 indices; float16 holds integers exactly only up
+to 2048, int8 and uint8 only up to 127 and 255). Ties give the first
+position; NaN counts as the extreme (the first NaN's index, as in NumPy). No
+gradient (zeros).)";
 
 // argmax and argmin differ only in their comparison and their doc.
 template <typename Cmp>

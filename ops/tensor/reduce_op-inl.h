@@ -224,12 +224,6 @@ void NormCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::vector
   });
 }
 
-// The flat index type of argmax/argmin: the input's dtype for floats (as in
-// MXNet), float32 for integers (an int8 could not hold an index past 127).
-inline DType ArgIndexType(DType in) {
-  return IsFloatingPoint(in) || in == DType::kUnknown ? in : DType::kFloat32;
-}
-
 template <typename xpu, typename Cmp>
 void ArgReduceCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                       const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
@@ -242,12 +236,11 @@ void ArgReduceCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::v
     len = shape[ax];
     inner = shape.ProdRange(ax + 1, shape.ndim());
   }
+  // The indices have the input's dtype (MXNet: ElemwiseType<1, 1> in
+  // src/operator/tensor/broadcast_reduce_op_index.cc).
   SwitchNumericDType(in[0].dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    SwitchFloatDType(out[0].dtype(), [&](auto otag) {
-      using O = typename decltype(otag)::type;
-      RunArgReduce<Cmp>(xpu{}, ctx, outer, len, inner, in[0].dptr<T>(), out[0].dptr<O>(), req[0]);
-    });
+    RunArgReduce<Cmp>(xpu{}, ctx, outer, len, inner, in[0].dptr<T>(), out[0].dptr<T>(), req[0]);
   });
 }
 

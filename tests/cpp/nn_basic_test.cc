@@ -439,9 +439,13 @@ TEST_CASE("MakeLoss backward gives grad_scale, normalised") {
   auto back = [&](op::ParamDict p) { return Invoke("_backward_MakeLoss", {x}, p)[0]; };
   CheckClose(back({}), {1, 1, 1, 1, 1, 1});
   CheckClose(back({{"grad_scale", "2"}, {"normalization", "batch"}}), {1, 1, 1, 1, 1, 1});
-  // valid: 3 elements above 0 (0.5, 2, 3).
-  CheckClose(back({{"grad_scale", "3"}, {"normalization", "valid"}}), {1, 0, 1, 0, 1, 0});
-  CheckClose(back({{"normalization", "valid"}, {"valid_thresh", "1"}}), {0, 0, 0.5, 0, 0.5, 0});
+  // valid: 3 elements above 0 (0.5, 2, 3); every element gets 3 / 3 (MXNet's
+  // make_loss-inl.h), and none above the threshold divides by 1.
+  CheckClose(back({{"grad_scale", "3"}, {"normalization", "valid"}}), {1, 1, 1, 1, 1, 1});
+  CheckClose(back({{"normalization", "valid"}, {"valid_thresh", "1"}}),
+             {0.5, 0.5, 0.5, 0.5, 0.5, 0.5});
+  CheckClose(back({{"grad_scale", "2"}, {"normalization", "valid"}, {"valid_thresh", "9"}}),
+             {2, 2, 2, 2, 2, 2});
   CHECK(Contains(ErrorOf([&] {
                    Run("MakeLoss", {x}, {{"normalization", "mean"}});
                  }),

@@ -158,8 +158,11 @@ cases.MakeLoss = {check = function()
   local vals = {0.5, -1, 2, 0, 3, -4}
   assert_eq(grad({}, vals), {1, 1, 1, 1, 1, 1})
   assert_eq(grad({grad_scale = 3, normalization = 'batch'}, vals), {1.5, 1.5, 1.5, 1.5, 1.5, 1.5})
-  assert_eq(grad({grad_scale = 3, normalization = 'valid'}, vals), {1, 0, 1, 0, 1, 0})
-  assert_eq(grad({normalization = 'valid', valid_thresh = 1}, vals), {0, 0, 0.5, 0, 0.5, 0})
+  -- 'valid' (MXNet's make_loss-inl.h): grad_scale / max(1, count above
+  -- valid_thresh), given to every element.
+  assert_eq(grad({grad_scale = 3, normalization = 'valid'}, vals), {1, 1, 1, 1, 1, 1})
+  assert_eq(grad({normalization = 'valid', valid_thresh = 1}, vals), {0.5, 0.5, 0.5, 0.5, 0.5, 0.5})
+  assert_eq(grad({grad_scale = 2, normalization = 'valid', valid_thresh = 9}, vals), {2, 2, 2, 2, 2, 2})
 end}
 
 -- Loss layers: the backward ignores the head gradient (any is given) and is

@@ -7,7 +7,9 @@ test('NDArrayIter: pad, discard and roll_over', function()
   local x = mx.nd.arange(0, 10):reshape({5, 2})
   local y = mx.nd.arange(0, 5)
   local it = mx.io.NDArrayIter{data = x, label = y, batch_size = 2}
-  assert_eq(it.provide_data, {{name = 'data', shape = {2, 2}, dtype = 'float32'}})
+  local desc = it.provide_data[1]
+  assert_eq(#it.provide_data, 1)
+  assert_eq({desc.name, desc.shape, desc.dtype, desc.layout}, {'data', {2, 2}, 'float32', 'NCHW'})
   assert_eq(it.provide_label[1].name, 'softmax_label')
   local got, pads = {}, {}
   for b in it:batches() do got[#got + 1] = rows(b); pads[#pads + 1] = b.pad end
@@ -288,4 +290,50 @@ test('loaders refuse FIFOs, directories and devices by name, without blocking', 
   if fifo then os.remove(fifo) end
   os.remove(dir)
   os.remove(lab)
+end)
+
+test("MXNet's DataIter methods: iter_next, getdata, getlabel, getpad, getindex", function()
+  local x = mx.nd.arange(0, 10):reshape({5, 2})
+  local y = mx.nd.arange(0, 5)
+  for _, it in ipairs({
+    mx.io.NDArrayIter{data = x, label = y, batch_size = 2},
+    mx.io.PrefetchingIter(mx.io.NDArrayIter{data = x, label = y, batch_size = 2}),
+  }) do
+    assert_error(function() it:getdata() end, 'getdata: no current batch')
+    local labels, pads, index = {}, {}, {}
+    while it:iter_next() do
+      assert_eq(it:getdata()[1].shape, {2, 2})
+      labels[#labels + 1] = it:getlabel()[1]:totable()
+      pads[#pads + 1] = it:getpad()
+      index[#index + 1] = it:getindex()
+    end
+    assert_eq(labels, {{0, 1}, {2, 3}, {4, 0}})
+    assert_eq(pads, {0, 0, 1})
+    assert_eq(index, {{0, 1}, {2, 3}, {4, 0}})
+    assert_eq(it:iter_next(), false)
+    it:reset()
+    assert_error(function() it:getlabel() end, 'getlabel: no current batch')
+    assert_eq(it:iter_next(), true)
+    assert_eq(it:getlabel()[1]:totable(), {0, 1})
+  end
+end)
+
+test('provide_data and provide_label are DataDescs', function()
+  local it = mx.io.NDArrayIter{data = mx.nd.zeros({6, 3}, {dtype = 'float64'}),
+                               label = mx.nd.zeros({6}), batch_size = 3}
+  local d, l = it.provide_data[1], it.provide_label[1]
+  assert_eq({d[1], d[2], d.dtype}, {'data', {3, 3}, 'float64'})
+  assert_eq({l[1], l[2], l.dtype}, {'softmax_label', {3}, 'float32'})
+  assert_eq(tostring(d), 'DataDesc[data,(3,3),float64,NCHW]')
+  local made = mx.io.DataDesc('x', {4, 1, 28, 28})
+  assert_eq({made.name, made.shape, made.dtype, made.layout}, {'x', {4, 1, 28, 28}, 'float32', 'NCHW'})
+  local kw = mx.io.DataDesc{name = 'y', shape = {4}, dtype = 'int32', layout = 'N'}
+  assert_eq({kw[1], kw[2], kw.dtype, kw.layout}, {'y', {4}, 'int32', 'N'})
+  assert_eq(mx.io.DataDesc.get_batch_axis('TNC'), 2)
+  assert_error(function() mx.io.DataDesc(3, {1}) end, 'DataDesc: name must be a string')
+  -- a Module binds from them as from {name, shape} pairs
+  local net = mx.sym.FullyConnected{data = mx.sym.Variable('data'), num_hidden = 2, name = 'fc'}
+  local mod = mx.mod.Module(net, {label_names = {}})
+  mod:bind{data_shapes = it.provide_data}
+  assert_eq(mod.exec.arg_dict.data.shape, {3, 3})
 end)

@@ -148,3 +148,36 @@ test('a network without a loss layer binds with label shapes given (they are ign
   mod:forward({data = {mx.nd.ones({4, 3})}}, false)
   mx.test_utils.assert_almost_equal(mod:get_outputs()[1], {{3, 3}, {3, 3}, {3, 3}, {3, 3}})
 end)
+
+test("keyword tables with MXNet's names beside positional arguments", function()
+  local x, y = teacher_data()
+  local it = mx.io.NDArrayIter{data = x, label = y, batch_size = 20}
+  mx.random.seed(3)
+  local mod = mx.mod.Module{symbol = mlp(), context = mx.cpu()}
+  assert_eq(mod.context, mx.cpu())
+  local history = mod:fit{train_data = it, eval_data = it, num_epoch = 2, progress = false,
+                          optimizer_params = {learning_rate = 0.5}}
+  assert_eq(#history, 2)
+  local kw = mod:score{eval_data = it, eval_metric = 'acc'}
+  local pos = mod:score(it, 'acc')
+  assert_eq(kw, pos)
+  assert_eq(kw[1][1], 'accuracy')
+  local out = mod:predict{eval_data = it}
+  assert_eq(out.shape, {N, C})
+  assert_error(function() mod:score{eval_data = it, nope = 1} end, "score: unknown keyword 'nope'")
+  -- the positional forms are unchanged
+  local same = mx.mod.Module(mlp(), {context = mx.cpu()})
+  assert_eq(same.context, mx.cpu())
+  -- optimizer.create and metric.create too
+  local opt = mx.optimizer.create{name = 'sgd', learning_rate = 0.25}
+  assert_eq(opt.lr or opt.learning_rate, 0.25)
+  assert_eq(mx.metric.create{metric = 'acc'}:get(), mx.metric.create('acc'):get())
+  local dir = os.tmpname()
+  os.remove(dir)
+  mod:save_checkpoint{prefix = dir, epoch = 3}
+  local sym, args = mx.mod.load_checkpoint{prefix = dir, epoch = 3}
+  assert_eq(sym:list_outputs(), {'softmax_output'})
+  assert(args.fc1_weight ~= nil)
+  os.remove(dir .. '-symbol.json')
+  os.remove(dir .. '-0003.params')
+end)

@@ -46,3 +46,99 @@ test('mod by zero is 0 for floats and integers', function()
   assert_eq(mx.nd.broadcast_mod(mx.nd.array({-7, 7}), mx.nd.array({3, -3})):totable(), {2, -2})
   assert_eq((mx.nd.array({-7, 7}) % 3):totable(), {2, 1})
 end)
+
+test("MakeLoss 'valid' gives every element grad_scale / max(1, count)", function()
+  -- src/operator/make_loss-inl.h: the count of elements above valid_thresh
+  -- divides grad_scale, and the quotient goes to every element.
+  local x = mx.nd.array({0.5, -1, 2, 0, 3, -4})
+  local function grad(params)
+    x:attach_grad()
+    local y = mx.autograd.record(function() return mx.nd.MakeLoss(x, params) end)
+    y:backward()
+    return x.grad:totable()
+  end
+  assert_eq(grad({grad_scale = 3, normalization = 'valid'}), {1, 1, 1, 1, 1, 1})
+  assert_eq(grad({normalization = 'valid', valid_thresh = 1}), {0.5, 0.5, 0.5, 0.5, 0.5, 0.5})
+  assert_eq(grad({grad_scale = 2, normalization = 'valid', valid_thresh = 9}), {2, 2, 2, 2, 2, 2})
+end)
+
+test('argmax and argmin return indices in the input dtype', function()
+  -- src/operator/tensor/broadcast_reduce_op_index.cc: ElemwiseType<1, 1>.
+  for _, dtype in ipairs({'int32', 'int64', 'uint8', 'float64', 'float16'}) do
+    local x = mx.nd.array({{1, 5, 3}, {4, 2, 6}}, {dtype = dtype})
+    local am = mx.nd.argmax(x, {axis = 2})
+    assert_eq(am.dtype, dtype)
+    assert_eq(am:totable(), {1, 2})
+    local an = mx.nd.argmin(x)
+    assert_eq(an.dtype, dtype)
+    assert_eq(an:totable(), {0})
+  end
+end)
+
+test('shapes flow backwards through Convolution, Deconvolution and Pooling', function()
+  -- MXNet's test_incomplete_infer_convolution: the batch from the output,
+  -- the spatial sizes where the stride is 1 (src/operator/nn/convolution-inl.h).
+  local a = mx.sym.Variable('a', {shape = {0, 10, 0, 0}})
+  local b = mx.sym.Convolution{data = a, num_filter = 21, kernel = {3, 3}, dilate = {1, 1},
+                               pad = {1, 1}, name = 'conv'}
+  local c = mx.sym.Variable('c', {shape = {5, 21, 32, 32}})
+  local args = (b + c):infer_shape()
+  assert_eq(args, {{5, 10, 32, 32}, {21, 10, 3, 3}, {21}, {5, 21, 32, 32}})
+  -- a dilated kernel without padding: in = out + dilate * (kernel - 1)
+  local d = mx.sym.Convolution{data = mx.sym.Variable('x'), num_filter = 2, kernel = {3, 3},
+                               dilate = {2, 2}, name = 'd'}
+  args = (d + mx.sym.Variable('y')):infer_shape{x = {0, 3, 0, 0}, y = {4, 2, 6, 7}}
+  assert_eq(args[1], {4, 3, 10, 11})
+  -- a stride other than 1 leaves the size unknown, as in MXNet
+  local s = mx.sym.Convolution{data = mx.sym.Variable('x'), num_filter = 2, kernel = {3, 3},
+                               stride = {2, 2}, name = 's'}
+  assert_eq((s + mx.sym.Variable('y')):infer_shape{x = {0, 3, 0, 0}, y = {4, 2, 6, 7}}, nil)
+  local partial = (s + mx.sym.Variable('y')):infer_shape_partial{x = {0, 3, 0, 0}, y = {4, 2, 6, 7}}
+  assert_eq(partial[1], {4, 3, 0, 0})
+  -- Pooling: stride 1 and padding; the channels come from the output too
+  local p = mx.sym.Pooling{data = mx.sym.Variable('x'), kernel = {3, 3}, pad = {1, 1},
+                           pool_type = 'max', name = 'p'}
+  args = (p + mx.sym.Variable('y')):infer_shape{y = {2, 3, 9, 8}}
+  assert_eq(args[1], {2, 3, 9, 8})
+  p = mx.sym.Pooling{data = mx.sym.Variable('x'), kernel = {2, 2}, pool_type = 'avg', name = 'q'}
+  args = (p + mx.sym.Variable('y')):infer_shape{y = {2, 3, 4, 5}}
+  assert_eq(args[1], {2, 3, 5, 6})
+  -- Deconvolution: out = stride * (in - 1) + kernel - 2 pad + adj; the
+  -- channels from the weight
+  local dc = mx.sym.Deconvolution{data = mx.sym.Variable('x'), num_filter = 4, kernel = {4, 4},
+                                  stride = {2, 2}, pad = {1, 1}, no_bias = true, name = 'dc'}
+  args = (dc + mx.sym.Variable('y')):infer_shape{dc_weight = {6, 4, 4, 4}, y = {3, 4, 16, 12}}
+  assert_eq(args[1], {3, 6, 8, 6})
+  assert_error(function()
+    (dc + mx.sym.Variable('y')):infer_shape{dc_weight = {6, 4, 4, 4}, y = {3, 4, 15, 12}}
+  end, 'no input gives the output of shape %(3,4,15,12%)')
+end)
+
+test('a shape given to infer_shape or bind wins over a __shape__ hint', function()
+  -- nnvm's InferShape pass: a variable's hint fills only what is unknown.
+  local x = mx.sym.Variable('x', {shape = {1, 5}})
+  local fc = mx.sym.FullyConnected{data = x, num_hidden = 3, name = 'fc'}
+  local args, outs = fc:infer_shape{x = {8, 5}}
+  assert_eq(args[1], {8, 5})
+  assert_eq(outs, {{8, 3}})
+  args = fc:infer_shape()
+  assert_eq(args[1], {1, 5})
+  args = fc:infer_shape{x = {0, 5}}
+  assert_eq(args[1], {1, 5})
+  local exe = fc:simple_bind{ctx = mx.cpu(), x = {4, 5}}
+  assert_eq(exe.arg_arrays[1].shape, {4, 5})
+  local t = mx.sym.Variable('t', {dtype = 'float64'})
+  local _, touts = (t * 2):infer_type{t = 'float32'}
+  assert_eq(touts, {'float32'})
+end)
+
+test('assignment broadcasts the value, leading axes added (docs/shell.md)', function()
+  local a = mx.nd.array({{1, 2, 3}, {4, 5, 6}})
+  a[1] = 0
+  a[{1, 2}] = mx.nd.array({7})
+  assert_eq(a:totable(), {{7, 7, 7}, {7, 7, 7}})
+  local b = mx.nd.zeros({2, 2, 3})
+  b[1] = mx.nd.array({1, 2, 3})
+  assert_eq(b:totable(), {{{1, 2, 3}, {1, 2, 3}}, {{0, 0, 0}, {0, 0, 0}}})
+  assert_error(function() b[2] = mx.nd.array({1, 2}) end, 'broadcast_to')
+end)

@@ -1,7 +1,8 @@
 -- mx.io: data iterators. The protocol (MXNet's DataIter):
 --   it:reset()                  back to the first batch
---   it:next() -> DataBatch|nil  {data = {NDArray}, label = {NDArray}, pad = n}
---   it.provide_data, it.provide_label   {{name =, shape =}, ...}
+--   it:next() -> DataBatch|nil  {data = {NDArray}, label = {NDArray}, pad = n, index = {..}}
+--   it:iter_next() -> bool, then it:getdata(), getlabel(), getpad(), getindex()
+--   it.provide_data, it.provide_label   {DataDesc{name, shape, dtype, layout}, ...}
 --   for batch in it:batches() do ... end   (reset, then every batch)
 -- Batches are gathered with `take` on the engine, so the copy of the next
 -- batch overlaps the work on the current one; PrefetchingIter makes them
@@ -18,6 +19,59 @@ return function(mx)
     self:reset()
     return function() return self:next() end
   end
+
+  -- MXNet's other way through an epoch: iter_next() moves to the next batch
+  -- and says whether there is one; the getters read it.
+  function DataIter:iter_next()
+    self.current_batch = self:next()
+    return self.current_batch ~= nil
+  end
+  local function current(self, who)
+    local b = self.current_batch
+    if b == nil then
+      error(who .. ': no current batch (call iter_next() first; it returns false at the end)', 3)
+    end
+    return b
+  end
+  function DataIter:getdata() return current(self, 'getdata').data end
+  function DataIter:getlabel() return current(self, 'getlabel').label end
+  function DataIter:getpad() return current(self, 'getpad').pad or 0 end
+  function DataIter:getindex() return current(self, 'getindex').index end
+
+  -- DataDesc: what an iterator provides, as MXNet's (a name and shape that
+  -- also read as d[1], d[2], a dtype, and a layout, 'NCHW' by default as in
+  -- MXNet, whose batch axis is where 'N' stands).
+  local DataDesc = {}
+  DataDesc.__index = function(d, k)
+    if k == 1 then return rawget(d, 'name') end
+    if k == 2 then return rawget(d, 'shape') end
+    return DataDesc[k]
+  end
+  DataDesc.__tostring = function(d)
+    return ('DataDesc[%s,(%s),%s,%s]'):format(d.name, table.concat(d.shape, ','), d.dtype,
+      d.layout)
+  end
+  function DataDesc.get_batch_axis(layout)
+    if layout == nil then return 1 end
+    local at = layout:find('N', 1, true)
+    return at
+  end
+  local function data_desc(name, shape, dtype, layout)
+    if type(name) == 'table' and getmetatable(name) == nil then
+      name, shape, dtype, layout = name.name, name.shape, name.dtype, name.layout
+    end
+    if type(name) ~= 'string' then error('DataDesc: name must be a string, got ' .. type(name), 3) end
+    if type(shape) ~= 'table' then error('DataDesc: shape must be a table, got ' .. type(shape), 3) end
+    return setmetatable({ name = name, shape = shape, dtype = dtype or 'float32',
+      layout = layout or 'NCHW' }, DataDesc)
+  end
+  M.DataDesc = setmetatable({ get_batch_axis = DataDesc.get_batch_axis },
+    { __call = function(_, ...) return data_desc(...) end })
+  help.doc(M.DataDesc, [[
+mx.io.DataDesc(name, shape, dtype = 'float32', layout = 'NCHW') or
+DataDesc{name =, shape =, dtype =, layout =}: what an iterator's provide_data
+and provide_label list. d.name and d.shape also read as d[1] and d[2];
+DataDesc.get_batch_axis(layout) is the (1-based) position of 'N'.]])
 
   -- A Lua LCG, so shuffles repeat for a seed and never touch math.random.
   local function rng(seed)
@@ -128,12 +182,12 @@ return function(mx)
     end
     self.provide_data, self.provide_label = {}, {}
     for i, e in ipairs(self.data) do
-      self.provide_data[i] = { name = e.name, shape = shape_with_batch(e.array, self.batch_size),
-        dtype = e.array.dtype }
+      self.provide_data[i] = data_desc(e.name, shape_with_batch(e.array, self.batch_size),
+        e.array.dtype)
     end
     for i, e in ipairs(self.label) do
-      self.provide_label[i] = { name = e.name, shape = shape_with_batch(e.array, self.batch_size),
-        dtype = e.array.dtype }
+      self.provide_label[i] = data_desc(e.name, shape_with_batch(e.array, self.batch_size),
+        e.array.dtype)
     end
     self.rand = rng(seed)
     self.carry = {}  -- roll_over: rows left from the last epoch
@@ -149,6 +203,7 @@ return function(mx)
   end
 
   function NDArrayIter:reset()
+    self.current_batch = nil
     local order = {}
     for i = 1, self.num_data do order[i] = i - 1 end
     if self.shuffle then
@@ -384,6 +439,7 @@ or (batch, 784) with flat = true, labels 0..9 as float32.]])
   end
 
   function PrefetchingIter:reset()
+    self.current_batch = nil
     self.iter:reset()
     self:begin_epoch()
   end
@@ -439,8 +495,10 @@ iterator the next batch is asked for one call ahead.]])
 
   M.DataIter = DataIter
   help.doc(M, [[
-mx.io: NDArrayIter, MNISTIter, CSVIter, PrefetchingIter, read_mnist. An
-iterator has reset(), next() -> {data = {..}, label = {..}, pad = n} or nil,
-batches() for loops, provide_data and provide_label.]])
+mx.io: NDArrayIter, MNISTIter, CSVIter, PrefetchingIter, DataDesc, read_mnist.
+An iterator has reset(), next() -> {data = {..}, label = {..}, pad = n,
+index = {..}} or nil, batches() for loops, MXNet's iter_next() with
+getdata(), getlabel(), getpad(), getindex(), and provide_data and
+provide_label (lists of DataDesc).]])
   return M
 end

@@ -180,6 +180,12 @@ return function(mx)
     return make(opts)
   end
 
+  M.create = require('tessera.kwargs').wrap(M.create, 'metric.create', { 'metric' }, 2)
+  help.doc(M.create, [[
+mx.metric.create(metric, opts) -> a metric: a name ('acc', 'top_k_acc', 'ce',
+'mse', 'mae', 'rmse', 'f1'), a list of them (a CompositeEvalMetric), or a
+metric object (returned as it is). Also create{metric = 'acc'}.]])
+
   M.EvalMetric = EvalMetric
   help.doc(M, [[
 mx.metric: Accuracy, TopKAccuracy{top_k}, CrossEntropy, MSE, MAE, RMSE, F1,

@@ -366,6 +366,28 @@ return function(mx)
     return mod
   end
 
+  -- Keyword tables beside positional arguments (tessera.kwargs), with
+  -- MXNet's parameter names: Module{symbol = net, context = ctx},
+  -- mod:fit{train_data = it, num_epoch = 2}, mod:score{eval_data = it}.
+  local kw = require 'tessera.kwargs'
+  Module.new = kw.wrap(Module.new, 'Module', { 'symbol' }, 2)
+  Module.load = kw.wrap(Module.load, 'Module.load', { 'prefix', 'epoch' }, 3)
+  for name, spec in pairs({
+    fit = { { 'train_data' }, 2 },
+    score = { { 'eval_data', 'eval_metric' } },
+    predict = { { 'eval_data' } },
+    forward = { { 'data_batch', 'is_train' } },
+    backward = { { 'out_grads' } },
+    update_metric = { { 'eval_metric', 'labels', 'pad' } },
+    set_params = { { 'arg_params', 'aux_params' }, 3 },
+    save_checkpoint = { { 'prefix', 'epoch' } },
+  }) do
+    Module[name] = kw.wrap(Module[name], name, spec[1], spec[2], true)
+  end
+  M.save_checkpoint = kw.wrap(M.save_checkpoint, 'save_checkpoint',
+    { 'prefix', 'epoch', 'symbol', 'arg_params', 'aux_params' })
+  M.load_checkpoint = kw.wrap(M.load_checkpoint, 'load_checkpoint', { 'prefix', 'epoch' })
+
   help.doc(Module, [[
 mx.mod.Module(symbol, {data_names = {'data'}, label_names = {'softmax_label'},
   context = mx.cpu(), fixed_param_names = {}})
@@ -376,7 +398,10 @@ mod:bind{data_shapes, label_shapes, for_training}, init_params{initializer},
 init_optimizer{optimizer, optimizer_params}, forward(batch, is_train),
 backward(), update(), update_metric(m, labels), get_outputs(),
 score(iter, metric), predict(iter), get_params(), set_params(args, aux),
-save_checkpoint(prefix, epoch); mx.mod.Module.load(prefix, epoch).]])
+save_checkpoint(prefix, epoch); mx.mod.Module.load(prefix, epoch).
+Each also takes one keyword table with MXNet's parameter names:
+mx.mod.Module{symbol = net, context = mx.cpu()}, mod:fit{train_data = it,
+eval_data = val, num_epoch = 2}, mod:score{eval_data = it, eval_metric = 'acc'}.]])
   help.doc(M, 'mx.mod: Module, save_checkpoint(prefix, epoch, sym, args, aux), load_checkpoint(prefix, epoch)')
   return M
 end

@@ -197,6 +197,13 @@ return function(mx)
     return make(opts)
   end
 
+  M.create = require('tessera.kwargs').wrap(M.create, 'optimizer.create', { 'name' }, 2)
+  help.doc(M.create, [[
+mx.optimizer.create(name, {learning_rate =, wd =, momentum =, rescale_grad =,
+clip_gradient =, lr_scheduler =, ...}) -> an optimizer; name is 'sgd', 'nag',
+'adam', 'rmsprop' or 'adagrad' (an optimizer object is returned as it is).
+Also create{name = 'sgd', learning_rate = 0.1}, as MXNet's keywords.]])
+
   -- updater(index, grad, weight), keeping one state per index (MXNet's get_updater).
   function M.get_updater(opt)
     local states = {}
