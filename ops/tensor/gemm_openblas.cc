@@ -7,12 +7,16 @@
 // 128^3 sgemm 0.5 instead of ~40 GFLOP/s on 2 cores). With one threading
 // runtime in the process the two cannot oversubscribe each other, and a
 // call's thread count is its own instead of OpenBLAS's process-wide one.
+//
+// The library is opened on the first GEMM that needs it, not with the
+// program: loading it binds about 12,000 symbols, which was a third of the
+// start-up of `tessera -e ''`. cblas.h gives only the functions' types.
 #include <cblas.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <cctype>
 #include <climits>
-#include <mutex>
 #include <string>
 
 #ifdef _OPENMP
@@ -24,6 +28,46 @@
 
 namespace tessera::op::gemm {
 namespace {
+
+// The four functions used, from the OpenBLAS the build found
+// (TESSERA_OPENBLAS_LIBRARY), or else the system's libopenblas.so.0.
+struct OpenBlasApi {
+  decltype(&cblas_sgemm) sgemm;
+  decltype(&cblas_dgemm) dgemm;
+  decltype(&openblas_set_num_threads) set_num_threads;
+  decltype(&openblas_get_corename) get_corename;
+};
+
+OpenBlasApi LoadOpenBlas() {
+  void* lib = nullptr;
+  std::string tried;
+  for (const char* path : {TESSERA_OPENBLAS_LIBRARY, "libopenblas.so.0"}) {
+    lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (lib) break;
+    const char* why = dlerror();
+    tried += std::string(tried.empty() ? "" : "; ") + (why ? why : path);
+  }
+  TS_CHECK(lib) << "Gemm: cannot load OpenBLAS (install libopenblas0-pthread): " << tried;
+  auto find = [&](const char* name) {
+    void* f = dlsym(lib, name);
+    TS_CHECK(f) << "Gemm: the OpenBLAS loaded has no " << name;
+    return f;
+  };
+  OpenBlasApi api;
+  api.sgemm = reinterpret_cast<decltype(api.sgemm)>(find("cblas_sgemm"));
+  api.dgemm = reinterpret_cast<decltype(api.dgemm)>(find("cblas_dgemm"));
+  api.set_num_threads =
+      reinterpret_cast<decltype(api.set_num_threads)>(find("openblas_set_num_threads"));
+  api.get_corename = reinterpret_cast<decltype(api.get_corename)>(find("openblas_get_corename"));
+  api.set_num_threads(1);  // see the top: the product is split over OpenMP instead
+  return api;
+}
+
+// Loaded once, on first use (a failed load is tried again by the next call).
+const OpenBlasApi& Api() {
+  static const OpenBlasApi api = LoadOpenBlas();
+  return api;
+}
 
 // Debian's OpenBLAS takes 32-bit int sizes.
 void CheckFits(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc) {
@@ -38,11 +82,11 @@ CBLAS_TRANSPOSE Trans(bool t) {
 
 void Call(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda,
           const float* b, int ldb, float beta, float* c, int ldc) {
-  cblas_sgemm(CblasRowMajor, Trans(ta), Trans(tb), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  Api().sgemm(CblasRowMajor, Trans(ta), Trans(tb), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 void Call(bool ta, bool tb, int m, int n, int k, double alpha, const double* a, int lda,
           const double* b, int ldb, double beta, double* c, int ldc) {
-  cblas_dgemm(CblasRowMajor, Trans(ta), Trans(tb), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  Api().dgemm(CblasRowMajor, Trans(ta), Trans(tb), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 // Below this many multiply-adds a second thread costs more than it saves
@@ -86,8 +130,7 @@ template <typename T>
 void Run(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
          const T* b, int64_t ldb, T beta, T* c, int64_t ldc, int num_threads) {
   CheckFits(m, n, k, lda, ldb, ldc);
-  static std::once_flag single;
-  std::call_once(single, [] { openblas_set_num_threads(1); });
+  Api();  // loads the library, or throws, before any thread starts
 #ifdef _OPENMP
   const int threads = omp_in_parallel() ? 1 : ResolveThreads(num_threads);
 #else
@@ -105,7 +148,7 @@ bool OpenBlasHasVectorKernels() {
   // kernels at about a fifth of the speed. OPENBLAS_CORETYPE=SkylakeX in the
   // environment corrects that.
   static const bool vector = [] {
-    std::string core = openblas_get_corename();
+    std::string core = Api().get_corename();
     for (char& ch : core) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     for (const char* fast : {"haswell", "zen", "skylakex", "cooperlake", "sapphirerapids"})
       if (core == fast) return true;

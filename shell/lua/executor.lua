@@ -154,5 +154,27 @@ s:bind{ctx = mx.cpu(), args = {arrays} | {name = array}, args_grad = ..., grad_r
   'write' | 'add' | 'null' | {name = req}, aux_states = ...} -> an Executor on the
 arrays given (no args_grad: no gradients).]])
 
+  help.doc(Executor.forward, [[
+exe:forward{is_train = false, name = array | table, ...} -> exe.outputs. Copies
+the arrays given into the arguments of those names (shapes must match), then
+runs the graph; exe:forward(true) is forward{is_train = true}.]])
+  help.doc(Executor.backward, [[
+exe:backward(out_grads) -> writes the gradients of the arguments bound with
+grad_req 'write' or 'add' into exe.grad_arrays (exe.grad_dict by name).
+out_grads: the head gradients, one per output (omitted for loss outputs).]])
+  help.doc(Executor.reshape, [[
+exe:reshape{name = shape, ...} -> a new executor for other input shapes,
+sharing this one's parameters (partial_shaping and allow_up_sizing accepted).]])
+  help.doc(Executor.copy_params_from, [[
+exe:copy_params_from(arg_params, aux_params, allow_extra_params = false): copies
+named arrays into the arguments and auxiliary states (cast to their dtype);
+a name the executor lacks is an error unless allow_extra_params.]])
+  help.doc(Executor.debug_str, 'exe:debug_str() -> the bound graph, its memory plan and its ops, as text')
+  help.doc(Executor.memory_bytes, 'exe:memory_bytes() -> the bytes of the arrays the executor planned')
+  help.doc(Executor, [[
+mx.Executor: what sym:simple_bind{...} and sym:bind{...} return. Methods:
+forward, backward, reshape, copy_params_from, debug_str, memory_bytes. Fields:
+outputs, arg_arrays, grad_arrays, aux_arrays, and arg_dict, grad_dict,
+aux_dict, output_dict by name.]])
   mx.Executor = Executor
 end

@@ -46,19 +46,56 @@ local function resolve(name)
   return v
 end
 
-local function first_line(s)
-  return (s:match('^[^\n]*'))
+-- The first paragraph of a doc as one line (a summary never stops mid-sentence).
+local function summary(s)
+  local para = s:match('^(.-)\n%s*\n') or s
+  return (para:gsub('%s*\n%s*', ' '))
 end
 
-local function describe(value)
+-- `text` wrapped to `width` columns, lines after the first indented by `indent`.
+local function wrap(text, indent, width)
+  local lines, line = {}, ''
+  for word in text:gmatch('%S+') do
+    if line ~= '' and #line + 1 + #word > width - indent then
+      lines[#lines + 1] = line
+      line = word
+    else
+      line = line == '' and word or line .. ' ' .. word
+    end
+  end
+  lines[#lines + 1] = line
+  return table.concat(lines, '\n' .. (' '):rep(indent))
+end
+
+-- The keys of a table, with those its metatable's __keys can still produce
+-- (mx's namespaces that load on first use).
+local function all_keys(t, lazy)
+  local keys, seen = {}, {}
+  for k in pairs(t) do
+    if type(k) == 'string' and not seen[k] then keys[#keys + 1], seen[k] = k, true end
+  end
+  local mt = getmetatable(t)
+  local more = lazy and type(mt) == 'table' and rawget(mt, '__keys')
+  if type(more) == 'function' then
+    for _, k in ipairs(more()) do
+      if not seen[k] then keys[#keys + 1], seen[k] = k, true end
+    end
+  end
+  table.sort(keys)
+  return keys
+end
+
+-- A value's doc, and for a table the summaries of its documented fields;
+-- `lazy`: with the fields its metatable can still load (mx's namespaces).
+local function describe(value, lazy)
   local text = M.lookup(value)
   if type(value) == 'table' then
     local fields = {}
-    for k, v in pairs(value) do
-      local d = type(k) == 'string' and M.lookup(v)
-      if d then fields[#fields + 1] = string.format('  %-18s %s', k, first_line(d)) end
+    for _, k in ipairs(all_keys(value, lazy)) do
+      local ok, v = pcall(function() return value[k] end)
+      local d = ok and M.lookup(v)
+      if d then fields[#fields + 1] = ('  %-18s %s'):format(k, wrap(summary(d), 21, 100)) end
     end
-    table.sort(fields)
     if #fields > 0 then
       return (text and text .. '\n' or '') .. 'Fields:\n' .. table.concat(fields, '\n')
     end
@@ -66,14 +103,61 @@ local function describe(value)
   return text
 end
 
+-- ---- methods: ?NDArray.reshape, ?Symbol.infer_shape, ?Executor.forward,
+-- or a bare method name ----
+local class_methods = {
+  NDArray = function() return getmetatable(_G.mx.nd.zeros({ 1 })).__index end,
+  Symbol = function() return getmetatable(_G.mx.sym.Variable('x')).__index end,
+  Executor = function() return _G.mx.Executor end,
+}
+local class_order = { 'NDArray', 'Symbol', 'Executor' }
+
+local function method_doc(name)
+  local cls, m = name:match('([%a]+)[.:]([%w_]+)$')
+  if cls and class_methods[cls] then
+    local ok, t = pcall(class_methods[cls])
+    local f = ok and type(t) == 'table' and rawget(t, m)
+    return f and M.lookup(f)
+  end
+  if not name:match('^[%a_][%w_]*$') then return nil end
+  local found = {}
+  for _, c in ipairs(class_order) do
+    local ok, t = pcall(class_methods[c])
+    local f = ok and type(t) == 'table' and rawget(t, name)
+    local d = f and M.lookup(f)
+    if d then found[#found + 1] = d end
+  end
+  return #found > 0 and table.concat(found, '\n\n') or nil
+end
+
+-- Other places a name may be documented (mx.operator adds the operators
+-- registered from Lua): each source is fn(name) -> text or nil.
+local sources = {}
+function M.add_source(fn)
+  sources[#sources + 1] = fn
+end
+
 function M.text(x)
-  if x == nil then return describe(_G.mx) end
+  if x == nil then return describe(_G.mx, true) end
   if type(x) == 'string' then
     local v = resolve(x)
-    local text = v ~= nil and describe(v)
+    local text = v ~= nil and describe(v, v == _G.mx)
     if text then return text end
-    text = internal.find_doc(x:gsub('^mx%.', ''), nil)
+    local bare = x:gsub('^mx%.', '')
+    text = internal.find_doc(bare, nil)
     if text then return text end
+    for _, source in ipairs(sources) do
+      text = source(bare)
+      if text then return text end
+    end
+    text = method_doc(bare)
+    if text then return text end
+    -- an operator made in Lua (mx.operator.elementwise) lives in mx.nd
+    for _, ns in ipairs({ 'nd.', 'sym.' }) do
+      v = resolve(ns .. bare)
+      text = v ~= nil and M.lookup(v)
+      if text then return text end
+    end
     if _G[x] ~= nil and M.lookup(_G[x]) then return M.lookup(_G[x]) end
     return "no help for '" .. x .. "'"
   end

@@ -16,9 +16,21 @@ return function(mx)
   _G.help = help.help
   mx.doc = help.doc
   help.doc(mx, [[
-mx: the Tessera API. Namespaces: mx.engine, mx.profiler, mx.context; contexts
-mx.cpu(i), mx.gpu(i); mx.waitall() waits for all pushed work.
-help(x) shows the documentation of a value or of a name such as 'engine.push'.]])
+mx: the Tessera API: the namespaces and functions below (mx.nd, mx.sym,
+mx.autograd, mx.io, mx.mod, ...; those written in Lua load on first use);
+contexts mx.cpu(i), mx.gpu(i); mx.waitall() waits for all pushed work.
+help(x) shows the documentation of a value, or of a name such as
+'engine.push', 'optimizer.create', 'NDArray.reshape' or an operator's;
+?name at the prompt is help('name'). mx.pp(v, ...) prints values as the
+prompt does.]])
+  local pretty = require 'tessera.pretty'
+  mx.pp = help.doc(function(...)
+    pretty.print_values(false, select('#', ...), ...)
+  end, [[
+mx.pp(v, ...) prints the values as the prompt prints results (on one line,
+tab-separated): tables with their contents (sorted keys, nested to a bounded
+depth, cycles marked), strings quoted; print(t) prints a table's address, as
+Lua does.]])
   help.doc(mx.waitall, 'mx.waitall() -> waits for everything pushed (mx.engine.wait_for_all)')
   help.doc(mx.help, "mx.help(x) -> prints the documentation of a value or a name ('engine.push')")
   help.doc(mx.doc, [[

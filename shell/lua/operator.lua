@@ -159,6 +159,27 @@ backward(req, out_grad, in_data, out_data, in_grad, aux). Prop.init(self,
 kwargs) receives the other parameters as strings. Registering a name again
 replaces it (with a warning).]])
 
+  -- ?op_type for an operator registered from Lua: its registration.
+  help.add_source(function(name)
+    local Prop = registered[name]
+    if not Prop then return nil end
+    local lines = { ("%s: an operator written in Lua (mx.operator.register), used as "
+      .. "mx.nd.Custom(x, ..., {op_type = '%s'}) or mx.sym.Custom{..., op_type = '%s'}")
+      :format(name, name, name) }
+    local ok, prop = pcall(instantiate, Prop, {})
+    if ok and type(prop) == 'table' then
+      for _, part in ipairs({ 'arguments', 'outputs', 'auxiliary_states' }) do
+        local got, list = pcall(prop['list_' .. part], prop)
+        if got and type(list) == 'table' and #list > 0 then
+          lines[#lines + 1] = ('  %s: %s'):format(part:gsub('_', ' '), table.concat(list, ', '))
+        end
+      end
+    end
+    local doc = help.lookup(Prop)
+    if doc and doc ~= help.lookup(CustomOpProp) then lines[#lines + 1] = doc end
+    return table.concat(lines, '\n')
+  end)
+
   -- ---- elementwise operators compiled by LuaJIT -----------------------------
 
   -- The loop over raw buffers for one op, kernel kind and set of requests,
@@ -289,9 +310,11 @@ replaces it (with a warning).]])
       return ins, {s}, {}
     end
     function Prop:create_operator() return setmetatable({}, Op) end
+    local doc = spec.doc or ('elementwise op ' .. name .. '(' .. table.concat(inputs, ', ') .. ') written in Lua')
+    help.doc(Prop, ('%s (mx.operator.elementwise: a LuaJIT-compiled loop%s)'):format(doc,
+      bwd and ', with a gradient' or ', no gradient'))
     M.register(name, Prop)
 
-    local doc = spec.doc or ('elementwise op ' .. name .. '(' .. table.concat(inputs, ', ') .. ') written in Lua')
     mx.nd[name] = help.doc(function(...)
       local args, opts = split_call(...)
       local p = {}
@@ -320,4 +343,16 @@ and in executors.
   mx.operator.elementwise{name = 'softplus',
     forward = function(x) return math.log(1 + math.exp(x)) end,
     backward = function(x, y, dy) return dy / (1 + math.exp(-x)) end}]])
+
+  help.doc(M, [[
+mx.operator: operators written in Lua, as MXNet's CustomOp. register(op_type,
+Prop) adds one described by a property class; elementwise{name, forward,
+backward} makes an elementwise one from Lua functions of numbers.
+
+CustomOpProp holds the defaults of a property (CustomOpProp:extend{...}
+makes a subclass) and CustomOp those of an operator (op:assign(dst, req,
+src)). A registered operator runs as mx.nd.Custom(x, ..., {op_type =
+name}) or mx.sym.Custom{..., op_type = name}; an elementwise one also as
+mx.nd.<name> and mx.sym.<name>. load(path) loads C++ operator plugins, and
+loaded() lists them.]])
 end

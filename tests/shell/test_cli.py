@@ -48,6 +48,16 @@ class CommandLine(unittest.TestCase):
         r = run("-e", "print(os.getenv('OMP_WAIT_POLICY'))", env={"OMP_WAIT_POLICY": "active"})
         self.assertEqual(r.stdout.strip(), "active")
 
+    def test_openblas_loads_on_first_use(self):
+        # Loading OpenBLAS binds about 12,000 symbols: not at start-up.
+        code = ("local function loaded() return io.open('/proc/self/maps'):read('*a')"
+                ":find('libopenblas', 1, true) ~= nil end "
+                "print(loaded()) local a = mx.nd.ones({8, 8}) "
+                "print(mx.nd.dot(a, a):sum():asscalar()) print(loaded())")
+        r = run("-e", code, env={"TESSERA_GEMM": "openblas"})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.split(), ["false", "512", "true"])
+
     def test_version_and_help(self):
         r = run("--version")
         self.assertEqual(r.returncode, 0)

@@ -29,6 +29,14 @@ return function(mx)
       end
     end
   end
+  help.doc(M.Speedometer, [[
+mx.callback.Speedometer(batch_size, frequent = 50, auto_reset = false) -> a
+batch_end_callback for Module:fit printing the training speed and the metric
+every `frequent` batches.
+
+Each line reads Epoch[e] Batch [a-b] Speed: N samples/sec, then the metric's
+name=value pairs; the timing starts again at each epoch's first batch, and
+auto_reset = true resets the metric after each line.]])
 
   function M.do_checkpoint(prefix, period)
     period = math.max(1, period or 1)
@@ -38,6 +46,14 @@ return function(mx)
       end
     end
   end
+  help.doc(M.do_checkpoint, [[
+mx.callback.do_checkpoint(prefix, period = 1) -> an epoch_end_callback for
+Module:fit saving a checkpoint every `period` epochs.
+
+After epoch e (counted from 0), when e + 1 is a multiple of period, it calls
+mx.mod.save_checkpoint(prefix, e + 1, ...): PREFIX-symbol.json and
+PREFIX-%04d.params numbered e + 1, as MXNet does; read one back with
+mx.mod.load_checkpoint(prefix, e + 1) or mx.mod.Module.load(prefix, e + 1).]])
 
   function M.log_train_metric(period, auto_reset)
     return function(p)
@@ -49,6 +65,14 @@ return function(mx)
       end
     end
   end
+  help.doc(M.log_train_metric, [[
+mx.callback.log_train_metric(period, auto_reset = false) -> a
+batch_end_callback for Module:fit printing the training metric every
+`period` batches.
+
+period is required. Each name=value pair of the metric prints as
+Iter[epoch] Batch[n] Train-name=value; auto_reset = true resets the metric
+after printing.]])
 
   help.doc(M, [[
 mx.callback: Speedometer(batch_size, frequent = 50, auto_reset) prints samples/s

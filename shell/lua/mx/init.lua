@@ -65,6 +65,32 @@ return function(mx)
   M.One = class(function(_, _, arr) fill(arr, 1) end, function() return {} end)
   M.Constant = class(function(self, _, arr) fill(arr, self.value) end,
     function(o) return { value = type(o) == 'number' and o or (o.value or 0) } end)
+  help.doc(M.Uniform, [[
+mx.init.Uniform{scale = 0.07} or Uniform(scale) -> an initializer: weights
+drawn uniformly from [-scale, scale].
+
+Names other than *weight follow mx.init.Initializer's rules (bias 0,
+gamma 1, ...).]])
+  help.doc(M.Normal, [[
+mx.init.Normal{sigma = 0.01} or Normal(sigma) -> an initializer: weights
+drawn from a normal distribution of mean 0 and standard deviation sigma.
+
+Names other than *weight follow mx.init.Initializer's rules (bias 0,
+gamma 1, ...).]])
+  help.doc(M.Zero, [[
+mx.init.Zero() -> an initializer that fills weights with 0.
+
+Names other than *weight follow mx.init.Initializer's rules (gamma 1, ...).]])
+  help.doc(M.One, [[
+mx.init.One() -> an initializer that fills weights with 1.
+
+Names other than *weight follow mx.init.Initializer's rules (bias 0, ...).]])
+  help.doc(M.Constant, [[
+mx.init.Constant{value = 0} or Constant(value) -> an initializer that fills
+weights with value.
+
+Names other than *weight follow mx.init.Initializer's rules (bias 0,
+gamma 1, ...).]])
 
   -- Xavier: scale = sqrt(magnitude / factor), factor from fan-in/out with
   -- the trailing (kernel) dimensions counted in, as MXNet.
@@ -93,11 +119,28 @@ return function(mx)
     return f
   end
   M.Xavier = class(xavier_weight, xavier_fields)
+  help.doc(M.Xavier, [[
+mx.init.Xavier{rnd_type = 'uniform', factor_type = 'avg', magnitude = 3} ->
+an initializer: random weights whose scale follows their fan-in and fan-out
+(Glorot's rule, as MXNet's Xavier).
+
+With fan_in = shape[2] * k and fan_out = shape[1] * k, k the product of the
+trailing (kernel) dimensions, factor is their mean ('avg'), fan_in ('in') or
+fan_out ('out'), and scale = sqrt(magnitude / factor): rnd_type 'uniform'
+draws from [-scale, scale], 'gaussian' from a normal distribution of
+standard deviation scale. A weight needs at least 2 dimensions; other names
+follow mx.init.Initializer's rules.]])
   M.MSRAPrelu = class(xavier_weight, function(o)
     local slope = o.slope or 0.25
     return xavier_fields { rnd_type = 'gaussian', factor_type = o.factor_type or 'avg',
       magnitude = 2 / (1 + slope * slope) }
   end)
+  help.doc(M.MSRAPrelu, [[
+mx.init.MSRAPrelu{factor_type = 'avg', slope = 0.25} -> an initializer: He et
+al.'s rule for PReLU networks, weights drawn from a normal distribution.
+
+It is Xavier{rnd_type = 'gaussian', factor_type = factor_type, magnitude =
+2 / (1 + slope ^ 2)}.]])
 
   -- Mixed: the first pattern that matches the name picks the initializer.
   function M.Mixed(patterns, inits)
@@ -111,7 +154,26 @@ return function(mx)
     return self
   end
 
-  M.Initializer = Initializer
+  help.doc(M.Mixed, [[
+mx.init.Mixed({pattern, ...}, {init, ...}) -> an initializer handing each
+parameter to the init of the first Lua pattern its name matches.
+
+The chosen initializer applies its own name rules; a name no pattern matches
+is an error, so end the list with '.*' for a default:
+  mx.init.Mixed({'^fc', '.*'}, {mx.init.Normal(0.02), mx.init.Uniform(0.07)})]])
+
+  M.Initializer = help.doc(Initializer, [[
+mx.init.Initializer: the base class of the initializers. init(name, array),
+or init:init(name, array), fills the array in place by the parameter's name
+and returns it.
+
+Names ending in bias, beta, moving_mean, moving_inv_var or moving_avg get 0;
+gamma and moving_var get 1; weight gets the initializer's own rule,
+init_weight(self, name, array); any other name goes to init_default(self,
+name, array) when the initializer has one, and is an error otherwise. An
+initializer of one's own:
+  setmetatable({init_weight = function(self, name, arr) ... end},
+    mx.init.Initializer)]])
   help.doc(M, [[
 mx.init: Uniform{scale = 0.07}, Normal{sigma = 0.01}, Xavier{rnd_type =
 'uniform' | 'gaussian', factor_type = 'avg' | 'in' | 'out', magnitude = 3},

@@ -493,7 +493,19 @@ Over an NDArrayIter (MNISTIter, CSVIter) a background thread makes up to
 depth batches ahead, their copies pushed to the engine; over any other
 iterator the next batch is asked for one call ahead.]])
 
-  M.DataIter = DataIter
+  M.DataIter = help.doc(DataIter, [[
+mx.io.DataIter: the base class of the iterators, whose methods are built on
+an iterator's own reset() and next(): batches(), and MXNet's iter_next()
+with the getters of the batch it moved to.
+
+it:batches() resets, then returns a function giving each batch in turn (for
+batch in it:batches() do ... end). it:iter_next() moves to the next batch
+and says whether there was one; it:getdata(), getlabel(), getindex() and
+getpad() (0 when the batch has none) read that batch, and are errors until
+iter_next() has moved to one. An iterator of one's own defines reset() and
+next() -> {data = {...}, label = {...}, pad = n} or nil, and gets the rest
+with setmetatable(it, mx.io.DataIter); Module:fit binds from its
+provide_data and provide_label.]])
   help.doc(M, [[
 mx.io: NDArrayIter, MNISTIter, CSVIter, PrefetchingIter, DataDesc, read_mnist.
 An iterator has reset(), next() -> {data = {..}, label = {..}, pad = n,

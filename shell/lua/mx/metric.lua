@@ -75,6 +75,13 @@ return function(mx)
     local hits = mx.nd.sum(mx.nd.equal(cls:astype(label.dtype), label:reshape(cls.shape)))
     self:_add(hits:astype('float64'), label.size)
   end)
+  help.doc(M.Accuracy, [[
+mx.metric.Accuracy{axis = -1, name = 'accuracy'} -> a metric: the fraction
+of labels predicted right (also create('acc')).
+
+Predictions with more dimensions than their labels, such as (batch,
+classes), become classes by argmax over axis; predictions of the labels'
+shape are compared as class indices directly.]])
 
   M.TopKAccuracy = metric('top_k_accuracy', function(self, label, pred)
     check_rows(self.name, label, pred)
@@ -84,6 +91,12 @@ return function(mx)
     local hits = mx.nd.sum(mx.nd.broadcast_equal(top, l))
     self:_add(hits:astype('float64'), label.size)
   end)
+  help.doc(M.TopKAccuracy, [[
+mx.metric.TopKAccuracy{top_k = 1, name = 'top_k_accuracy'} -> a metric: the
+fraction of labels among the top_k highest-scoring classes of their
+prediction (also create('top_k_acc', {top_k = k})).
+
+Predictions are (batch, classes), ranked over their last axis.]])
 
   M.CrossEntropy = metric('cross-entropy', function(self, label, pred)
     check_rows(self.name, label, pred)
@@ -91,6 +104,13 @@ return function(mx)
     local p = mx.nd.pick(pred, label, { axis = -1 })
     self:_add(mx.nd.sum(mx.nd.log(p + eps) * -1):astype('float64'), label.size)
   end)
+  help.doc(M.CrossEntropy, [[
+mx.metric.CrossEntropy{eps = 1e-12, name = 'cross-entropy'} -> a metric: the
+mean of -log(p + eps), p the probability a prediction gives its label (also
+create('ce')).
+
+Predictions are probabilities, such as a softmax's output, of shape (batch,
+classes); each label picks its class along the last axis.]])
 
   local function regression(name, per)
     return metric(name, function(self, label, pred)
@@ -111,6 +131,23 @@ return function(mx)
     end
     return m
   end
+  help.doc(M.MSE, [[
+mx.metric.MSE{name = 'mse'} -> a metric: the mean squared difference between
+predictions and labels, over every element (also create('mse')).
+
+Labels are reshaped to their prediction's shape.]])
+  help.doc(M.MAE, [[
+mx.metric.MAE{name = 'mae'} -> a metric: the mean absolute difference between
+predictions and labels, over every element (also create('mae')).
+
+Labels are reshaped to their prediction's shape.]])
+  help.doc(M.RMSE, [[
+mx.metric.RMSE{name = 'rmse'} -> a metric: the square root of the mean
+squared difference between predictions and labels (also create('rmse')).
+
+The root is taken of the mean over every element of every update since the
+last reset, not averaged batch by batch. Labels are reshaped to their
+prediction's shape.]])
 
   -- F1 for binary classification (class 1 positive), from counts read at get().
   M.F1 = metric('f1', function(self, label, pred)
@@ -141,6 +178,16 @@ return function(mx)
     m.reset = function(self) reset(self); self.counts = {} end
     return m
   end
+  help.doc(M.F1, [[
+mx.metric.F1{name = 'f1'} -> a metric: the F1 score of a binary
+classification, class 1 being the positive one (also create('f1')).
+
+Predictions with more dimensions than their labels, such as (batch, 2),
+become classes by argmax over the last axis; predictions of the labels'
+shape are read as classes 0 and 1. True positives, false positives and false
+negatives are summed over every update since the last reset, and get()
+returns 2 * precision * recall / (precision + recall) of those sums (0 when
+that is undefined).]])
 
   -- Several metrics as one.
   function M.CompositeEvalMetric(metrics)
@@ -163,6 +210,13 @@ return function(mx)
     end
     return self
   end
+  help.doc(M.CompositeEvalMetric, [[
+mx.metric.CompositeEvalMetric({m1, m2, ...}) -> a metric updating and
+resetting every metric of the list at once (also create({'acc', 'ce'})).
+
+The list holds metric objects (create takes names too); m:add(metric)
+appends one, a name or an object. m:get() returns the list of names and the
+list of values; m:get_name_value() -> {{name, value}, ...}.]])
 
   local registry = { acc = M.Accuracy, accuracy = M.Accuracy, top_k_accuracy = M.TopKAccuracy,
     top_k_acc = M.TopKAccuracy, ce = M.CrossEntropy, ['cross-entropy'] = M.CrossEntropy,
@@ -186,7 +240,15 @@ mx.metric.create(metric, opts) -> a metric: a name ('acc', 'top_k_acc', 'ce',
 'mse', 'mae', 'rmse', 'f1'), a list of them (a CompositeEvalMetric), or a
 metric object (returned as it is). Also create{metric = 'acc'}.]])
 
-  M.EvalMetric = EvalMetric
+  M.EvalMetric = help.doc(EvalMetric, [[
+mx.metric.EvalMetric: the base class of the metrics: m:reset(), m:get() ->
+name, value (the running sum over the count; NaN before any update) and
+m:get_name_value() -> {{name, value}}.
+
+The built-in metrics add m:update(labels, preds), each a list of NDArrays
+or a single one, and keep their options as fields (Accuracy{name = 'acc2'}
+renames one). Their sums stay NDArrays on the engine: update never waits,
+get() does.]])
   help.doc(M, [[
 mx.metric: Accuracy, TopKAccuracy{top_k}, CrossEntropy, MSE, MAE, RMSE, F1,
 CompositeEvalMetric{...}; create('acc' | 'ce' | 'mse' | {...}). m:update(labels,

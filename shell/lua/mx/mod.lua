@@ -217,7 +217,12 @@ return function(mx)
       return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9
     end
   end
-  M.now = clock
+  M.now = help.doc(clock, [[
+mx.mod.now() -> seconds on the system's monotonic clock, for timing: its
+zero is arbitrary, so only the difference between two calls means anything
+(the wall time elapsed between them).
+
+Module:fit's progress and mx.callback.Speedometer measure with it.]])
 
   local function metric_text(metric)
     local parts = {}
@@ -387,6 +392,22 @@ return function(mx)
   M.save_checkpoint = kw.wrap(M.save_checkpoint, 'save_checkpoint',
     { 'prefix', 'epoch', 'symbol', 'arg_params', 'aux_params' })
   M.load_checkpoint = kw.wrap(M.load_checkpoint, 'load_checkpoint', { 'prefix', 'epoch' })
+  help.doc(M.save_checkpoint, [[
+mx.mod.save_checkpoint(prefix, epoch, symbol, arg_params, aux_params) writes
+a checkpoint in MXNet's files: PREFIX-symbol.json and PREFIX-%04d.params
+(the epoch zero-padded to 4 digits).
+
+The parameters are tables of NDArrays by name, saved as 'arg:name' and
+'aux:name' in MXNet's .params format; either may be nil. Also
+save_checkpoint{prefix =, epoch =, symbol =, arg_params =, aux_params =}.
+mx.callback.do_checkpoint makes an epoch_end_callback calling it.]])
+  help.doc(M.load_checkpoint, [[
+mx.mod.load_checkpoint(prefix, epoch) -> symbol, arg_params, aux_params:
+reads what save_checkpoint wrote (PREFIX-symbol.json, PREFIX-%04d.params).
+
+arg_params and aux_params are tables of NDArrays by name, with the 'arg:'
+and 'aux:' prefixes of the file taken off. Also load_checkpoint{prefix =,
+epoch =}; mx.mod.Module.load(prefix, epoch) makes a Module from one.]])
 
   help.doc(Module, [[
 mx.mod.Module(symbol, {data_names = {'data'}, label_names = {'softmax_label'},

@@ -39,10 +39,23 @@ return function(mx)
       return self.base_lr * factor ^ k
     end })
   end
-  M.FactorScheduler = help.doc(FactorScheduler,
-    'mx.optimizer.FactorScheduler{step, factor = 1, stop_factor_lr = 1e-8}: lr * factor every step updates')
-  M.MultiFactorScheduler = help.doc(MultiFactorScheduler,
-    'mx.optimizer.MultiFactorScheduler{step = {n1, n2, ...}, factor = 1}: lr * factor after each listed update count')
+  M.FactorScheduler = help.doc(FactorScheduler, [[
+mx.optimizer.FactorScheduler{step =, factor = 1, stop_factor_lr = 1e-8,
+  base_lr = 0.01} -> a schedule (also mx.lr_scheduler.FactorScheduler): the
+rate is multiplied by factor every step updates, never going below
+stop_factor_lr.
+
+sched(n) = max(base_lr * factor ^ floor(n / step), stop_factor_lr). step is
+required and at least 1; factor is at most 1. Given to an optimizer as
+lr_scheduler, its base_lr becomes the optimizer's learning rate.]])
+  M.MultiFactorScheduler = help.doc(MultiFactorScheduler, [[
+mx.optimizer.MultiFactorScheduler{step = {n1, n2, ...}, factor = 1,
+  base_lr = 0.01} -> a schedule (also mx.lr_scheduler.MultiFactorScheduler):
+the rate is multiplied by factor once past each listed update count.
+
+sched(n) = base_lr * factor ^ k, k the number of steps below n; the steps
+must increase. Given to an optimizer as lr_scheduler, its base_lr becomes
+the optimizer's learning rate.]])
 
   -- ---- The base class.
   local Optimizer = {}
@@ -119,6 +132,21 @@ return function(mx)
   end
   M.SGD = function(opts) return new(SGD, opts, { momentum = 0, fused_mom = 'sgd_mom_update' }) end
   M.NAG = function(opts) return new(SGD, opts, { momentum = 0, fused_mom = 'nag_mom_update' }) end
+  help.doc(M.SGD, [[
+mx.optimizer.SGD{learning_rate = 0.01, momentum = 0, wd = 0, ...} -> an
+optimizer: stochastic gradient descent, with momentum when momentum is not 0.
+
+An update is one fused operator run in place on the weight: sgd_update, or
+sgd_mom_update with a momentum state (an array of the weight's shape). The
+other options are mx.optimizer.Optimizer's; create('sgd', opts) makes the
+same.]])
+  help.doc(M.NAG, [[
+mx.optimizer.NAG{learning_rate = 0.01, momentum = 0, wd = 0, ...} -> an
+optimizer: SGD with Nesterov momentum (the fused nag_mom_update operator).
+
+With momentum = 0, the default, it keeps no state and updates as plain SGD
+does; give a momentum (0.9, say) for Nesterov's method. The other options
+are mx.optimizer.Optimizer's; create('nag', opts) makes the same.]])
 
   -- ---- Adam.
   local Adam = setmetatable({}, { __index = Optimizer })
@@ -138,6 +166,16 @@ return function(mx)
   M.Adam = function(opts)
     return new(Adam, opts, { learning_rate = 0.001, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8 })
   end
+  help.doc(M.Adam, [[
+mx.optimizer.Adam{learning_rate = 0.001, beta1 = 0.9, beta2 = 0.999,
+  epsilon = 1e-8, wd = 0, ...} -> an optimizer: Adam, each update one fused
+adam_update operator run in place on the weight.
+
+Its state is two arrays of the weight's shape (the running averages of the
+gradient and of its square). As MXNet does, the bias corrections are folded
+into the rate: lr * sqrt(1 - beta2 ^ t) / (1 - beta1 ^ t) at a parameter's
+t-th update. The other options are mx.optimizer.Optimizer's;
+create('adam', opts) makes the same.]])
 
   -- ---- RMSProp (MXNet's non-centered form; centered = true is Graves').
   local RMSProp = setmetatable({}, { __index = Optimizer })
@@ -163,6 +201,18 @@ return function(mx)
     return new(RMSProp, opts, { learning_rate = 0.001, gamma1 = 0.9, gamma2 = 0.9,
       epsilon = 1e-8, centered = false })
   end
+  help.doc(M.RMSProp, [[
+mx.optimizer.RMSProp{learning_rate = 0.001, gamma1 = 0.9, gamma2 = 0.9,
+  epsilon = 1e-8, centered = false, clip_weights =, wd = 0, ...} -> an
+optimizer: RMSProp in MXNet's non-centered form, or Graves' centered form
+with centered = true.
+
+The non-centered form (the fused rmsprop_update) keeps one array, the
+running average of the squared gradient, decayed by gamma1; the centered
+form (rmspropalex_update) keeps three and uses gamma2 as its momentum.
+clip_weights, when given, clips the weights to [-clip_weights,
+clip_weights] after each update. The other options are
+mx.optimizer.Optimizer's; create('rmsprop', opts) makes the same.]])
 
   -- ---- AdaGrad (no fused op: three pushes).
   local AdaGrad = setmetatable({}, { __index = Optimizer })
@@ -180,6 +230,16 @@ return function(mx)
     weight:sub_((g / mx.nd.sqrt(history + self.float_stable_eps) + weight * wd) * lr)
   end
   M.AdaGrad = function(opts) return new(AdaGrad, opts, { float_stable_eps = 1e-7 }) end
+  help.doc(M.AdaGrad, [[
+mx.optimizer.AdaGrad{learning_rate = 0.01, float_stable_eps = 1e-7, wd = 0,
+  ...} -> an optimizer: AdaGrad, each weight's step divided by the root of
+the sum of its squared gradients so far.
+
+Its state, the history, is that sum (of the rescaled and clipped gradients
+g), an array of the weight's shape; an update is weight = weight - lr *
+(g / sqrt(history + float_stable_eps) + wd * weight), made of NDArray
+operations (there is no fused operator). The other options are
+mx.optimizer.Optimizer's; create('adagrad', opts) makes the same.]])
 
   local registry = { sgd = M.SGD, nag = M.NAG, adam = M.Adam, rmsprop = M.RMSProp,
     adagrad = M.AdaGrad }
@@ -213,7 +273,31 @@ Also create{name = 'sgd', learning_rate = 0.1}, as MXNet's keywords.]])
     end
   end
 
-  M.Optimizer = Optimizer
+  help.doc(M.get_updater, [[
+mx.optimizer.get_updater(opt) -> updater(index, grad, weight), as MXNet's:
+each call updates weight in place with opt, keeping one state per index.
+
+The state of an index is made by opt:create_state(index, weight) at its
+first call; note the order of the arguments, grad before weight, as in
+MXNet.]])
+
+  M.Optimizer = help.doc(Optimizer, [[
+mx.optimizer.Optimizer: the base class of SGD, NAG, Adam, RMSProp and AdaGrad,
+with the options they all read. opt:update(index, weight, grad, state)
+updates a weight in place, with the state made by opt:create_state(index,
+weight).
+
+Options: learning_rate (or lr; each optimizer has its own default), wd = 0,
+rescale_grad = 1 (the gradient is multiplied by it first), clip_gradient
+(gradients are clipped to [-clip_gradient, clip_gradient]; no clipping by
+default), lr_scheduler (a schedule such as FactorScheduler, called with the
+number of updates; its base_lr is set to the learning rate),
+param_idx2name = {[index] = name} and sym (a symbol whose __lr_mult__ and
+__wd_mult__ attributes fill opt.lr_mult and opt.wd_mult, tables by name).
+Of the parameters param_idx2name names, weight decay applies only to the
+*_weight and *_gamma ones (MXNet's rule). opt:set_learning_rate(lr) changes
+the rate (an error under an lr_scheduler); opt:set_mults_from_symbol(sym)
+reads the multipliers of a symbol.]])
   help.doc(M, [[
 mx.optimizer: create(name, {learning_rate, wd, rescale_grad, clip_gradient,
 lr_scheduler, momentum, ...}) for 'sgd', 'nag', 'adam', 'rmsprop', 'adagrad';

@@ -80,6 +80,18 @@ return function(mx)
     end
     return true
   end
+  help.doc(M.assert_almost_equal, [[
+mx.test_utils.assert_almost_equal(a, b, {rtol =, atol =, names = {'a', 'b'},
+  equal_nan = false}) -> true, or an error naming the element that is the
+furthest beyond the tolerance.
+
+a and b are NDArrays, nested tables or numbers, and every element must meet
+|a - b| <= atol + rtol * |b|. The default tolerances are MXNet's for the less
+precise of the two dtypes (tables, numbers and other dtypes count as
+float64): float16 and bfloat16 rtol 1e-2, atol 1e-1; float32 1e-4, 1e-3;
+float64 1e-5, 1e-20. NaNs match only each other, and only with equal_nan =
+true. Two NDArrays must have the same shape, other values the same number of
+elements.]])
 
   -- location as a list in list_arguments order, of NDArrays of `dtype`.
   local function arrays_for(sym, location, dtype, ctx)
@@ -229,6 +241,21 @@ return function(mx)
     end
     return true
   end
+  help.doc(M.check_numeric_gradient, [[
+mx.test_utils.check_numeric_gradient(sym, location, {grad_req = 'write',
+  grad_nodes =, aux_states =, numeric_eps = 1e-3, rtol = 1e-2, atol = 1e-4,
+  dtype = 'float64', ctx = mx.cpu(), use_forward_train = true, seed = 7})
+-> true, or an error naming the argument whose gradient is wrong.
+
+It binds sym at location (a list in list_arguments order, or a table by
+argument name, of NDArrays or nested tables converted to dtype), runs
+backward with a random projection of the outputs as their gradient, and
+compares each argument's gradient with central differences (step
+numeric_eps) of the outputs' dot product with that projection. grad_req is
+one request or a table by argument name or position (those missing get
+'null'): 'add' starts from random values and expects them plus the
+gradient, 'null' expects the gradient array left alone. grad_nodes = {names}
+checks those arguments only. aux_states are given by name or position.]])
 
   function M.check_autograd_gradient(fn, location, opts)
     opts = opts or {}
@@ -284,6 +311,20 @@ return function(mx)
     end
     return true
   end
+  help.doc(M.check_autograd_gradient, [[
+mx.test_utils.check_autograd_gradient(fn, location, {grad_req = 'write',
+  grad_nodes =, numeric_eps = 1e-3, rtol = 1e-2, atol = 1e-4, dtype =
+  'float64', ctx = mx.cpu(), train_mode = true, seed = 11}) -> true, or an
+error naming the input whose gradient is wrong.
+
+fn(x1, x2, ...) returns an NDArray, several, or a list of them; location is
+the list of its inputs (NDArrays or nested tables, converted to dtype). The
+call is recorded by mx.autograd (in training mode unless train_mode =
+false), and the gradients backward gives from a random projection of the
+outputs are compared with central differences (step numeric_eps). grad_req
+is one request or a table by input position (those missing get 'null');
+'add' starts from random values and expects them plus the gradient.
+grad_nodes = {positions} checks those inputs only.]])
 
   function M.check_symbolic_forward(sym, location, expected, opts)
     opts = opts or {}
@@ -298,6 +339,15 @@ return function(mx)
     end
     return exe.outputs
   end
+  help.doc(M.check_symbolic_forward, [[
+mx.test_utils.check_symbolic_forward(sym, location, expected, {rtol =,
+  atol =, dtype =, ctx = mx.cpu(), aux_states =, is_train = false}) -> the
+outputs, or an error naming the output that differs from what is expected.
+
+location is a list in list_arguments order or a table by argument name, of
+NDArrays or nested tables (converted to dtype when it is given; tables are
+float64 otherwise). expected holds the outputs' values in order or by
+output name. The tolerances default to assert_almost_equal's.]])
 
   function M.check_symbolic_backward(sym, location, out_grads, expected, opts)
     opts = opts or {}
@@ -325,6 +375,19 @@ return function(mx)
     end
     return exe.grad_arrays
   end
+  help.doc(M.check_symbolic_backward, [[
+mx.test_utils.check_symbolic_backward(sym, location, out_grads, expected,
+  {grad_req = 'write', rtol =, atol =, dtype =, ctx = mx.cpu(), aux_states =})
+-> the gradient arrays, or an error naming the argument whose gradient
+differs from what is expected.
+
+It runs forward in training mode, then backward with out_grads (one per
+output, NDArrays or nested tables), and compares the gradient of each
+argument expected gives, by name or position; arguments it leaves out, and
+those whose grad_req is 'null', are not checked. location is as for
+check_symbolic_forward; grad_req is one request or a table by argument name
+or position (those missing get 'null'). The tolerances default to
+assert_almost_equal's.]])
 
   help.doc(M, [[
 mx.test_utils: assert_almost_equal(a, b, {rtol, atol}) with MXNet's default

@@ -53,6 +53,15 @@ return function(mx)
     print(('_'):rep(w))
     return total
   end
+  help.doc(M.print_summary, [[
+mx.viz.print_summary(sym, {data = shape, ...}, {line_length = 100}) -> the
+total number of parameters, after printing a table of sym's layers.
+
+Each operator node gets a row: its name, its output shape, its parameter
+count and the layers feeding it. Shapes are inferred from the input shapes
+given, partially when some are unknown; a parameter is an argument named
+after its node (node_...) that is neither given a shape nor named *_label.
+line_length is the width of the table's rules.]])
 
   help.doc(M, 'mx.viz.print_summary(sym, {data = shape}) -> prints layers, output shapes and parameter counts; returns the total')
   return M
