@@ -87,6 +87,7 @@ int Main(int argc, char** argv) {
   if (opts.version) {
     std::printf("tessera %s, %s, CUDA %s\n", TESSERA_VERSION, LuaJitDescription(L).c_str(),
                 tessera::BuiltWithCUDA() ? "built" : "not built");
+    in->Close();  // what start-up made (a symbol the API probes) is freed
     return 0;
   }
   SetArgTable(L, argc, argv, opts.script);
