@@ -154,7 +154,8 @@ void DeconvDataFromOutput(const NodeAttrs& attrs, std::vector<Shape>* in, const 
                     dl = TupleAt(p.dilate, k, i, 1, 1), pd = TupleAt(p.pad, k, i, 0, 0),
                     adj = TupleAt(p.adj, k, i, 0, 0);
       if (kern < 0 || s < 0 || dl < 0 || pd < 0 || adj < 0) return 0;
-      const int64_t span = o - (dl * (kern - 1) + 1) + 2 * pd - adj;
+      // o is the caller's (unbounded); the parameters are at most kMaxSpatialParam.
+      const int64_t span = AddDims(o - (dl * (kern - 1) + 1), 2 * pd, OpLabel(attrs)) - adj;
       TS_CHECK(span >= 0 && span % s == 0)
           << OpLabel(attrs) << ": no input gives the output of shape " << out << " (kernel "
           << p.kernel << ", stride " << p.stride << ", pad " << p.pad << ", adj " << p.adj << ")";
