@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <functional>
+#include <string>
 
 #include "engine/base/array_bytes.h"
 #include "engine/base/small_vector.h"
@@ -251,6 +252,19 @@ bool InplaceAllowed(const NodeAttrs& attrs, int in, int out) {
 
 // ---- the steps of a call ----------------------------------------------------
 
+// Given outputs are all the op's or, as MXNet allows, its visible ones (the
+// hidden ones, such as Dropout's mask, are then made by the call).
+[[gnu::noinline]] void CheckVisibleOutputs(const NodeAttrs& attrs, uint32_t n_out,
+                                           const std::vector<NDArray>& outputs) {
+  static const auto& visible = op::Op::GetAttr<op::FNumVisibleOutputs>("FNumVisibleOutputs");
+  const op::FNumVisibleOutputs* f = visible.find(attrs.op);
+  const uint32_t n_vis = f ? (*f)(attrs) : n_out;
+  TS_CHECK(outputs.size() == n_vis)
+      << op::OpLabel(attrs) << ": produces " << n_out << " outputs"
+      << (n_vis != n_out ? " (" + std::to_string(n_vis) + " visible)" : std::string()) << ", "
+      << outputs.size() << " given";
+}
+
 // Step 1: the inputs and given outputs fit the op. Returns its output count.
 [[gnu::always_inline]] inline uint32_t CheckCall(const NodeAttrs& attrs, InputList inputs,
                                                  const std::vector<NDArray>& outputs) {
@@ -261,8 +275,7 @@ bool InplaceAllowed(const NodeAttrs& attrs, int in, int out) {
                                   << (n_in == 1 ? "" : "s") << ", got " << inputs.size();
   for (size_t i = 0; i < inputs.size(); ++i)
     TS_CHECK(!inputs[i].is_none()) << op::OpLabel(attrs) << ": input " << i << " is empty (none)";
-  TS_CHECK(outputs.empty() || outputs.size() == n_out)
-      << op::OpLabel(attrs) << ": produces " << n_out << " outputs, " << outputs.size() << " given";
+  if (!outputs.empty() && outputs.size() != n_out) CheckVisibleOutputs(attrs, n_out, outputs);
   for (size_t o = 0; o < outputs.size(); ++o)
     TS_CHECK(!outputs[o].is_none()) << op::OpLabel(attrs) << ": out " << o << " is empty";
   return n_out;
@@ -320,19 +333,19 @@ Inferred InferCall(const std::shared_ptr<const NodeAttrs>& attrs_ptr, InputList 
   return r;
 }
 
-// Step 3a: new outputs allocated, or given ones on the right device.
+// Step 3a: new outputs allocated, or given ones on the right device (and the
+// hidden ones made where only the visible ones were given).
 [[gnu::always_inline]] inline void MakeOutputs(const NodeAttrs& attrs, const Inferred& inf,
                                                size_t n_out, Context ctx,
                                                std::vector<NDArray>* outputs) {
-  if (!outputs->empty()) {
-    for (size_t o = 0; o < n_out; ++o)
-      TS_CHECK((*outputs)[o].ctx() == ctx)
-          << op::OpLabel(attrs) << ": out " << o << " is on " << (*outputs)[o].ctx().ToString()
-          << ", the op runs on " << ctx.ToString();
-    return;
-  }
+  const size_t given = outputs->size();
+  for (size_t o = 0; o < given; ++o)
+    TS_CHECK((*outputs)[o].ctx() == ctx)
+        << op::OpLabel(attrs) << ": out " << o << " is on " << (*outputs)[o].ctx().ToString()
+        << ", the op runs on " << ctx.ToString();
+  if (given == n_out) return;
   if (outputs->capacity() < n_out) outputs->reserve(n_out);
-  for (size_t o = 0; o < n_out; ++o)
+  for (size_t o = given; o < n_out; ++o)
     outputs->emplace_back(inf.out_shapes[o], ctx, inf.out_types[o]);
 }
 

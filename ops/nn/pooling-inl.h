@@ -92,16 +92,33 @@ struct PoolGeom {
 // (0) spatial dimension gives an output size of 0.
 PoolGeom MakePoolGeom(const NodeAttrs& attrs, const Shape& data);
 
+// Max pooling keeps a hidden second output for its backward, as MXNet's
+// oneDNN pooling does (src/operator/nn/pooling.cc, GetNumOutputs): the workspace of oneDNN's
+// training forward (the position of each maximum in its window: one byte per output for windows of
+// up to 255 elements, four above), then one flag byte, 1 when a training
+// forward on oneDNN wrote those positions and 0 when the forward ran
+// elsewhere (inference, another dtype, a plain kernel), which the backward
+// then does without them. Its size in bytes, the flag included, for data of
+// shape (n, c, ...).
+bool PoolHasWorkspace(const NodeAttrs& attrs);
+int64_t PoolWorkspaceBytes(const NodeAttrs& attrs, const PoolGeom& g, int64_t n, int64_t c);
+
 // oneDNN float32 paths on the plain layout (pooling_dnnl.cc), for data of
 // shape (n, c, ...). They return false, having written nothing, where
 // oneDNN's semantics differ from MXNet's (sum; avg counting the padding when
 // a 'full' window reaches past it; padding as large as the kernel), for a
 // `req` they do not serve (forward: write; backward: write to a separate
 // buffer), or when oneDNN refuses the shape: the plain kernels do it then.
+// `ws` (max pooling in training, `ws_bytes` long without the flag) receives
+// the positions of the maxima; null runs the inference forward.
 bool DnnlPoolForward(const PoolGeom& g, int64_t n, int64_t c, const float* in, float* out,
-                     OpReqType req, int threads);
-// Max pooling's backward runs a training forward into `temp` first, for the
-// positions of the maxima.
+                     OpReqType req, int threads, uint8_t* ws, int64_t ws_bytes);
+// Max pooling's backward from the positions a training forward kept in `ws`.
+bool DnnlPoolBackwardFromWorkspace(const PoolGeom& g, int64_t n, int64_t c, const float* ograd,
+                                   float* gin, OpReqType req, int threads, const uint8_t* ws,
+                                   int64_t ws_bytes);
+// The backward without a workspace: max pooling runs a training forward into
+// `temp` first, for the positions of the maxima.
 bool DnnlPoolBackward(const PoolGeom& g, int64_t n, int64_t c, const float* ograd, const float* in,
                       float* gin, OpReqType req, int threads, const Resource& temp);
 

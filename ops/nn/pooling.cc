@@ -1,10 +1,14 @@
 // Pooling and _backward_Pooling (pooling-inl.h states the semantics): the
 // geometry, shape and type inference, the plain kernels, parallel over the
 // (batch, channel) planes for every float dtype, the dispatch between them and
-// oneDNN (pooling_dnnl.cc), and the registration.
+// oneDNN (pooling_dnnl.cc), max pooling's hidden workspace, and the
+// registration.
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "engine/op/infer_utils.h"
 #include "engine/op/kernel_launch.h"
@@ -59,6 +63,17 @@ PoolGeom MakePoolGeom(const NodeAttrs& attrs, const Shape& data) {
   return g;
 }
 
+bool PoolHasWorkspace(const NodeAttrs& attrs) {
+  return ParamsOf<PoolingParam>(attrs).pool_type == pool::kMaxPool;
+}
+
+int64_t PoolWorkspaceBytes(const NodeAttrs& attrs, const PoolGeom& g, int64_t n, int64_t c) {
+  const std::string label = OpLabel(attrs) + " workspace";
+  const int64_t per = MulDims(g.kh, g.kw, label) <= 255 ? 1 : 4;
+  const int64_t outputs = MulDims(MulDims(n, c, label), MulDims(g.oh, g.ow, label), label);
+  return AddDims(MulDims(outputs, per, label), 1, label);
+}
+
 namespace {
 
 // The data's batch, channels and, where the stride is 1, spatial sizes from
@@ -89,16 +104,46 @@ bool PoolingShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Sh
   od.push_back(g.ow);
   AssignShape(attrs, out, 0, Shape(od), "output");
   PoolDataFromOutput(attrs, in, (*out)[0]);
+  if (out->size() > 1 && AllKnown(*in))
+    AssignShape(attrs, out, 1, Shape{PoolWorkspaceBytes(attrs, g, data[0], data[1])}, "workspace");
   return AllKnown(*in) && AllKnown(*out);
 }
 
-bool PoolingType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
-  const bool ok = SameTypeAll(attrs, in, out);
-  for (DType t : *in)
-    TS_CHECK(t == DType::kUnknown || IsFloatingPoint(t))
-        << OpLabel(attrs) << ": dtype " << DTypeName(t)
-        << " is not supported (float16, bfloat16, float32, float64)";
+void CheckPoolDType(const NodeAttrs& attrs, DType t) {
+  TS_CHECK(t == DType::kUnknown || IsFloatingPoint(t))
+      << OpLabel(attrs) << ": dtype " << DTypeName(t)
+      << " is not supported (float16, bfloat16, float32, float64)";
+}
+
+// The data, output (and gradients) share one float dtype; the workspace
+// (a hidden output of max pooling, an input of its backward) is bytes.
+bool PoolingTypeWithWorkspace(const NodeAttrs& attrs, std::vector<DType>* in,
+                              std::vector<DType>* out, size_t n_in, size_t n_out) {
+  std::vector<DType> in_f(in->begin(), in->begin() + n_in),
+      out_f(out->begin(), out->begin() + n_out);
+  const bool ok = SameTypeAll(attrs, &in_f, &out_f);
+  std::copy(in_f.begin(), in_f.end(), in->begin());
+  std::copy(out_f.begin(), out_f.end(), out->begin());
+  for (DType t : in_f) CheckPoolDType(attrs, t);
+  if (in->size() > n_in) AssignType(attrs, in, n_in, DType::kUint8, "workspace");
+  if (out->size() > n_out) AssignType(attrs, out, n_out, DType::kUint8, "workspace");
   return ok;
+}
+
+bool PoolingType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
+  return PoolingTypeWithWorkspace(attrs, in, out, 1, 1);
+}
+
+bool PoolingBackwardType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
+  return PoolingTypeWithWorkspace(attrs, in, out, 3, 1);
+}
+
+uint32_t PoolingNumOutputs(const NodeAttrs& attrs) {
+  return PoolHasWorkspace(attrs) ? 2 : 1;
+}
+
+uint32_t PoolingBackwardNumInputs(const NodeAttrs& attrs) {
+  return PoolHasWorkspace(attrs) ? 4 : 3;
 }
 
 // The window of output (y, x): [h0, h1) x [w0, w1) clipped to the input, and
@@ -231,38 +276,71 @@ void PoolBackward(const PoolGeom& g, const T* ograd, const T* in, const T* out, 
 }
 
 // float32 tries oneDNN first, which declines what it does not serve; the
-// plain kernel does the rest.
-void PoolingCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                    const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  if (req[0] == kNullOp) return;
-  const PoolGeom g = MakePoolGeom(attrs, in[0].shape());
+// plain kernel does the rest. Returns whether oneDNN's training forward kept
+// the positions of the maxima in `ws`.
+bool PoolForwardAny(const PoolGeom& g, const OpContext& ctx, const TBlob& in, OpReqType req,
+                    const TBlob& out, uint8_t* ws, int64_t ws_bytes) {
   const int threads = ctx.run_ctx.omp_threads;
-  if (in[0].dtype() == DType::kFloat32 && g.planes > 0 && g.oh * g.ow > 0 &&
-      DnnlPoolForward(g, in[0].shape()[0], in[0].shape()[1], in[0].dptr<float>(),
-                      out[0].dptr<float>(), req[0], threads))
-    return;
+  if (in.dtype() == DType::kFloat32 && g.planes > 0 && g.oh * g.ow > 0) {
+    const int64_t n = in.shape()[0], c = in.shape()[1];
+    const float* x = in.dptr<float>();
+    float* y = out.dptr<float>();
+    if (ws && DnnlPoolForward(g, n, c, x, y, req, threads, ws, ws_bytes)) return true;
+    if (DnnlPoolForward(g, n, c, x, y, req, threads, nullptr, 0)) return false;
+  }
   SwitchFloatDType(
-      in[0].dtype(),
+      in.dtype(),
       [&](auto tag) {
         using T = typename decltype(tag)::type;
-        PoolForward<T>(g, in[0].dptr<T>(), out[0].dptr<T>(), req[0], threads);
+        PoolForward<T>(g, in.dptr<T>(), out.dptr<T>(), req, threads);
       },
       "Pooling");
+  return false;
 }
 
-// _backward_Pooling: inputs (ograd, data, out); output gdata. As the forward,
-// but 2x2 max windows of stride 2 keep their loop, as fast as oneDNN there.
+// The workspace (out[1]) is filled in training only; its last byte says
+// whether it was.
+void PoolingCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                    const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  const bool has_ws = out.size() > 1 && req[1] != kNullOp;
+  uint8_t* ws = has_ws ? out[1].dptr<uint8_t>() : nullptr;
+  const int64_t ws_bytes = has_ws ? out[1].Size() - 1 : 0;
+  if (req[0] == kNullOp) {
+    if (has_ws) ws[ws_bytes] = 0;
+    return;
+  }
+  const PoolGeom g = MakePoolGeom(attrs, in[0].shape());
+  const bool kept =
+      PoolForwardAny(g, ctx, in[0], req[0], out[0], ctx.is_train ? ws : nullptr, ws_bytes);
+  if (has_ws) ws[ws_bytes] = kept ? 1 : 0;
+}
+
+// _backward_Pooling: inputs (ograd, data, out[, workspace]); output gdata.
+// float32 max pooling runs oneDNN's backward on the workspace when the
+// forward kept one; else, as the forward, oneDNN where it serves (max
+// pooling then recomputes the positions, except on 2x2 windows of stride 2,
+// whose loop is as fast), else the loop.
 void PoolingBackwardCompute(const NodeAttrs& attrs, const OpContext& ctx,
                             const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
                             const std::vector<TBlob>& out) {
   if (req[0] == kNullOp) return;
   const PoolGeom g = MakePoolGeom(attrs, in[1].shape());
   const int threads = ctx.run_ctx.omp_threads;
-  if (in[0].dtype() == DType::kFloat32 && !IsMax2x2(g) && g.planes > 0 && g.oh * g.ow > 0 &&
-      DnnlPoolBackward(g, in[1].shape()[0], in[1].shape()[1], in[0].dptr<float>(),
-                       in[1].dptr<float>(), out[0].dptr<float>(), req[0], threads,
-                       ctx.requested[0]))
-    return;
+  if (in[0].dtype() == DType::kFloat32 && g.planes > 0 && g.oh * g.ow > 0) {
+    const int64_t n = in[1].shape()[0], c = in[1].shape()[1];
+    const float* og = in[0].dptr<float>();
+    float* gi = out[0].dptr<float>();
+    if (in.size() > 3) {
+      const uint8_t* ws = in[3].dptr<uint8_t>();
+      const int64_t ws_bytes = in[3].Size() - 1;
+      if (ws[ws_bytes] == 1 &&
+          DnnlPoolBackwardFromWorkspace(g, n, c, og, gi, req[0], threads, ws, ws_bytes))
+        return;
+    }
+    if (!IsMax2x2(g) &&
+        DnnlPoolBackward(g, n, c, og, in[1].dptr<float>(), gi, req[0], threads, ctx.requested[0]))
+      return;
+  }
   SwitchFloatDType(
       in[0].dtype(),
       [&](auto tag) {
@@ -278,12 +356,19 @@ bool PoolingBackwardShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::v
   AssignShape(attrs, in, 0, (*in)[2], "input");
   AssignShape(attrs, out, 0, (*in)[1], "output");
   AssignShape(attrs, in, 1, (*out)[0], "input");
+  const Shape& data = (*in)[1];
+  if (in->size() > 3 && data.known()) {
+    const PoolGeom g = MakePoolGeom(attrs, data);
+    AssignShape(attrs, in, 3, Shape{PoolWorkspaceBytes(attrs, g, data[0], data[1])}, "workspace");
+  }
   return AllKnown(*in) && AllKnown(*out);
 }
 
 struct PoolingGrad {
   std::vector<NodeEntry> operator()(const NodePtr& n, const std::vector<NodeEntry>& ograds) const {
-    return MakeGradNode("_backward_Pooling", n, {ograds[0], n->inputs[0], NodeEntry{n, 0, 0}});
+    std::vector<NodeEntry> in{ograds[0], n->inputs[0], NodeEntry{n, 0, 0}};
+    if (PoolHasWorkspace(n->attrs)) in.push_back(NodeEntry{n, 1, 0});
+    return MakeGradNode("_backward_Pooling", n, std::move(in));
   }
 };
 
@@ -299,13 +384,23 @@ input padded by pad on both sides. Output size per spatial axis:
 'full': ceil((x + 2 * pad - kernel) / stride) + 1.
 global_pool pools each whole feature map to 1 (kernel, stride and pad ignored).
 Windows are clipped to the input; padded elements never win a max; avg divides
-by the window size including padding unless count_include_pad = False.)")
+by the window size including padding unless count_include_pad = False.
+
+Max pooling keeps a hidden second output for its backward, as MXNet's oneDNN
+pooling does: the position of each maximum, written by a training forward.)")
     .set_num_inputs(1)
-    .set_num_outputs(1)
+    .set_num_outputs(PoolingNumOutputs)
     .set_attr_parser(ParamParser<PoolingParam>)
     .add_argument("data", "NDArray", "Input data to the pooling operator.")
     .add_arguments(PoolingParam::Fields())
     .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"data"}))
+    .set_attr<FListOutputNames>("FListOutputNames",
+                                [](const NodeAttrs& attrs) {
+                                  if (!PoolHasWorkspace(attrs))
+                                    return std::vector<std::string>{"output"};
+                                  return std::vector<std::string>{"output", "workspace"};
+                                })
+    .set_attr<FNumVisibleOutputs>("FNumVisibleOutputs", [](const NodeAttrs&) { return 1u; })
     .set_attr<FInferShape>("FInferShape", PoolingShape)
     .set_attr<FInferType>("FInferType", PoolingType)
     .set_attr<FCompute>(kFComputeCPU, PoolingCompute)
@@ -314,13 +409,14 @@ by the window size including padding unless count_include_pad = False.)")
 TS_REGISTER_OP(_backward_Pooling)
     .describe(
         "Gradient of Pooling. Inputs: ograd, data, out (the forward output, which "
-        "locates each max); output: the gradient of data.")
-    .set_num_inputs(3)
+        "locates each max) and, for max pooling, the forward's hidden workspace; output: "
+        "the gradient of data.")
+    .set_num_inputs(PoolingBackwardNumInputs)
     .set_num_outputs(1)
     .set_attr_parser(ParamParser<PoolingParam>)
     .set_attr<TIsBackward>("TIsBackward", true)
     .set_attr<FInferShape>("FInferShape", PoolingBackwardShape)
-    .set_attr<FInferType>("FInferType", ElemwiseType<3, 1>)
+    .set_attr<FInferType>("FInferType", PoolingBackwardType)
     .set_attr<FResourceRequest>("FResourceRequest",
                                 [](const NodeAttrs&) {
                                   return std::vector<ResourceRequest>{ResourceRequest::kTempSpace};

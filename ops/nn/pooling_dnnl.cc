@@ -4,6 +4,7 @@
 // pooling.cc do the work.
 #include <memory>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 
 #include "ops/nn/pooling-inl.h"
@@ -63,11 +64,71 @@ dnnl::pooling_forward::desc PoolForwardDesc(const PoolGeom& g, dnnl::prop_kind k
                                      Spatial(g, prh, prw));
 }
 
-}  // namespace
+// The training forward (max only: it makes the workspace) and the backward
+// of one geometry, built together: the backward's descriptor hints at the
+// forward's.
+struct TrainPrims {
+  dnnl::memory::desc src, dst, ws;
+  dnnl::pooling_forward fwd;
+  dnnl::pooling_backward bwd;
+};
 
-bool DnnlPoolForward(const PoolGeom& g, int64_t n, int64_t c, const float* in, float* out,
-                     OpReqType req, int threads) {
-  if (req != kWriteTo && req != kWriteInplace) return false;
+std::shared_ptr<TrainPrims> TrainingPrims(const PoolGeom& g, int64_t n, int64_t c,
+                                          dnnl::algorithm alg, int64_t prh, int64_t prw) {
+  static nn_dnnl::PrimitiveCache<PoolKey, TrainPrims> cache;
+  return cache.Get(MakePoolKey(g, n, c, prh, prw, alg), [&] {
+    auto made = std::make_shared<TrainPrims>();
+    std::tie(made->src, made->dst) = PoolDescs(g, n, c);
+    const auto& eng = nn_dnnl::CpuEngine();
+    dnnl::pooling_forward::primitive_desc fpd(
+        PoolForwardDesc(g, dnnl::prop_kind::forward_training, alg, made->src, made->dst, prh, prw),
+        eng);
+    if (alg == dnnl::algorithm::pooling_max) {
+      made->fwd = dnnl::pooling_forward(fpd);
+      made->ws = fpd.workspace_desc();
+    }
+    made->bwd = dnnl::pooling_backward(dnnl::pooling_backward::primitive_desc(
+        dnnl::pooling_backward::desc(alg, made->src, made->dst, Spatial(g, g.sh, g.sw),
+                                     Spatial(g, g.kh, g.kw), Spatial(g, g.ph, g.pw),
+                                     Spatial(g, prh, prw)),
+        eng, fpd));
+    return made;
+  });
+}
+
+// The max-pooling training primitives of `g`, or null where oneDNN does not
+// serve it or its workspace would not fit in `ws_bytes`.
+std::shared_ptr<TrainPrims> MaxTrainingPrims(const PoolGeom& g, int64_t n, int64_t c,
+                                             int64_t ws_bytes) {
+  dnnl::algorithm alg;
+  int64_t prh, prw;
+  if (!DnnlPoolAlg(g, &alg, &prh, &prw) || alg != dnnl::algorithm::pooling_max) return nullptr;
+  auto p = TrainingPrims(g, n, c, alg, prh, prw);
+  return p->ws.get_size() <= size_t(ws_bytes) ? p : nullptr;
+}
+
+void RunMaxForward(const TrainPrims& p, const float* in, void* out, void* ws, int threads) {
+  using dnnl::memory;
+  const auto& eng = nn_dnnl::CpuEngine();
+  nn_dnnl::RunPrimitive(p.fwd,
+                        {{DNNL_ARG_SRC, memory(p.src, eng, const_cast<float*>(in))},
+                         {DNNL_ARG_DST, memory(p.dst, eng, out)},
+                         {DNNL_ARG_WORKSPACE, memory(p.ws, eng, ws)}},
+                        threads);
+}
+
+void RunBackward(const TrainPrims& p, const float* ograd, float* gin, const void* ws, int threads) {
+  using dnnl::memory;
+  const auto& eng = nn_dnnl::CpuEngine();
+  std::unordered_map<int, memory> args{
+      {DNNL_ARG_DIFF_DST, memory(p.dst, eng, const_cast<float*>(ograd))},
+      {DNNL_ARG_DIFF_SRC, memory(p.src, eng, gin)}};
+  if (ws) args.emplace(DNNL_ARG_WORKSPACE, memory(p.ws, eng, const_cast<void*>(ws)));
+  nn_dnnl::RunPrimitive(p.bwd, args, threads);
+}
+
+bool DnnlPoolInference(const PoolGeom& g, int64_t n, int64_t c, const float* in, float* out,
+                       int threads) {
   dnnl::algorithm alg;
   int64_t prh, prw;
   if (!DnnlPoolAlg(g, &alg, &prh, &prw)) return false;
@@ -76,31 +137,55 @@ bool DnnlPoolForward(const PoolGeom& g, int64_t n, int64_t c, const float* in, f
     dnnl::pooling_forward fwd;
   };
   static nn_dnnl::PrimitiveCache<PoolKey, Prim> cache;
+  auto p = cache.Get(MakePoolKey(g, n, c, prh, prw, alg), [&] {
+    auto made = std::make_shared<Prim>();
+    std::tie(made->src, made->dst) = PoolDescs(g, n, c);
+    made->fwd = dnnl::pooling_forward(dnnl::pooling_forward::primitive_desc(
+        PoolForwardDesc(g, dnnl::prop_kind::forward_inference, alg, made->src, made->dst, prh, prw),
+        nn_dnnl::CpuEngine()));
+    return made;
+  });
+  const auto& eng = nn_dnnl::CpuEngine();
+  nn_dnnl::RunPrimitive(p->fwd,
+                        {{DNNL_ARG_SRC, dnnl::memory(p->src, eng, const_cast<float*>(in))},
+                         {DNNL_ARG_DST, dnnl::memory(p->dst, eng, out)}},
+                        threads);
+  return true;
+}
+
+}  // namespace
+
+bool DnnlPoolForward(const PoolGeom& g, int64_t n, int64_t c, const float* in, float* out,
+                     OpReqType req, int threads, uint8_t* ws, int64_t ws_bytes) {
+  if (req != kWriteTo && req != kWriteInplace) return false;
   try {
-    auto p = cache.Get(MakePoolKey(g, n, c, prh, prw, alg), [&] {
-      auto made = std::make_shared<Prim>();
-      std::tie(made->src, made->dst) = PoolDescs(g, n, c);
-      made->fwd = dnnl::pooling_forward(dnnl::pooling_forward::primitive_desc(
-          PoolForwardDesc(g, dnnl::prop_kind::forward_inference, alg, made->src, made->dst, prh,
-                          prw),
-          nn_dnnl::CpuEngine()));
-      return made;
-    });
-    const auto& eng = nn_dnnl::CpuEngine();
-    nn_dnnl::RunPrimitive(p->fwd,
-                          {{DNNL_ARG_SRC, dnnl::memory(p->src, eng, const_cast<float*>(in))},
-                           {DNNL_ARG_DST, dnnl::memory(p->dst, eng, out)}},
-                          threads);
+    if (!ws) return DnnlPoolInference(g, n, c, in, out, threads);
+    auto p = MaxTrainingPrims(g, n, c, ws_bytes);
+    if (!p) return false;
+    RunMaxForward(*p, in, out, ws, threads);
   } catch (const dnnl::error&) {
     return false;  // the plain kernel does it
   }
   return true;
 }
 
-// Max pooling's backward needs the positions of the maxima, which oneDNN
-// keeps in the workspace of a training forward: that forward is run first,
-// into temp space. Measured on 2 threads (tests/bench/nn_dnnl_bench.cc) the
-// pair ran 1.8x ahead of the loop for 3x3 windows with stride 2 and broke
+bool DnnlPoolBackwardFromWorkspace(const PoolGeom& g, int64_t n, int64_t c, const float* ograd,
+                                   float* gin, OpReqType req, int threads, const uint8_t* ws,
+                                   int64_t ws_bytes) {
+  if (req != kWriteTo) return false;
+  try {
+    auto p = MaxTrainingPrims(g, n, c, ws_bytes);
+    if (!p) return false;
+    RunBackward(*p, ograd, gin, ws, threads);
+  } catch (const dnnl::error&) {
+    return false;  // the loop does it
+  }
+  return true;
+}
+
+// Without a kept workspace, max pooling's backward runs the training forward
+// into temp space first. Measured on 2 threads (tests/bench/nn_dnnl_bench.cc)
+// the pair ran 1.8x ahead of the loop for 3x3 windows with stride 2 and broke
 // even on 2x2 windows with stride 2, which keep their own loop (the caller
 // does not come here for them).
 bool DnnlPoolBackward(const PoolGeom& g, int64_t n, int64_t c, const float* ograd, const float* in,
@@ -109,54 +194,17 @@ bool DnnlPoolBackward(const PoolGeom& g, int64_t n, int64_t c, const float* ogra
   dnnl::algorithm alg;
   int64_t prh, prw;
   if (!DnnlPoolAlg(g, &alg, &prh, &prw)) return false;
-  struct Prim {
-    dnnl::memory::desc src, dst, ws;
-    dnnl::pooling_forward fwd;  // max only: makes the workspace
-    dnnl::pooling_backward bwd;
-  };
-  static nn_dnnl::PrimitiveCache<PoolKey, Prim> cache;
-  const bool max = alg == dnnl::algorithm::pooling_max;
   try {
-    auto p = cache.Get(MakePoolKey(g, n, c, prh, prw, alg), [&] {
-      auto made = std::make_shared<Prim>();
-      std::tie(made->src, made->dst) = PoolDescs(g, n, c);
-      const auto& eng = nn_dnnl::CpuEngine();
-      dnnl::pooling_forward::primitive_desc fpd(
-          PoolForwardDesc(g, dnnl::prop_kind::forward_training, alg, made->src, made->dst, prh,
-                          prw),
-          eng);
-      if (max) {
-        made->fwd = dnnl::pooling_forward(fpd);
-        made->ws = fpd.workspace_desc();
-      }
-      made->bwd = dnnl::pooling_backward(dnnl::pooling_backward::primitive_desc(
-          dnnl::pooling_backward::desc(alg, made->src, made->dst, Spatial(g, g.sh, g.sw),
-                                       Spatial(g, g.kh, g.kw), Spatial(g, g.ph, g.pw),
-                                       Spatial(g, prh, prw)),
-          eng, fpd));
-      return made;
-    });
-    using dnnl::memory;
-    const auto& eng = nn_dnnl::CpuEngine();
-    memory diff_dst(p->dst, eng, const_cast<float*>(ograd)), diff_src(p->src, eng, gin);
-    if (!max) {
-      nn_dnnl::RunPrimitive(p->bwd, {{DNNL_ARG_DIFF_DST, diff_dst}, {DNNL_ARG_DIFF_SRC, diff_src}},
-                            threads);
+    auto p = TrainingPrims(g, n, c, alg, prh, prw);
+    if (alg != dnnl::algorithm::pooling_max) {
+      RunBackward(*p, ograd, gin, nullptr, threads);
       return true;
     }
     nn_dnnl::Carver carve;
     const size_t at_dst = carve.Add(p->dst.get_size()), at_ws = carve.Add(p->ws.get_size());
     char* tmp = static_cast<char*>(temp.get_space(carve.Total()));
-    memory ws(p->ws, eng, tmp + at_ws);
-    nn_dnnl::RunPrimitive(p->fwd,
-                          {{DNNL_ARG_SRC, memory(p->src, eng, const_cast<float*>(in))},
-                           {DNNL_ARG_DST, memory(p->dst, eng, tmp + at_dst)},
-                           {DNNL_ARG_WORKSPACE, ws}},
-                          threads);
-    nn_dnnl::RunPrimitive(
-        p->bwd,
-        {{DNNL_ARG_DIFF_DST, diff_dst}, {DNNL_ARG_DIFF_SRC, diff_src}, {DNNL_ARG_WORKSPACE, ws}},
-        threads);
+    RunMaxForward(*p, in, tmp + at_dst, tmp + at_ws, threads);
+    RunBackward(*p, ograd, gin, tmp + at_ws, threads);
   } catch (const dnnl::error&) {
     return false;  // the loop does it
   }

@@ -3,10 +3,10 @@
 // backward other than 2x2 stride 2 do; BatchNorm does not: its own loops were
 // faster). Forward and backward, training mode,
 // on typical CNN shapes:
-//   - max pooling 2x2 stride 2 and 3x3 stride 2 pad 1: _backward_Pooling
-//     against pooling_backward (its workspace from a forward_training run,
-//     which is timed too, next to forward_inference, the primitive the
-//     Pooling forward already runs);
+//   - max pooling 2x2 stride 2 and 3x3 stride 2 pad 1: Pooling in training
+//     against forward_training (forward_inference timed beside it) and
+//     _backward_Pooling, on the workspace its forward kept, against
+//     pooling_backward on forward_training's workspace;
 //   - BatchNorm with batch statistics (fix_gamma=False) and _backward_BatchNorm
 //     against batch_normalization_forward (training, use_scale_shift) and
 //     backward (prop_kind::backward: data, scale and shift);
@@ -307,9 +307,12 @@ void BenchPool(const PoolSpec& sp, int reps) {
   InvokeOptions train;
   train.is_train = true;
   NDArray x = FromHost(sp.x, hx), dy = FromHost(yd, hdy);
-  std::vector<NDArray> y{Empty(yd)}, dx{Empty(sp.x)};
+  // The forward's outputs: the pooled data and the hidden workspace that
+  // the backward reads (made by the first call, reused after).
+  std::vector<NDArray> y, dx{Empty(sp.x)};
+  Invoke(fattrs, {x}, &y, train);
   auto ours_fwd = [&] { Invoke(fattrs, {x}, &y, train); };
-  auto ours_bwd = [&] { Invoke(battrs, {dy, x, y[0]}, &dx, train); };
+  auto ours_bwd = [&] { Invoke(battrs, {dy, x, y[0], y[1]}, &dx, train); };
   ours_fwd();
   ours_bwd();
   Wait();

@@ -18,6 +18,7 @@ using tessera::test::Contains;
 using tessera::test::ErrorOf;
 using tessera::test::GradCheckOptions;
 using tessera::test::Iota;
+using tessera::test::IotaArray;
 using tessera::test::RandomArray;
 using tessera::test::Run;
 
@@ -360,14 +361,68 @@ TEST_CASE("float32 Pooling backward on oneDNN matches the float64 loop") {
       {{{"kernel", "(4,)"}, {"stride", "(3,)"}}, x1},
   };
   for (const auto& [p, data] : cases) {
-    NDArray y = Run("Pooling", {data}, p);
-    NDArray g = RandomArray(y.shape(), -1, 1);
-    NDArray want = Run("_backward_Pooling", {g, data, y}, p);
-    NDArray got = Run(
-        "_backward_Pooling",
-        {g.AsType(DType::kFloat32), data.AsType(DType::kFloat32), y.AsType(DType::kFloat32)}, p);
+    std::vector<NDArray> y = Invoke("Pooling", {data}, p);
+    NDArray g = RandomArray(y[0].shape(), -1, 1);
+    std::vector<NDArray> in{g, data, y[0]};
+    if (y.size() > 1) in.push_back(y[1]);
+    NDArray want = Invoke("_backward_Pooling", in, p)[0];
+    for (size_t i = 0; i < 3; ++i) in[i] = in[i].AsType(DType::kFloat32);
+    if (y.size() > 1) in[3] = Invoke("Pooling", {in[1]}, p)[1];  // flag 0: no positions kept
+    NDArray got = Invoke("_backward_Pooling", in, p)[0];
     CheckClose(got, want.ToVector(), 1e-5, 1e-6);
   }
+}
+
+// Max pooling's hidden workspace: a training forward on oneDNN keeps the
+// positions of the maxima and sets its last byte; an inference forward, or
+// one on another dtype, leaves them out (0); either way the backward routes
+// each gradient to the first maximum of its window, as the float64 loop.
+TEST_CASE("max Pooling's workspace carries the forward's maxima to the backward") {
+  InvokeOptions train;
+  train.is_train = true;
+  // Ties: a constant block and repeated values, so the first max must win.
+  std::vector<double> v(2 * 3 * 8 * 10);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = i % 7 < 3 ? 1.0 : double(i % 5);
+  NDArray x64 = Array({2, 3, 8, 10}, v, DType::kFloat64), x = x64.AsType(DType::kFloat32);
+  for (const op::ParamDict& p :
+       std::vector<op::ParamDict>{{{"kernel", "(2,2)"}, {"stride", "(2,2)"}},
+                                  {{"kernel", "(3,3)"}, {"stride", "(2,2)"}, {"pad", "(1,1)"}},
+                                  {{"kernel", "(3,3)"}, {"stride", "(1,1)"}},
+                                  {{"global_pool", "True"}}}) {
+    INFO(p.begin()->second);
+    std::vector<NDArray> y64 = Invoke("Pooling", {x64}, p, train);
+    REQUIRE(y64.size() == 2);
+    CHECK(y64[1].dtype() == DType::kUint8);
+    CHECK(y64[1].ToVector().back() == 0);  // float64 runs the loop
+    NDArray g64 = RandomArray(y64[0].shape(), -1, 1);
+    const auto want = Invoke("_backward_Pooling", {g64, x64, y64[0], y64[1]}, p)[0].ToVector();
+    std::vector<NDArray> yt = Invoke("Pooling", {x}, p, train), yi = Invoke("Pooling", {x}, p);
+    CHECK(yt[1].ToVector().back() == 1);
+    CHECK(yi[1].ToVector().back() == 0);
+    CheckClose(yt[0], y64[0].ToVector());
+    NDArray g = g64.AsType(DType::kFloat32);
+    CheckClose(Invoke("_backward_Pooling", {g, x, yt[0], yt[1]}, p)[0], want);
+    CheckClose(Invoke("_backward_Pooling", {g, x, yi[0], yi[1]}, p)[0], want);
+  }
+  // Avg pooling has none; the backward of max pooling wants it.
+  CHECK(Invoke("Pooling", {x}, {{"kernel", "(2,2)"}, {"pool_type", "avg"}}).size() == 1);
+  CHECK(Contains(ErrorOf([&] {
+                   Invoke("_backward_Pooling", {x, x, x}, {{"kernel", "(2,2)"}});
+                 }),
+                 "takes 4 inputs"));
+}
+
+TEST_CASE("an op given only its visible outputs makes the hidden ones") {
+  NDArray x = IotaArray({1, 1, 4, 4});
+  std::vector<NDArray> out{NDArray(Shape{1, 1, 2, 2}, Context::CPU(), DType::kFloat32)};
+  Invoke(MakeAttrs("Pooling", {{"kernel", "(2,2)"}, {"stride", "(2,2)"}}), {x}, &out);
+  REQUIRE(out.size() == 2);
+  CheckClose(out[0], {5, 7, 13, 15});
+  std::vector<NDArray> three(3, out[0]);
+  CHECK(Contains(ErrorOf([&] {
+                   Invoke(MakeAttrs("Pooling", {{"kernel", "(2,2)"}}), {x}, &three);
+                 }),
+                 "produces 2 outputs (1 visible), 3 given"));
 }
 
 TEST_CASE("Pooling gradients match finite differences") {

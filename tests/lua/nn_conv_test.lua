@@ -79,6 +79,31 @@ test('Pooling conventions and global pooling', function()
   close(mx.nd.Pooling(x, {global_pool = true, pool_type = 'sum'}), {{{{136}}}})
 end)
 
+-- Max pooling's hidden workspace stays hidden: one output from mx.nd and
+-- symbols, `out` takes the visible array (as MXNet's), and the gradient
+-- through a training forward (oneDNN keeps the positions of the maxima) and
+-- through an inference forward are MXNet's: each to the first max of its
+-- window, here with ties.
+test('max Pooling: a hidden workspace, out = the visible output, gradients with ties', function()
+  local x = mx.nd.array({1, 3, 3, 2, 0, 3, 1, 3, 2, 2, 2, 2, 5, 1, 1, 5}):reshape({1, 1, 4, 4})
+  local p = {kernel = {2, 2}, stride = {2, 2}}
+  local y = mx.nd.zeros({1, 1, 2, 2})
+  assert(mx.nd.Pooling(x, {kernel = {2, 2}, stride = {2, 2}, out = y}) == y)
+  close(y, {{{{3, 3}, {5, 5}}}})
+  assert_eq(mx.sym.Pooling{data = mx.sym.Variable('d'), kernel = {2, 2}}:list_outputs(),
+    {'pooling0_output'})
+  local want = {{{{0, 1, 2, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}, {3, 0, 0, 4}}}}
+  local og = mx.nd.array({1, 2, 3, 4}):reshape({1, 1, 2, 2})
+  for _, train in ipairs({true, false}) do
+    x:attach_grad()
+    local out = mx.autograd.record(function() return mx.nd.Pooling(x, p) end, train)
+    out:backward(og)
+    close(x.grad, want)
+  end
+  local d = mx.nd.Dropout(x, {p = 0.5, out = mx.nd.zeros({1, 1, 4, 4})})
+  assert_eq(d.shape, {1, 1, 4, 4})
+end)
+
 test('bad parameters raise errors naming the op and the shapes', function()
   local x = mx.nd.ones({1, 3, 4, 4})
   assert_error(function() mx.nd.Convolution({x, mx.nd.ones({2, 3, 5, 5})},
