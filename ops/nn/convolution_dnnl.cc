@@ -174,6 +174,9 @@ size_t Count(const memory::desc& d) {
 void DnnlConvForward(const ConvGeom& g, const OpContext& ctx, const float* data,
                      const float* weight, const float* bias, float* out, OpReqType req) {
   if (req == kNullOp) return;
+  if (!nn_dnnl::Available())
+    return RefConvForward<float>(g, data, weight, bias, out, req, ColSpace<float>(ctx, g),
+                                 ctx.run_ctx.omp_threads);
   try {
     std::shared_ptr<ConvPrims> p = Lookup(g);
     const auto& pd = *p->fwd_pd;
@@ -229,6 +232,10 @@ void DnnlConvForward(const ConvGeom& g, const OpContext& ctx, const float* data,
 void DnnlConvBackward(const ConvGeom& g, const OpContext& ctx, const float* ograd,
                       const float* data, const float* weight, float* gdata, OpReqType req_data,
                       float* gweight, OpReqType req_weight, float* gbias, OpReqType req_bias) {
+  if (!nn_dnnl::Available())
+    return RefConvBackward<float>(g, ograd, data, weight, gdata, req_data, gweight, req_weight,
+                                  gbias, req_bias, ColSpace<float>(ctx, g),
+                                  ctx.run_ctx.omp_threads);
   const bool want_data = req_data != kNullOp;
   const bool want_w = req_weight != kNullOp || (gbias && req_bias != kNullOp);
   if (!want_data && !want_w) return;

@@ -79,6 +79,7 @@ void ForEachScale(const RunContext& rctx, const LRNParam& p, const Shape& s, con
 // (tests/bench/nn_dnnl_bench.cc). Its backward on a plain layout is a
 // reference loop slower than ours, so only the forward is taken.
 bool DnnlLRNForward(const LRNParam& p, const Shape& s, const float* x, float* y, int threads) {
+  if (!nn_dnnl::Available()) return false;
   using dnnl::memory;
   using Key = std::tuple<int64_t, int64_t, int64_t, int, float, float, float>;
   struct Prim {

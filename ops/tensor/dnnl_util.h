@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/op/omp_threads.h"
+#include "ops/tensor/dnnl_lazy.h"
 
 namespace tessera::op::nn_dnnl {
 

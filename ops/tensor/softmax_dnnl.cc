@@ -51,6 +51,7 @@ std::shared_ptr<SoftmaxPrims> Prims(const SoftmaxGeom& g, bool log) {
 }  // namespace
 
 bool DnnlSoftmaxForward(const SoftmaxGeom& g, bool log, const float* x, float* y, int threads) {
+  if (!nn_dnnl::Available()) return false;
   try {
     auto p = Prims(g, log);
     const auto& eng = nn_dnnl::CpuEngine();
@@ -66,6 +67,7 @@ bool DnnlSoftmaxForward(const SoftmaxGeom& g, bool log, const float* x, float* y
 
 bool DnnlSoftmaxBackward(const SoftmaxGeom& g, bool log, const float* gy, const float* y, float* gx,
                          int threads) {
+  if (!nn_dnnl::Available()) return false;
   try {
     auto p = Prims(g, log);
     const auto& eng = nn_dnnl::CpuEngine();

@@ -58,6 +58,49 @@ class CommandLine(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout.split(), ["false", "512", "true"])
 
+    def test_onednn_loads_on_first_use(self):
+        # Loading oneDNN binds its symbols and its OpenCL loader: not at start-up.
+        code = ("local function loaded() return io.open('/proc/self/maps'):read('*a')"
+                ":find('libdnnl', 1, true) ~= nil end "
+                "print(loaded()) local x = mx.nd.ones({1, 1, 4, 4}) "
+                "print(mx.nd.Pooling(x, {kernel = {2, 2}}):sum():asscalar()) print(loaded())")
+        r = run("-e", code)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.split(), ["false", "9", "true"])
+
+    def test_without_onednn_the_plain_kernels_give_the_same_values(self):
+        # Every kernel oneDNN serves, float32, with oneDNN and without it.
+        code = textwrap.dedent("""
+            mx.random.seed(3)
+            local x = mx.nd.random.uniform(-1, 1, {2, 3, 9, 9})
+            local w = mx.nd.random.uniform(-1, 1, {4, 3, 3, 3})
+            local m = mx.nd.random.uniform(-1, 1, {64, 64})
+            local outs = {
+              mx.nd.Convolution({x, w}, {kernel = {3, 3}, num_filter = 4, no_bias = true}),
+              mx.nd.Pooling(x, {kernel = {3, 3}, stride = {2, 2}, pad = {1, 1}}),
+              mx.nd.Pooling(x, {kernel = {2, 2}, stride = {2, 2}, pool_type = 'avg'}),
+              mx.nd.softmax(m), mx.nd.LRN(x, {nsize = 3}), mx.nd.dot(m, m)}
+            x:attach_grad()
+            local y = mx.autograd.record(function()
+              return mx.nd.Pooling(x, {kernel = {3, 3}, stride = {2, 2}, pad = {1, 1}}) end)
+            y:backward(mx.nd.ones(y.shape))
+            outs[#outs + 1] = x.grad
+            for _, o in ipairs(outs) do
+              for _, v in ipairs(o:reshape({-1}):totable()) do io.write(string.format('%.4f ', v)) end
+            end
+        """)
+        with_dnnl = run("-e", code)
+        self.assertEqual(with_dnnl.returncode, 0, with_dnnl.stderr)
+        without = run("-e", code, env={"TESSERA_DNNL_LIBRARY": "/nonexistent/libdnnl.so.2"})
+        self.assertEqual(without.returncode, 0, without.stderr)
+        self.assertEqual(without.stderr.count("cannot load oneDNN"), 1, without.stderr)
+        a = [float(v) for v in with_dnnl.stdout.split()]
+        b = [float(v) for v in without.stdout.split()]
+        self.assertEqual(len(a), len(b))
+        self.assertGreater(len(a), 1000)
+        for i, (u, v) in enumerate(zip(a, b)):
+            self.assertAlmostEqual(u, v, delta=2e-4, msg=f"value {i}")
+
     def test_version_and_help(self):
         r = run("--version")
         self.assertEqual(r.returncode, 0)
