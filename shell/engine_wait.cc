@@ -32,23 +32,14 @@ void RethrowAbandoned() {
   }
 }
 
-// Runs `wait` where it cannot keep the interpreter from serving its queue.
-template <typename Fn>
-void Wait(lua_State* L, Fn wait) {
-  Interpreter* in = Interpreter::Get();
-  TS_CHECK(in && in->OnThread()) << "engine waits from Lua must run on the interpreter thread";
-  RethrowAbandoned();
-  // The naive engine finished every op at its push: nothing can be pending
-  // on Lua work, and the wait returns at once.
-  if (Engine::Get()->type() == EngineType::kNaive) {
-    wait();
-    return;
-  }
-  in->CheckServeDepth();  // before the helper starts: nothing left waiting behind
+// Serves the interpreter's queue until `w` is done, `start(w)` having
+// arranged for `w->done` to be set and the queue woken. A wait given up on
+// (Ctrl-C) is kept, so its error is reported by the next wait.
+template <typename Start>
+void ServeWait(lua_State* L, Interpreter* in, Start start) {
+  in->CheckServeDepth();  // before the wait starts: nothing left waiting behind
   auto w = std::make_shared<BlockingWait>();
-  w->wait = std::move(wait);
-  w->on_done = [in] { in->queue().Wake(); };
-  StartOnHelper(w);
+  start(w);
   try {
     in->ServeUntil(L, [&] { return w->done.load(std::memory_order_acquire); });
   } catch (...) {
@@ -58,6 +49,31 @@ void Wait(lua_State* L, Fn wait) {
   if (w->error) std::rethrow_exception(w->error);
 }
 
+Interpreter* InterpreterForWait() {
+  Interpreter* in = Interpreter::Get();
+  TS_CHECK(in && in->OnThread()) << "engine waits from Lua must run on the interpreter thread";
+  RethrowAbandoned();
+  return in;
+}
+
+// Runs `wait` where it cannot keep the interpreter from serving its queue: on
+// a helper thread.
+template <typename Fn>
+void Wait(lua_State* L, Fn wait) {
+  Interpreter* in = InterpreterForWait();
+  // The naive engine finished every op at its push: nothing can be pending
+  // on Lua work, and the wait returns at once.
+  if (Engine::Get()->type() == EngineType::kNaive) {
+    wait();
+    return;
+  }
+  ServeWait(L, in, [&](const std::shared_ptr<BlockingWait>& w) {
+    w->wait = std::move(wait);
+    w->on_done = [in] { in->queue().Wake(); };
+    StartOnHelper(w);
+  });
+}
+
 }  // namespace
 
 void WaitForVar(lua_State* L, VarHandle var, engine::WaitMode mode) {
@@ -65,10 +81,23 @@ void WaitForVar(lua_State* L, VarHandle var, engine::WaitMode mode) {
   // Inside a Lua op: refused when it would wait for the op itself, directly
   // or through work pushed inside it (engine/scheduler/hold.h).
   engine::CheckWaitAgainstHolds(var, mode == engine::WaitMode::kWrite, "waiting");
-  // Done already (a result computed long ago, an op's own alias): no
-  // hand-over to a helper thread.
+  // Done already (a result computed long ago, an op's own alias): nothing
+  // to hand over.
   if (g_abandoned.empty() && Engine::IsSettled(var, mode)) return;
-  Wait(L, [var, mode] { Engine::Get()->WaitForVar(var, mode); });
+  Interpreter* in = InterpreterForWait();
+  if (Engine::Get()->type() == EngineType::kNaive) return Engine::Get()->WaitForVar(var, mode);
+  // No helper thread: the engine thread that settles the variable wakes the
+  // queue itself, one hand-over between threads instead of two.
+  ServeWait(L, in, [&](const std::shared_ptr<BlockingWait>& w) {
+    Engine::Get()->NotifyWhenSettled(
+        {&var, 1},
+        [w, in](std::exception_ptr error) {
+          w->error = std::move(error);
+          w->done.store(true, std::memory_order_release);
+          in->queue().Wake();
+        },
+        mode);
+  });
 }
 
 void WaitForGroup(lua_State* L, engine::PushGroup& group) {

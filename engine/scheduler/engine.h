@@ -166,11 +166,14 @@ class Engine {
   // Waits for every pushed op; rethrows the first error not yet reported.
   virtual void WaitForAll() = 0;
   // Without blocking: calls `fn` once every op pushed before on `vars` has
-  // finished, on the thread that finishes the last of them (or at once), with
-  // the error of a failed op that poisoned one of them (claimed: it is not
-  // reported again) or null. `fn` must return quickly and must not throw.
-  // Ops that run code outside the engine (Lua custom ops) end with it.
-  virtual void NotifyWhenSettled(VarList vars, std::function<void(std::exception_ptr)> fn) = 0;
+  // finished (kWrite) or every write pushed before (kRead, what a reader
+  // waits for), on the thread that finishes the last of them (or at once),
+  // with the error of a failed op that poisoned one of them (claimed: it is
+  // not reported again) or null. `fn` must return quickly and must not throw.
+  // Ops that run code outside the engine (Lua custom ops) end with it; the
+  // shell's waits, which must keep serving Lua meanwhile, wait on it.
+  virtual void NotifyWhenSettled(VarList vars, std::function<void(std::exception_ptr)> fn,
+                                 WaitMode mode = WaitMode::kWrite) = 0;
 
   // The run-ahead bound: a push from outside the engine's own threads waits
   // while `ops` ops are in flight, or while the new memory of the ops in

@@ -566,14 +566,18 @@ void EngineBase::WaitForVar(VarHandle var, WaitMode mode) {
   RethrowPoison(st.error);
 }
 
-void EngineBase::NotifyWhenSettled(VarList vars, std::function<void(std::exception_ptr)> fn) {
-  // A waiter like WaitForVar's, holding every variable as written (so it
-  // follows reads too), that hands the poison over instead of blocking.
-  OprOwner op(NewTempOpr({}, vars, FnProperty::kAsync, "NotifyWhenSettled"));
+void EngineBase::NotifyWhenSettled(VarList vars, std::function<void(std::exception_ptr)> fn,
+                                   WaitMode mode) {
+  // A waiter like WaitForVar's that hands the poison over instead of
+  // blocking: it holds the variables as written (so it follows reads too),
+  // or as read (following writes only).
+  const bool read = mode == WaitMode::kRead;
+  OprOwner op(NewTempOpr(read ? vars : VarList{}, read ? VarList{} : vars, FnProperty::kAsync,
+                         "NotifyWhenSettled"));
   op->always_run = true;
-  op->SetAsync([fn = std::move(fn), op = op.get()](RunContext, CallbackOnComplete done) {
+  op->SetAsync([fn = std::move(fn), op = op.get(), read](RunContext, CallbackOnComplete done) {
     std::exception_ptr error;
-    for (VarHandle v : op->vars.writes()) {
+    for (VarHandle v : read ? op->vars.reads() : op->vars.writes()) {
       ErrorRef e = v->error;
       if (!error && e) {
         e->Claim();

@@ -34,7 +34,8 @@ class EngineBase : public Engine {
   void DeleteOperator(OprHandle op) override;
   void WaitForVar(VarHandle var, WaitMode mode) override;
   void WaitForAll() override;
-  void NotifyWhenSettled(VarList vars, std::function<void(std::exception_ptr)> fn) override;
+  void NotifyWhenSettled(VarList vars, std::function<void(std::exception_ptr)> fn,
+                         WaitMode mode) override;
   void SetMaxInflight(int64_t ops, int64_t bytes) override {
     max_inflight_.store(ops);
     max_inflight_bytes_.store(bytes);

@@ -4,6 +4,10 @@
 --     (parameter parsing, shape/type inference, allocation) and the engine
 --     push and completion;
 --   nd_add_scalar_1elem: the same for `c = a + 1` (a scalar op);
+--   nd_add_64k_wait: `c = a + b` on 65536-element arrays (an op the engine's
+--     workers run, not the caller) and `c:wait_to_read()` after each: the
+--     round trip from Lua to a worker and back, plus the few microseconds
+--     of the add itself (nd_add_64k: the same without the waits);
 --   nd_ffi_sum_10M: a Lua loop summing 10M float32 through a:data_ptr().
 --   tessera scripts/bench/ndarray_loop.lua [N [ROUNDS]]
 -- Loop figures are the best of ROUNDS (default 5) runs of N ops.
@@ -49,6 +53,22 @@ local function add_scalar_loop(iters)
   c:wait_to_read()
 end
 print(string.format('nd_add_scalar_1elem: %.3f us/op', best_per_op(add_scalar_loop)))
+
+local a64 = mx.nd.ones({65536})
+local b64 = mx.nd.ones({65536})
+local function add64_loop(iters)
+  local c
+  for _ = 1, iters do c = a64 + b64 end
+  c:wait_to_read()
+end
+local function add64_wait_loop(iters)
+  for _ = 1, iters do (a64 + b64):wait_to_read() end
+end
+local n_wait = n
+n = math.max(1, math.floor(n_wait / 10))
+print(string.format('nd_add_64k: %.3f us/op', best_per_op(add64_loop)))
+print(string.format('nd_add_64k_wait: %.3f us/op', best_per_op(add64_wait_loop)))
+n = n_wait
 
 local m = 10 * 1000 * 1000
 local x = mx.nd.ones({m})

@@ -406,6 +406,47 @@ TEST_CASE("the naive engine refuses a push inside an op that must wait for the o
   eng->WaitForAll();
 }
 
+TEST_CASE("NotifyWhenSettled: a reader's notice follows writes only, a writer's reads too") {
+  auto eng = Threaded(2);
+  VarHandle v = eng->NewVariable(), bad = eng->NewVariable();
+  std::atomic<bool> release{false}, read_notice{false}, write_notice{false};
+  eng->PushSync([](RunContext) {}, kCPU, {}, {v});
+  // A long reader, running while the notices are asked for.
+  eng->PushSync([&](RunContext) { WaitFlag(release); }, kCPU, {v}, {});
+  auto notice = [](std::atomic<bool>* flag) {
+    return [flag](std::exception_ptr e) {
+      CHECK_FALSE(e);
+      flag->store(true);
+    };
+  };
+  eng->NotifyWhenSettled({&v, 1}, notice(&read_notice), WaitMode::kRead);
+  eng->NotifyWhenSettled({&v, 1}, notice(&write_notice));
+  CHECK(WaitFlag(read_notice));
+  std::this_thread::sleep_for(20ms);
+  CHECK_FALSE(write_notice.load());  // the reader still runs
+  release.store(true);
+  CHECK(WaitFlag(write_notice));
+  // Both modes hand over the error of a failed writer, claimed: WaitForAll
+  // does not report it again.
+  eng->PushSync([](RunContext) { throw std::runtime_error("bad write"); }, kCPU, {}, {bad},
+                FnProperty::kNormal, 0, "Writer");
+  for (WaitMode mode : {WaitMode::kRead, WaitMode::kWrite}) {
+    std::atomic<bool> done{false};
+    std::exception_ptr error;
+    eng->NotifyWhenSettled(
+        {&bad, 1},
+        [&](std::exception_ptr e) {
+          error = e;
+          done.store(true);
+        },
+        mode);
+    REQUIRE(WaitFlag(done));
+    REQUIRE(error);
+    CHECK(ErrorOf([&] { std::rethrow_exception(error); }).find("Writer") != std::string::npos);
+  }
+  eng->WaitForAll();
+}
+
 TEST_CASE("DeleteVariable runs after every pending use") {
   for (auto& eng : BothEngines()) {
     CAPTURE(Name(eng.get()));
