@@ -23,6 +23,7 @@
 #include "engine/base/error.h"
 #include "engine/base/host_device.h"
 #include "engine/base/tblob.h"
+#include "engine/op/launch_cost.h"
 
 namespace tessera::op {
 
@@ -62,11 +63,10 @@ void SwitchReq(OpReqType req, F&& fn) {
   }
 }
 
-// Elements below which a CPU loop stays on one thread: starting OpenMP's team
-// costs more than the work.
-inline constexpr int64_t kOmpMinElements = 32768;
-// OpenMP threads for a CPU loop over `work` elements: what the engine gave
-// the op (RunContext::omp_threads), or one for loops too small to share.
+// OpenMP threads for a CPU loop over `work` elements, for loops without a
+// cost of their own (Kernel::Launch keeps one per kernel, launch_cost.h): what
+// the engine gave the op (RunContext::omp_threads), or one for loops too small
+// to share.
 inline int CpuThreads(const RunContext& ctx, int64_t work) {
   return work < kOmpMinElements ? 1 : std::max(1, ctx.omp_threads);
 }
@@ -81,7 +81,8 @@ template <typename OP>
 struct Kernel<OP, cpu> {
   template <typename... Args>
   static void Launch(const RunContext& ctx, int64_t n, Args... args) {
-    const int threads = CpuThreads(ctx, n);
+    const int threads = cost_.Threads(ctx, n);
+    LaunchTimer timer(cost_, n, threads);
     if (threads <= 1) {
       for (int64_t i = 0; i < n; ++i) OP::Map(i, args...);
       return;
@@ -95,7 +96,8 @@ struct Kernel<OP, cpu> {
   // for kernels that vectorise or keep state across elements.
   template <typename... Args>
   static void LaunchRange(const RunContext& ctx, int64_t n, Args... args) {
-    const int threads = CpuThreads(ctx, n);
+    const int threads = cost_.Threads(ctx, n);
+    LaunchTimer timer(cost_, n, threads);
     if (threads <= 1) {
       OP::Map(int64_t{0}, n, args...);
       return;
@@ -111,6 +113,10 @@ struct Kernel<OP, cpu> {
       if (b < e) OP::Map(b, e, args...);
     }
   }
+
+ private:
+  // What one element of this kernel costs, learnt from its calls.
+  static inline LaunchCost cost_;
 };
 
 }  // namespace tessera::op

@@ -193,14 +193,19 @@ void MapRange(T* out, int64_t b, int64_t e, const F& value, bool stream) {
 
 // out[i] (req)= value(i) for i in [0, n) on the CPU: `value` is a lambda
 // reading the inputs at i (contiguous, so the loop vectorises). Threads get
-// contiguous cache-line-aligned ranges. kWriteInplace is a write: an
+// contiguous cache-line-aligned ranges, when the loop is long enough to pay
+// for them. kWriteInplace is a write: an
 // elementwise kernel reads element i before writing it.
 template <int req, typename T, typename F>
 void CpuMap(const RunContext& rctx, T* out, int64_t n, const F& value) {
   if constexpr (req == kNullOp) return;
   constexpr int r = req == kWriteInplace ? int(kWriteTo) : req;
   const bool stream = n * int64_t(sizeof(T)) >= kStreamStoreBytes;
-  const int threads = CpuThreads(rctx, n);
+  // One cost per call site (F) and type: what an element costs decides
+  // whether a team pays for itself (engine/op/launch_cost.h).
+  static LaunchCost cost;
+  const int threads = cost.Threads(rctx, n);
+  LaunchTimer timer(cost, n, threads);
   if (threads <= 1) {
     detail::MapRange<r>(out, 0, n, value, stream);
     return;
