@@ -14,6 +14,17 @@
 //
 // and check_file(path, who), which readers of data files written in Lua
 // call before opening one.
+//
+// RecordIO files (engine/io/recordio.h), behind mx.recordio
+// (shell/lua/mx/recordio.lua):
+//
+//   local w = require('tessera.io').record_writer(path, 'MXRecordIO')
+//   w:write(bytes); w:tell(); w:close()      -- the file appears at close
+//   w:discard()                              -- or never (also when collected)
+//   local r = require('tessera.io').record_reader(path, 'MXRecordIO')
+//   r:read() -> bytes, or nil at the end; r:seek(pos); r:tell(); r:size()
+//   write_file(path, bytes, who)             -- whole, through a temporary
+//   pack_header(flag, label, id, id2) -> 24 bytes; unpack_header(bytes) -> the four
 #include <sys/stat.h>
 #include <lua.hpp>
 
@@ -25,11 +36,13 @@
 
 #include "bind_ndarray.h"
 #include "bindings.h"
+#include "engine/base/atomic_file.h"
 #include "engine/base/error.h"
 #include "engine/base/regular_file.h"
 #include "engine/io/batch_prefetcher.h"
 #include "engine/io/csv_file.h"
 #include "engine/io/idx_file.h"
+#include "engine/io/recordio.h"
 #include "interpreter.h"
 #include "lua_util.h"
 
@@ -158,7 +171,172 @@ int ReadCsv(lua_State* L) {
   return 1;
 }
 
+// ---- RecordIO ----------------------------------------------------------------
+
+constexpr const char* kWriterMeta = "tessera.RecordWriter";
+constexpr const char* kReaderMeta = "tessera.RecordReader";
+
+template <typename T>
+struct Box {
+  std::unique_ptr<T> p;
+};
+
+template <typename T>
+T& CheckOpen(lua_State* L, const char* meta, const char* what) {
+  auto* box = static_cast<Box<T>*>(luaL_checkudata(L, 1, meta));
+  if (!box->p) luaL_error(L, "%s: the file is closed", what);
+  return *box->p;
+}
+
+template <typename T>
+int NewBox(lua_State* L, const char* meta) {
+  const std::string who = luaL_optstring(L, 2, "MXRecordIO");
+  const std::string path = CheckString(L, 1, who + ": the path");
+  auto p = std::make_unique<T>(path, who);
+  auto* box = static_cast<Box<T>*>(lua_newuserdata(L, sizeof(Box<T>)));
+  new (box) Box<T>{std::move(p)};
+  luaL_getmetatable(L, meta);
+  lua_setmetatable(L, -2);
+  return 1;
+}
+
+int NewWriter(lua_State* L) {
+  return NewBox<io::RecordWriter>(L, kWriterMeta);
+}
+
+int NewReader(lua_State* L) {
+  return NewBox<io::RecordReader>(L, kReaderMeta);
+}
+
+int WriterWrite(lua_State* L) {
+  io::RecordWriter& w = CheckOpen<io::RecordWriter>(L, kWriterMeta, "MXRecordIO.write");
+  size_t n = 0;
+  const char* bytes = luaL_checklstring(L, 2, &n);
+  w.Write({bytes, n});
+  return 0;
+}
+
+int WriterTell(lua_State* L) {
+  lua_pushnumber(
+      L, static_cast<lua_Number>(
+             CheckOpen<io::RecordWriter>(L, kWriterMeta, "MXRecordIO.tell").Tell()));
+  return 1;
+}
+
+// close() makes the file; the collector of an unclosed writer removes its
+// temporary instead (a script that fails half-way leaves no partial file).
+int WriterClose(lua_State* L) {
+  auto* box = static_cast<Box<io::RecordWriter>*>(luaL_checkudata(L, 1, kWriterMeta));
+  if (!box->p) return 0;
+  std::unique_ptr<io::RecordWriter> w = std::move(box->p);
+  w->Close();
+  return 0;
+}
+
+int WriterGc(lua_State* L) {
+  static_cast<Box<io::RecordWriter>*>(luaL_checkudata(L, 1, kWriterMeta))->p.reset();
+  return 0;
+}
+
+int ReaderRead(lua_State* L) {
+  io::RecordReader& r = CheckOpen<io::RecordReader>(L, kReaderMeta, "MXRecordIO.read");
+  std::string rec;
+  if (!r.Next(&rec)) return 0;
+  lua_pushlstring(L, rec.data(), rec.size());
+  return 1;
+}
+
+int ReaderSeek(lua_State* L) {
+  io::RecordReader& r = CheckOpen<io::RecordReader>(L, kReaderMeta, "MXRecordIO.seek");
+  const lua_Number pos = luaL_checknumber(L, 2);
+  luaL_argcheck(L, pos >= 0 && pos == static_cast<lua_Number>(static_cast<uint64_t>(pos)), 2,
+                "a position is a whole number of bytes from 0");
+  r.Seek(static_cast<uint64_t>(pos));
+  return 0;
+}
+
+int ReaderTell(lua_State* L) {
+  lua_pushnumber(
+      L, static_cast<lua_Number>(
+             CheckOpen<io::RecordReader>(L, kReaderMeta, "MXRecordIO.tell").Tell()));
+  return 1;
+}
+
+int ReaderSize(lua_State* L) {
+  lua_pushnumber(
+      L, static_cast<lua_Number>(
+             CheckOpen<io::RecordReader>(L, kReaderMeta, "MXRecordIO.size").size()));
+  return 1;
+}
+
+int ReaderClose(lua_State* L) {
+  static_cast<Box<io::RecordReader>*>(luaL_checkudata(L, 1, kReaderMeta))->p.reset();
+  return 0;
+}
+
+// write_file(path, bytes, who): the whole file, through a temporary.
+int WriteFile(lua_State* L) {
+  const std::string who = luaL_optstring(L, 3, "write_file");
+  const std::string path = CheckString(L, 1, who + ": the path");
+  size_t n = 0;
+  const char* bytes = luaL_checklstring(L, 2, &n);
+  WriteFileAtomically(path, std::string_view(bytes, n), who);
+  return 0;
+}
+
+// A whole number in [0, limit] from argument i.
+uint64_t CheckCount(lua_State* L, int i, double limit, const char* what) {
+  const lua_Number v = luaL_checknumber(L, i);
+  if (!(v >= 0 && v <= limit && v == static_cast<lua_Number>(static_cast<uint64_t>(v))))
+    luaL_error(L, "pack: %s must be a whole number from 0 to %.0f, got %f", what, limit, v);
+  return static_cast<uint64_t>(v);
+}
+
+int PackHeader(lua_State* L) {
+  io::ImageRecordHeader h;
+  h.flag = static_cast<uint32_t>(CheckCount(L, 1, 4294967295.0, "flag"));
+  h.label = static_cast<float>(luaL_checknumber(L, 2));
+  h.id = CheckCount(L, 3, 18446744073709551615.0, "id");
+  h.id2 = CheckCount(L, 4, 18446744073709551615.0, "id2");
+  const std::string s = io::PackImageRecordHeader(h);
+  lua_pushlstring(L, s.data(), s.size());
+  return 1;
+}
+
+int UnpackHeader(lua_State* L) {
+  size_t n = 0;
+  const char* bytes = luaL_checklstring(L, 1, &n);
+  const io::ImageRecordHeader h = io::UnpackImageRecordHeader({bytes, n}, "unpack");
+  lua_pushnumber(L, h.flag);
+  lua_pushnumber(L, static_cast<lua_Number>(h.label));
+  lua_pushnumber(L, static_cast<lua_Number>(h.id));
+  lua_pushnumber(L, static_cast<lua_Number>(h.id2));
+  return 4;
+}
+
 void Open(lua_State* L, int) {
+  luaL_newmetatable(L, kWriterMeta);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -2, "__index");
+  SetFunctions(L, -1,
+               {{"write", Guarded<WriterWrite>, nullptr},
+                {"tell", Guarded<WriterTell>, nullptr},
+                {"close", Guarded<WriterClose>, nullptr},
+                {"discard", Guarded<WriterGc>, nullptr},
+                {"__gc", Guarded<WriterGc>, nullptr}});
+  lua_pop(L, 1);
+  luaL_newmetatable(L, kReaderMeta);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -2, "__index");
+  SetFunctions(L, -1,
+               {{"read", Guarded<ReaderRead>, nullptr},
+                {"seek", Guarded<ReaderSeek>, nullptr},
+                {"tell", Guarded<ReaderTell>, nullptr},
+                {"size", Guarded<ReaderSize>, nullptr},
+                {"close", Guarded<ReaderClose>, nullptr},
+                {"__gc", Guarded<ReaderClose>, nullptr}});
+  lua_pop(L, 1);
+
   luaL_newmetatable(L, kPrefetcherMeta);
   lua_pushvalue(L, -1);
   lua_setfield(L, -2, "__index");
@@ -175,7 +353,12 @@ void Open(lua_State* L, int) {
                {{"prefetcher", Guarded<New>, nullptr},
                 {"check_file", Guarded<CheckFile>, nullptr},
                 {"read_idx", Guarded<ReadIdx>, nullptr},
-                {"read_csv", Guarded<ReadCsv>, nullptr}});
+                {"read_csv", Guarded<ReadCsv>, nullptr},
+                {"record_writer", Guarded<NewWriter>, nullptr},
+                {"record_reader", Guarded<NewReader>, nullptr},
+                {"write_file", Guarded<WriteFile>, nullptr},
+                {"pack_header", Guarded<PackHeader>, nullptr},
+                {"unpack_header", Guarded<UnpackHeader>, nullptr}});
   lua_getglobal(L, "package");
   lua_getfield(L, -1, "loaded");
   lua_pushvalue(L, -3);

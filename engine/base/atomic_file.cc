@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 
 #include "engine/base/error.h"
 #include "engine/base/signal_cleanup.h"
@@ -76,40 +77,71 @@ void RemoveStaleTemporaries(const std::string& path) {
 
 }  // namespace
 
-void WriteFileAtomically(const std::string& path, const std::function<void(int fd)>& write,
-                         std::string_view what) {
-  TS_CHECK(path.find('\0') == std::string::npos)
-      << what << ": the path '" << path.substr(0, path.find('\0'))
+AtomicFileWriter::AtomicFileWriter(std::string path, std::string_view what)
+    : path_(std::move(path)), what_(what) {
+  TS_CHECK(path_.find('\0') == std::string::npos)
+      << what_ << ": the path '" << path_.substr(0, path_.find('\0'))
       << "\\0...' contains a NUL byte (a path cannot)";
-  RemoveStaleTemporaries(path);
+  RemoveStaleTemporaries(path_);
   // pid and a counter keep concurrent writers of one path apart.
   static std::atomic<uint64_t> counter{0};
-  const std::string tmp = TempName(path, counter++);
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  TS_CHECK(fd >= 0) << what << ": cannot create " << path << " (writing " << tmp
-                    << "): " << ErrnoMessage();
+  tmp_ = TempName(path_, counter++);
+  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  TS_CHECK(fd_ >= 0) << what_ << ": cannot create " << path_ << " (writing " << tmp_
+                     << "): " << ErrnoMessage();
   // A SIGINT or SIGTERM that ends the process from here removes the temporary.
-  const int slot = RegisterFileForSignalCleanup(tmp);
-  bool closed = false;
+  slot_ = RegisterFileForSignalCleanup(tmp_);
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  Discard();
+}
+
+void AtomicFileWriter::Discard() {
+  if (slot_ < 0) return;
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  ::unlink(tmp_.c_str());
+  UnregisterFileForSignalCleanup(slot_);
+  slot_ = -1;
+}
+
+void AtomicFileWriter::Write(std::string_view bytes) {
+  TS_CHECK(fd_ >= 0) << what_ << ": " << path_ << " is closed";
   try {
-    write(fd);
-    // The bytes must be on disk before the rename makes them the file.
-    TS_CHECK(::fsync(fd) == 0) << what << ": cannot write " << path << ": " << ErrnoMessage();
-    closed = true;  // even a failed close releases the descriptor
-    TS_CHECK(::close(fd) == 0) << what << ": cannot write " << path << ": " << ErrnoMessage();
+    WriteAllToFd(fd_, bytes, path_, what_);
   } catch (...) {
-    if (!closed) ::close(fd);
-    ::unlink(tmp.c_str());
-    UnregisterFileForSignalCleanup(slot);
+    Discard();
     throw;
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = ErrnoMessage();
-    ::unlink(tmp.c_str());
-    UnregisterFileForSignalCleanup(slot);
-    TS_THROW << what << ": cannot replace " << path << ": " << why;
+}
+
+void AtomicFileWriter::Commit() {
+  TS_CHECK(fd_ >= 0) << what_ << ": " << path_ << " is closed";
+  // The bytes must be on disk before the rename makes them the file.
+  const bool synced = ::fsync(fd_) == 0;
+  const std::string sync_error = synced ? "" : ErrnoMessage();
+  const bool closed = ::close(fd_) == 0;  // even a failed close releases it
+  fd_ = -1;
+  if (!synced || !closed) {
+    const std::string why = synced ? ErrnoMessage() : sync_error;
+    Discard();
+    TS_THROW << what_ << ": cannot write " << path_ << ": " << why;
   }
-  UnregisterFileForSignalCleanup(slot);
+  if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
+    const std::string why = ErrnoMessage();
+    Discard();
+    TS_THROW << what_ << ": cannot replace " << path_ << ": " << why;
+  }
+  UnregisterFileForSignalCleanup(slot_);
+  slot_ = -1;
+}
+
+void WriteFileAtomically(const std::string& path, const std::function<void(int fd)>& write,
+                         std::string_view what) {
+  AtomicFileWriter file(path, what);
+  write(file.fd());
+  file.Commit();
 }
 
 void WriteFileAtomically(const std::string& path, std::string_view bytes, std::string_view what) {

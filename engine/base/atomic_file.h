@@ -16,6 +16,30 @@
 
 namespace tessera {
 
+// A file written over time that becomes `path` only at Commit(): until then
+// (and when it is destroyed without a Commit, or the Commit fails) `path` is
+// untouched and the temporary is removed. `what` starts error messages
+// ("MXRecordIO").
+class AtomicFileWriter {
+ public:
+  AtomicFileWriter(std::string path, std::string_view what);
+  ~AtomicFileWriter();
+  AtomicFileWriter(const AtomicFileWriter&) = delete;
+  AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
+
+  int fd() const { return fd_; }
+  const std::string& path() const { return path_; }
+  void Write(std::string_view bytes);
+  // Syncs, closes and renames the temporary over `path`.
+  void Commit();
+
+ private:
+  void Discard();
+  std::string path_, tmp_, what_;
+  int fd_ = -1;
+  int slot_ = -1;  // signal cleanup registration
+};
+
 // Calls `write(fd)` on the temporary, then syncs and renames it to `path`.
 // `what` starts error messages ("save", "profiler").
 void WriteFileAtomically(const std::string& path, const std::function<void(int fd)>& write,
