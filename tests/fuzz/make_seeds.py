@@ -151,6 +151,26 @@ def write_dict():
         f.write("\n".join(lines) + "\n")
 
 
+# ---- RecordIO: MXNet's framing (magic, cflag << 29 | length, data, padding).
+
+MAGIC = 0xced7230a
+
+
+def record(data):
+    """A record as dmlc writes it: cut where the data holds the magic at an
+    aligned offset (the magic dropped; cflag 1 first, 2 middle, 3 last)."""
+    out, done = b"", 0
+    cuts = [i for i in range(0, len(data) - 3, 4)
+            if struct.unpack_from("<I", data, i)[0] == MAGIC]
+    for i in cuts:
+        out += struct.pack("<II", MAGIC, (1 if done == 0 else 2) << 29 | (i - done))
+        out += data[done:i]
+        done = i + 4
+    out += struct.pack("<II", MAGIC, (3 if cuts else 0) << 29 | (len(data) - done))
+    out += data[done:] + bytes(-len(data) % 4)
+    return out
+
+
 def main():
     write("symbol_json", "mlp.json", mlp())
     write("symbol_json", "lenet.json", lenet())
@@ -163,6 +183,12 @@ def main():
     write("idx", "labels.idx", labels)
     write("idx", "labels.idx.gz", gzip.compress(labels, mtime=0))
     write("idx", "truncated.idx", idx([2000, 1000, 1000], bytes(16)))
+
+    magic = struct.pack("<I", MAGIC)
+    header = struct.pack("<IfQQ", 0, 3.0, 7, 0)
+    write("recordio", "plain.rec", record(b"abc") + record(b"") + record(header + b"payload"))
+    write("recordio", "parts.rec", record(magic + b"abcd" + magic + b"e" + magic + b"fg"))
+    write("recordio", "cut.rec", record(b"hello world")[:13])
 
     write("csv", "plain.csv", "1,2,3\n4,5,6\n")
     write("csv", "mixed.csv", " 1.5e3, -2 ,+3\r\n\n0x1,,nan\ninf,-inf,1e999\n")
