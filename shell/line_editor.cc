@@ -1,5 +1,6 @@
 #include "line_editor.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <histedit.h>
 #include <poll.h>
@@ -19,12 +20,67 @@
 #include "interrupt.h"
 
 namespace tessera::shell {
+namespace {
+
+// libedit is opened when the prompt starts, not with the program: scripts
+// and -e never need it, and loading it (with libtinfo, libbsd and libmd)
+// bound a twentieth of the start-up. Without it the prompt reads plain
+// lines. The header gives the functions' types.
+struct EditApi {
+  decltype(&el_init) init = nullptr;
+  decltype(&el_end) end = nullptr;
+  decltype(&el_get) get = nullptr;
+  decltype(&el_set) set = nullptr;
+  decltype(&el_wset) wset = nullptr;
+  decltype(&el_gets) gets = nullptr;
+  decltype(&el_line) line = nullptr;
+  decltype(&el_insertstr) insertstr = nullptr;
+  decltype(&el_reset) reset = nullptr;
+  decltype(&el_source) source = nullptr;
+  decltype(&::history_init) hist_init = nullptr;
+  decltype(&::history_end) hist_end = nullptr;
+  decltype(&::history) hist = nullptr;
+  bool ok = false;
+};
+
+template <typename F>
+bool Find(void* lib, const char* name, F* out) {
+  *out = reinterpret_cast<F>(dlsym(lib, name));
+  return *out != nullptr;
+}
+
+EditApi OpenLibedit() {
+  EditApi a;
+  void* lib = nullptr;
+  for (const char* path : {TESSERA_LIBEDIT_LIBRARY, "libedit.so.2"})
+    if ((lib = dlopen(path, RTLD_NOW | RTLD_LOCAL))) break;
+  if (!lib) return a;
+  a.ok = Find(lib, "el_init", &a.init) && Find(lib, "el_end", &a.end) &&
+         Find(lib, "el_get", &a.get) && Find(lib, "el_set", &a.set) &&
+         Find(lib, "el_wset", &a.wset) && Find(lib, "el_gets", &a.gets) &&
+         Find(lib, "el_line", &a.line) && Find(lib, "el_insertstr", &a.insertstr) &&
+         Find(lib, "el_reset", &a.reset) && Find(lib, "el_source", &a.source) &&
+         Find(lib, "history_init", &a.hist_init) && Find(lib, "history_end", &a.hist_end) &&
+         Find(lib, "history", &a.hist);
+  return a;
+}
+
+// Opened once, by the first prompt that can edit lines.
+const EditApi& Edit() {
+  static const EditApi api = OpenLibedit();
+  return api;
+}
+
+}  // namespace
+}  // namespace tessera::shell
+
+namespace tessera::shell {
 
 // libedit's C callbacks, with access to the editor's state.
 struct LineEditor::Libedit {
   static LineEditor* Self(EditLine* el) {
     void* self = nullptr;
-    el_get(el, EL_CLIENTDATA, &self);
+    Edit().get(el, EL_CLIENTDATA, &self);
     return static_cast<LineEditor*>(self);
   }
 
@@ -53,7 +109,7 @@ struct LineEditor::Libedit {
           std::fflush(stdout);
           self->opts_.on_idle();
           std::fflush(stdout);
-          el_set(el, EL_REFRESH);
+          Edit().set(el, EL_REFRESH);
         }
         if (!(fds[0].revents & (POLLIN | POLLHUP))) continue;
       }
@@ -79,7 +135,7 @@ struct LineEditor::Libedit {
   static unsigned char Complete(EditLine* el, int) {
     LineEditor* self = Self(el);
     if (!self->opts_.complete) return CC_ERROR;
-    const LineInfo* li = el_line(el);
+    const LineInfo* li = Edit().line(el);
     std::string before(li->buffer, li->cursor);
     size_t start = before.size();
     while (start > 0) {
@@ -97,7 +153,7 @@ struct LineEditor::Libedit {
       common.resize(i);
     }
     if (common.size() > word.size()) {
-      el_insertstr(el, common.substr(word.size()).c_str());
+      Edit().insertstr(el, common.substr(word.size()).c_str());
       return CC_REFRESH;
     }
     if (cands.size() == 1) return CC_REFRESH;
@@ -117,8 +173,8 @@ struct LineEditor::Libedit {
 };
 
 LineEditor::LineEditor(Options opts) : opts_(std::move(opts)) {
-  if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) return;
-  EditLine* el = el_init("tessera", stdin, stdout, stderr);
+  if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO) || !Edit().ok) return;
+  EditLine* el = Edit().init("tessera", stdin, stdout, stderr);
   if (!el) return;
   el_ = el;
   // Keys are read through a second, non-blocking open of the terminal: a
@@ -128,24 +184,24 @@ LineEditor::LineEditor(Options opts) : opts_(std::move(opts)) {
   const char* tty = ttyname(STDIN_FILENO);
   key_fd_ = open(tty ? tty : "/proc/self/fd/0", O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (key_fd_ < 0) key_fd_ = STDIN_FILENO;
-  el_set(el, EL_CLIENTDATA, this);
-  el_set(el, EL_EDITOR, "emacs");
-  el_set(el, EL_PROMPT, &Libedit::Prompt);
-  el_set(el, EL_GETCFN, &Libedit::GetChar);
+  Edit().set(el, EL_CLIENTDATA, this);
+  Edit().set(el, EL_EDITOR, "emacs");
+  Edit().set(el, EL_PROMPT, &Libedit::Prompt);
+  Edit().set(el, EL_GETCFN, &Libedit::GetChar);
   // The wide call keeps these (static) strings as given; the narrow el_set
   // copies them with wcsdup, and el_end never frees the copies.
-  el_wset(el, EL_ADDFN, L"tessera-complete", L"complete a name", &Libedit::Complete);
-  el_set(el, EL_BIND, "^I", "tessera-complete", nullptr);
-  History* h = history_init();
+  Edit().wset(el, EL_ADDFN, L"tessera-complete", L"complete a name", &Libedit::Complete);
+  Edit().set(el, EL_BIND, "^I", "tessera-complete", nullptr);
+  History* h = Edit().hist_init();
   if (h) {
     HistEvent ev;
-    history(h, &ev, H_SETSIZE, opts_.history_size);
-    history(h, &ev, H_SETUNIQUE, 1);
+    Edit().hist(h, &ev, H_SETSIZE, opts_.history_size);
+    Edit().hist(h, &ev, H_SETUNIQUE, 1);
     if (!opts_.history_path.empty()) LoadHistory(h);
-    el_set(el, EL_HIST, history, h);
+    Edit().set(el, EL_HIST, Edit().hist, h);
     hist_ = h;
   }
-  el_source(el, nullptr);  // the user's ~/.editrc, if any
+  Edit().source(el, nullptr);  // the user's ~/.editrc, if any
 }
 
 // Reads the history file when it is a regular file; one that is missing is
@@ -162,12 +218,12 @@ void LineEditor::LoadHistory(void* hist) {
     return;
   }
   HistEvent ev;
-  history(static_cast<History*>(hist), &ev, H_LOAD, path.c_str());
+  Edit().hist(static_cast<History*>(hist), &ev, H_LOAD, path.c_str());
 }
 
 LineEditor::~LineEditor() {
-  if (hist_) history_end(static_cast<History*>(hist_));
-  if (el_) el_end(static_cast<EditLine*>(el_));
+  if (hist_) Edit().hist_end(static_cast<History*>(hist_));
+  if (el_) Edit().end(static_cast<EditLine*>(el_));
   if (key_fd_ != STDIN_FILENO) close(key_fd_);
 }
 
@@ -180,15 +236,15 @@ LineEditor::Status LineEditor::ReadLine(const char* prompt, std::string* line) {
   // the terminal at its first read, so keys typed in between (a paste, a
   // quick Ctrl-D) would meet the cooked terminal: echoed twice, or an EOF
   // lost in the switch. el_gets restores cooked mode when it returns.
-  el_set(static_cast<EditLine*>(el_), EL_PREP_TERM, 1);
+  Edit().set(static_cast<EditLine*>(el_), EL_PREP_TERM, 1);
   const char* s;
   {
     InterruptBreaksReads breaks_reads;  // see GetChar's read
-    s = el_gets(static_cast<EditLine*>(el_), &count);
+    s = Edit().gets(static_cast<EditLine*>(el_), &count);
   }
   if (interrupted_) {
     // Drop what was typed: the next read starts on a fresh line.
-    el_reset(static_cast<EditLine*>(el_));
+    Edit().reset(static_cast<EditLine*>(el_));
     std::fputs("^C\n", stdout);
     std::fflush(stdout);
     return Status::kInterrupted;
@@ -223,13 +279,13 @@ void LineEditor::AddHistory(const std::string& line) {
   if (!hist_ || line.empty()) return;
   HistEvent ev;
   auto* h = static_cast<History*>(hist_);
-  history(h, &ev, H_ENTER, line.c_str());
+  Edit().hist(h, &ev, H_ENTER, line.c_str());
   // Saved after every line, so a crash or a kill loses nothing; written to a
   // temporary name and renamed, so a save cut short (or two sessions saving
   // at once) never leaves a half-written file. A bounded history is small.
   if (opts_.history_path.empty()) return;
   const std::string tmp = opts_.history_path + ".tmp." + std::to_string(getpid());
-  if (history(h, &ev, H_SAVE, tmp.c_str()) < 0 ||
+  if (Edit().hist(h, &ev, H_SAVE, tmp.c_str()) < 0 ||
       std::rename(tmp.c_str(), opts_.history_path.c_str()) != 0)
     std::remove(tmp.c_str());
 }
