@@ -14,6 +14,7 @@ packages=(
   libluajit-5.1-dev luajit  # the embedded interpreter; luajit is the start-up peer
   libedit-dev            # REPL line editing
   zlib1g-dev             # gzip'd datasets
+  libturbojpeg0-dev libpng-dev  # image decoding and encoding (mx.image, RecordIO images)
   clang libclang-rt-14-dev  # the libFuzzer harnesses (tests/fuzz): clang and its fuzzer runtime
 )
 

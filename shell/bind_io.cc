@@ -25,6 +25,11 @@
 //   r:read() -> bytes, or nil at the end; r:seek(pos); r:tell(); r:size()
 //   write_file(path, bytes, who)             -- whole, through a temporary
 //   pack_header(flag, label, id, id2) -> 24 bytes; unpack_header(bytes) -> the four
+//
+// Images (engine/io/image_codec.h), behind mx.image and pack_img:
+//
+//   decode_image(bytes, channels, to_rgb, who) -> a uint8 NDArray (h, w, channels)
+//   encode_image(array, '.jpg' | '.png', quality, who) -> bytes
 #include <sys/stat.h>
 #include <lua.hpp>
 
@@ -32,6 +37,8 @@
 
 #include <memory>
 #include <new>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "bind_ndarray.h"
@@ -42,6 +49,7 @@
 #include "engine/io/batch_prefetcher.h"
 #include "engine/io/csv_file.h"
 #include "engine/io/idx_file.h"
+#include "engine/io/image_codec.h"
 #include "engine/io/recordio.h"
 #include "interpreter.h"
 #include "lua_util.h"
@@ -314,6 +322,51 @@ int UnpackHeader(lua_State* L) {
   return 4;
 }
 
+// ---- images --------------------------------------------------------------------
+
+int DecodeImage(lua_State* L) {
+  size_t n = 0;
+  const char* bytes = luaL_checklstring(L, 1, &n);
+  const int channels = static_cast<int>(luaL_checkinteger(L, 2));
+  const bool to_rgb = lua_isnone(L, 3) || lua_toboolean(L, 3);
+  const std::string who = luaL_optstring(L, 4, "imdecode");
+  io::Image im = io::DecodeImage({bytes, n}, channels, who);
+  if (!to_rgb && im.channels == 3)  // BGR, OpenCV's order
+    for (size_t i = 0; i < im.pixels.size(); i += 3) std::swap(im.pixels[i], im.pixels[i + 2]);
+  NDArray out(Shape{im.height, im.width, im.channels}, Context::CPU(), DType::kUint8);
+  out.SyncCopyFromCPU(im.pixels.data(), im.pixels.size());
+  nd::PushNDArray(L, std::move(out));
+  return 1;
+}
+
+int EncodeImage(lua_State* L) {
+  const std::string who = luaL_optstring(L, 4, "imencode");
+  const std::string what = who + ": the image";
+  const NDArray& a = nd::CheckNDArray(L, 1, what.c_str());
+  const std::string fmt = CheckString(L, 2, who + ": img_fmt");
+  const int quality = static_cast<int>(luaL_optinteger(L, 3, 95));
+  io::ImageFormat format;
+  if (fmt == ".jpg" || fmt == ".jpeg" || fmt == "jpg" || fmt == "jpeg")
+    format = io::ImageFormat::kJpeg;
+  else if (fmt == ".png" || fmt == "png")
+    format = io::ImageFormat::kPng;
+  else
+    TS_THROW << who << ": img_fmt must be '.jpg' or '.png', got '" << fmt << "'";
+  const Shape& s = a.shape();
+  TS_CHECK(a.dtype() == DType::kUint8 && (s.ndim() == 2 || (s.ndim() == 3 && (s[2] == 1 || s[2] == 3))))
+      << who << ": the image must be uint8 of shape (height, width, 3), (height, width, 1) or "
+      << "(height, width), got " << DTypeName(a.dtype()) << " " << s;
+  io::Image im;
+  im.height = s[0];
+  im.width = s[1];
+  im.channels = s.ndim() == 3 ? s[2] : 1;
+  im.pixels.resize(static_cast<size_t>(s.Size()));
+  a.SyncCopyToCPU(im.pixels.data(), im.pixels.size());
+  const std::string out = io::EncodeImage(im, format, quality, who);
+  lua_pushlstring(L, out.data(), out.size());
+  return 1;
+}
+
 void Open(lua_State* L, int) {
   luaL_newmetatable(L, kWriterMeta);
   lua_pushvalue(L, -1);
@@ -358,7 +411,9 @@ void Open(lua_State* L, int) {
                 {"record_reader", Guarded<NewReader>, nullptr},
                 {"write_file", Guarded<WriteFile>, nullptr},
                 {"pack_header", Guarded<PackHeader>, nullptr},
-                {"unpack_header", Guarded<UnpackHeader>, nullptr}});
+                {"unpack_header", Guarded<UnpackHeader>, nullptr},
+                {"decode_image", Guarded<DecodeImage>, nullptr},
+                {"encode_image", Guarded<EncodeImage>, nullptr}});
   lua_getglobal(L, "package");
   lua_getfield(L, -1, "loaded");
   lua_pushvalue(L, -3);

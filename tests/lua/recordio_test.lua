@@ -149,5 +149,6 @@ test('pack and unpack: the 24-byte header, number and vector labels', function()
   assert_error(function() rio.unpack(v:sub(1, 28)) end, 'shorter than its header')
   assert_error(function() rio.unpack('short') end, 'has no image record header')
   assert_error(function() rio.pack(rio.IRHeader(0, 1, -1, 0), '') end, 'id must be a whole number')
-  assert_error(function() rio.pack_img(rio.IRHeader(), nil) end, 'not built yet')
+  assert_error(function() rio.pack_img(rio.IRHeader(), nil) end,
+    'pack_img: the image: expected an NDArray')
 end)

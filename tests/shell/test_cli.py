@@ -68,6 +68,16 @@ class CommandLine(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout.split(), ["false", "9", "true"])
 
+    def test_image_codecs_load_on_first_use(self):
+        code = ("local function loaded() local m = io.open('/proc/self/maps'):read('*a') "
+                "return m:find('libturbojpeg', 1, true) ~= nil, m:find('libpng', 1, true) ~= nil end "
+                "print(loaded()) local img = mx.nd.ones({2, 2, 3}, {dtype = 'uint8'}) "
+                "print(mx.image.imdecode(mx.image.imencode(img, {img_fmt = '.png'})):sum():asscalar()) "
+                "print(loaded())")
+        r = run("-e", code)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.split(), ["false", "false", "12", "true", "true"])
+
     def test_without_onednn_the_plain_kernels_give_the_same_values(self):
         # Every kernel oneDNN serves, float32, with oneDNN and without it.
         code = textwrap.dedent("""

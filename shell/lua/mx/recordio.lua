@@ -327,14 +327,23 @@ return function(mx)
     return ir_header(flag, label, id, id2), s:sub(at + 1)
   end
 
-  local function no_codecs(name)
-    return function()
-      error(name .. ': encoding and decoding images is not built yet (it needs the image '
-        .. 'codecs: libjpeg-turbo and libpng); pack the encoded bytes with mx.recordio.pack', 2)
-    end
+  -- pack_img(header, img[, quality, img_fmt]) -> a record: the header, then
+  -- img (a uint8 (h, w, 3) RGB or gray NDArray) encoded as JPEG or PNG.
+  M.pack_img = function(header, img, quality, img_fmt)
+    local bytes = io_c.encode_image(img, img_fmt or '.jpg', quality or 95, 'pack_img')
+    return M.pack(header, bytes)
   end
-  M.pack_img = no_codecs('pack_img')
-  M.unpack_img = no_codecs('unpack_img')
+
+  -- unpack_img(s[, iscolor]) -> header, the decoded image (RGB; iscolor 0
+  -- gray, 1 or -1 (the default) color).
+  M.unpack_img = function(s, iscolor)
+    local header, bytes = M.unpack(s)
+    iscolor = iscolor == nil and -1 or iscolor
+    if iscolor ~= -1 and iscolor ~= 0 and iscolor ~= 1 then
+      error('unpack_img: iscolor must be -1, 0 or 1, got ' .. tostring(iscolor), 2)
+    end
+    return header, io_c.decode_image(bytes, iscolor == 0 and 1 or 3, true, 'unpack_img')
+  end
 
   help.doc(M, [[
 mx.recordio: MXNet's RecordIO record files, byte for byte.
@@ -345,6 +354,8 @@ mx.recordio: MXNet's RecordIO record files, byte for byte.
                                         :seek(key), .keys
   IRHeader(flag, label, id, id2)        the image record header
   pack(header, s), unpack(s)            header + payload <-> a record
+  pack_img(header, img[, quality, img_fmt]), unpack_img(s[, iscolor])
+                                        the same with an image (JPEG or PNG)
 A writer's file (and index) appear whole at close(); a reader checks every
 record's framing and names the file and offset of a bad one.]])
   help.doc(M.MXRecordIO, [[
@@ -366,6 +377,14 @@ stored after the header as float32 values, with flag its length.]])
   help.doc(M.unpack, [[
 mx.recordio.unpack(s) -> header, payload: the header's label is a number, or
 (flag > 0) a list of flag numbers.]])
+  help.doc(M.pack_img, [[
+mx.recordio.pack_img(header, img[, quality = 95, img_fmt = '.jpg']) -> a
+record: the header, then img (a uint8 (h, w, 3) RGB or gray NDArray) as JPEG
+or PNG ('.png').]])
+  help.doc(M.unpack_img, [[
+mx.recordio.unpack_img(s[, iscolor = -1]) -> header, image: the image as a
+uint8 NDArray (h, w, 3) in RGB order (MXNet's, decoded by OpenCV, is BGR);
+iscolor = 0 gives (h, w, 1) gray.]])
   help.doc(M.IRHeader, 'mx.recordio.IRHeader(flag, label, id, id2) -> a header for pack')
   return M
 end

@@ -1,0 +1,254 @@
+#include "engine/io/image_codec.h"
+
+#include <dlfcn.h>
+#include <png.h>
+#include <turbojpeg.h>
+
+#include <cstring>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "engine/base/error.h"
+
+namespace tessera::io {
+namespace {
+
+// ---- the libraries, opened on first use ----
+// libjpeg-turbo and libpng are opened by the first image call, not with the
+// program (start-up binds neither); the headers give the functions' types.
+
+struct Codecs {
+  decltype(&tjInitDecompress) init_decompress;
+  decltype(&tjInitCompress) init_compress;
+  decltype(&tjDecompressHeader3) decompress_header;
+  decltype(&tjDecompress2) decompress;
+  decltype(&tjCompress2) compress;
+  decltype(&tjGetErrorStr2) error_str;
+  decltype(&tjDestroy) destroy;
+  decltype(&tjFree) free;
+  decltype(&png_image_begin_read_from_memory) png_begin_read;
+  decltype(&png_image_finish_read) png_finish_read;
+  decltype(&png_image_free) png_free;
+  decltype(&png_image_write_to_memory) png_write;
+};
+
+void* OpenLibrary(const char* const* names, const char* package) {
+  std::string tried;
+  for (const char* const* n = names; *n; ++n) {
+    if (void* lib = dlopen(*n, RTLD_NOW | RTLD_LOCAL)) return lib;
+    const char* why = dlerror();
+    tried += std::string(tried.empty() ? "" : "; ") + (why ? why : *n);
+  }
+  TS_THROW << "images: cannot load " << names[0] << " (install " << package << "): " << tried;
+}
+
+template <typename F>
+void Find(void* lib, const char* name, F* out) {
+  void* f = dlsym(lib, name);
+  TS_CHECK(f) << "images: the library loaded has no " << name;
+  *out = reinterpret_cast<F>(f);
+}
+
+Codecs LoadCodecs() {
+  static const char* const kJpeg[] = {TESSERA_TURBOJPEG_LIBRARY, "libturbojpeg.so.0", nullptr};
+  static const char* const kPng[] = {TESSERA_PNG_LIBRARY, "libpng16.so.16", nullptr};
+  void* tj = OpenLibrary(kJpeg, "libturbojpeg0");
+  void* png = OpenLibrary(kPng, "libpng16-16");
+  Codecs c;
+  Find(tj, "tjInitDecompress", &c.init_decompress);
+  Find(tj, "tjInitCompress", &c.init_compress);
+  Find(tj, "tjDecompressHeader3", &c.decompress_header);
+  Find(tj, "tjDecompress2", &c.decompress);
+  Find(tj, "tjCompress2", &c.compress);
+  Find(tj, "tjGetErrorStr2", &c.error_str);
+  Find(tj, "tjDestroy", &c.destroy);
+  Find(tj, "tjFree", &c.free);
+  Find(png, "png_image_begin_read_from_memory", &c.png_begin_read);
+  Find(png, "png_image_finish_read", &c.png_finish_read);
+  Find(png, "png_image_free", &c.png_free);
+  Find(png, "png_image_write_to_memory", &c.png_write);
+  return c;
+}
+
+// Loaded once (a failed load is tried again by the next call).
+const Codecs& Lib() {
+  static const Codecs c = LoadCodecs();
+  return c;
+}
+
+constexpr unsigned char kJpegSignature[] = {0xff, 0xd8, 0xff};
+constexpr unsigned char kPngSignature[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+
+std::string FirstBytes(std::string_view b) {
+  std::ostringstream s;
+  s << std::hex;
+  for (size_t i = 0; i < b.size() && i < 4; ++i)
+    s << (i ? " " : "") << unsigned(static_cast<unsigned char>(b[i]));
+  return s.str();
+}
+
+void CheckSize(int64_t h, int64_t w, std::string_view what, const char* fmt) {
+  TS_CHECK(h > 0 && w > 0) << what << ": the " << fmt << " image has no pixels (" << w << "x" << h
+                           << ")";
+  TS_CHECK(h * w <= kMaxImagePixels) << what << ": the " << fmt << " image is " << w << "x" << h
+                                     << ", more than the " << kMaxImagePixels << " pixels allowed";
+}
+
+// ---- JPEG ----
+
+struct TjHandle {
+  tjhandle h;
+  explicit TjHandle(tjhandle handle) : h(handle) {}
+  ~TjHandle() {
+    if (h) Lib().destroy(h);
+  }
+};
+
+Image DecodeJpeg(std::string_view bytes, int channels, std::string_view what) {
+  TjHandle tj(Lib().init_decompress());
+  TS_CHECK(tj.h) << what << ": cannot start the JPEG decoder: " << Lib().error_str(nullptr);
+  auto* src = reinterpret_cast<const unsigned char*>(bytes.data());
+  int w = 0, h = 0, subsamp = 0, colorspace = 0;
+  TS_CHECK(Lib().decompress_header(tj.h, src, static_cast<unsigned long>(bytes.size()), &w, &h,
+                                   &subsamp, &colorspace) == 0)
+      << what << ": not a valid JPEG: " << Lib().error_str(tj.h);
+  CheckSize(h, w, what, "JPEG");
+  Image im;
+  im.height = h;
+  im.width = w;
+  im.channels = channels;
+  im.pixels.resize(static_cast<size_t>(h) * static_cast<size_t>(w) * static_cast<size_t>(channels));
+  // A warning (data cut short, a corrupt segment) stops the decode: the
+  // default would fill the rest of the image with gray and carry on.
+  const int rc =
+      Lib().decompress(tj.h, src, static_cast<unsigned long>(bytes.size()), im.pixels.data(), w, 0,
+                       h, channels == 1 ? TJPF_GRAY : TJPF_RGB, TJFLAG_STOPONWARNING);
+  TS_CHECK(rc == 0) << what << ": corrupt or truncated JPEG (" << w << "x" << h
+                    << "): " << Lib().error_str(tj.h);
+  return im;
+}
+
+std::string EncodeJpeg(const Image& im, int quality, std::string_view what) {
+  TS_CHECK(quality >= 1 && quality <= 100)
+      << what << ": JPEG quality must be 1-100, got " << quality;
+  TjHandle tj(Lib().init_compress());
+  TS_CHECK(tj.h) << what << ": cannot start the JPEG encoder: " << Lib().error_str(nullptr);
+  unsigned char* out = nullptr;
+  unsigned long size = 0;
+  const bool gray = im.channels == 1;
+  const int rc = Lib().compress(tj.h, im.pixels.data(), static_cast<int>(im.width), 0,
+                                static_cast<int>(im.height), gray ? TJPF_GRAY : TJPF_RGB, &out,
+                                &size, gray ? TJSAMP_GRAY : TJSAMP_420, quality, 0);
+  std::unique_ptr<unsigned char, void (*)(unsigned char*)> owned(out, Lib().free);
+  TS_CHECK(rc == 0) << what << ": JPEG encoding failed: " << Lib().error_str(tj.h);
+  return {reinterpret_cast<const char*>(out), size};
+}
+
+// ---- PNG ----
+
+struct PngImage {
+  png_image im;
+  PngImage() {
+    std::memset(&im, 0, sizeof im);
+    im.version = PNG_IMAGE_VERSION;
+  }
+  ~PngImage() {
+    if (im.opaque) Lib().png_free(&im);  // only once the library read something
+  }
+};
+
+Image DecodePng(std::string_view bytes, int channels, std::string_view what) {
+  PngImage png;
+  TS_CHECK(Lib().png_begin_read(&png.im, bytes.data(), bytes.size()))
+      << what << ": not a valid PNG: " << png.im.message;
+  CheckSize(png.im.height, png.im.width, what, "PNG");
+  const int64_t h = png.im.height, w = png.im.width;
+  // 8-bit, straight (not premultiplied) alpha, which is then dropped as
+  // OpenCV's color read does; gray from color with OpenCV's weights.
+  const bool source_gray = (png.im.format & PNG_FORMAT_FLAG_COLOR) == 0;
+  const bool alpha = (png.im.format & PNG_FORMAT_FLAG_ALPHA) != 0;
+  png.im.format = source_gray ? (alpha ? PNG_FORMAT_GA : PNG_FORMAT_GRAY)
+                              : (alpha ? PNG_FORMAT_RGBA : PNG_FORMAT_RGB);
+  const int in_channels = (source_gray ? 1 : 3) + (alpha ? 1 : 0);
+  Image im;
+  im.height = h;
+  im.width = w;
+  im.channels = channels;
+  im.pixels.resize(static_cast<size_t>(h * w * channels));
+  const bool direct = in_channels == channels;  // gray to gray, RGB to RGB
+  std::vector<uint8_t> raw(direct ? 0 : static_cast<size_t>(h * w * in_channels));
+  uint8_t* read_to = direct ? im.pixels.data() : raw.data();
+  TS_CHECK(Lib().png_finish_read(&png.im, nullptr, read_to, 0, nullptr))
+      << what << ": corrupt or truncated PNG (" << w << "x" << h << "): " << png.im.message;
+  if (direct) return im;
+  uint8_t* out = im.pixels.data();
+  for (int64_t i = 0; i < h * w; ++i) {
+    const uint8_t* p = raw.data() + i * in_channels;
+    if (source_gray) {
+      for (int c = 0; c < channels; ++c) out[i * channels + c] = p[0];
+    } else if (channels == 3) {
+      std::memcpy(out + i * 3, p, 3);
+    } else {
+      out[i] = static_cast<uint8_t>((299 * p[0] + 587 * p[1] + 114 * p[2] + 500) / 1000);
+    }
+  }
+  return im;
+}
+
+std::string EncodePng(const Image& im, std::string_view what) {
+  PngImage png;
+  png.im.width = static_cast<png_uint_32>(im.width);
+  png.im.height = static_cast<png_uint_32>(im.height);
+  png.im.format = im.channels == 1 ? PNG_FORMAT_GRAY : PNG_FORMAT_RGB;
+  png_alloc_size_t size = 0;
+  TS_CHECK(Lib().png_write(&png.im, nullptr, &size, 0, im.pixels.data(), 0, nullptr))
+      << what << ": PNG encoding failed: " << png.im.message;
+  std::string out(size, '\0');
+  TS_CHECK(Lib().png_write(&png.im, out.data(), &size, 0, im.pixels.data(), 0, nullptr))
+      << what << ": PNG encoding failed: " << png.im.message;
+  out.resize(size);
+  return out;
+}
+
+}  // namespace
+
+bool SniffImageFormat(std::string_view b, ImageFormat* format) {
+  if (b.size() >= sizeof kJpegSignature && std::memcmp(b.data(), kJpegSignature, 3) == 0) {
+    *format = ImageFormat::kJpeg;
+    return true;
+  }
+  if (b.size() >= sizeof kPngSignature &&
+      std::memcmp(b.data(), kPngSignature, sizeof kPngSignature) == 0) {
+    *format = ImageFormat::kPng;
+    return true;
+  }
+  return false;
+}
+
+Image DecodeImage(std::string_view bytes, int channels, std::string_view what) {
+  TS_CHECK(channels == 1 || channels == 3)
+      << what << ": channels must be 1 (gray) or 3 (RGB), got " << channels;
+  ImageFormat format;
+  TS_CHECK(SniffImageFormat(bytes, &format))
+      << what << ": not a JPEG or PNG image (" << bytes.size() << " bytes"
+      << (bytes.empty() ? "" : ", starting " + FirstBytes(bytes)) << ")";
+  return format == ImageFormat::kJpeg ? DecodeJpeg(bytes, channels, what)
+                                      : DecodePng(bytes, channels, what);
+}
+
+std::string EncodeImage(const Image& image, ImageFormat format, int quality,
+                        std::string_view what) {
+  TS_CHECK(image.channels == 1 || image.channels == 3)
+      << what << ": images have 1 (gray) or 3 (RGB) channels, got " << image.channels;
+  CheckSize(image.height, image.width, what, format == ImageFormat::kJpeg ? "JPEG" : "PNG");
+  TS_CHECK(image.width <= 65535 && image.height <= 65535)
+      << what << ": an image of " << image.width << "x" << image.height
+      << " is too large to encode (65535 a side at most)";
+  TS_CHECK(image.pixels.size() == static_cast<size_t>(image.height * image.width * image.channels))
+      << what << ": " << image.pixels.size() << " bytes of pixels for " << image.width << "x"
+      << image.height << "x" << image.channels;
+  return format == ImageFormat::kJpeg ? EncodeJpeg(image, quality, what) : EncodePng(image, what);
+}
+
+}  // namespace tessera::io
