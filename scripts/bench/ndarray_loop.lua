@@ -38,14 +38,18 @@ local function best_per_op(fn)
   return best / n * 1e6
 end
 
+-- `c = x + y` inline in a loop, then a wait on the last c.
+local function add_loop_of(x, y)
+  return function(iters)
+    local c
+    for _ = 1, iters do c = x + y end
+    c:wait_to_read()
+  end
+end
+
 local a = mx.nd.array({1})
 local b = mx.nd.array({2})
-local function add_loop(iters)
-  local c
-  for _ = 1, iters do c = a + b end
-  c:wait_to_read()
-end
-print(string.format('nd_add_1elem: %.3f us/op', best_per_op(add_loop)))
+print(string.format('nd_add_1elem: %.3f us/op', best_per_op(add_loop_of(a, b))))
 
 local function add_scalar_loop(iters)
   local c
@@ -56,17 +60,12 @@ print(string.format('nd_add_scalar_1elem: %.3f us/op', best_per_op(add_scalar_lo
 
 local a64 = mx.nd.ones({65536})
 local b64 = mx.nd.ones({65536})
-local function add64_loop(iters)
-  local c
-  for _ = 1, iters do c = a64 + b64 end
-  c:wait_to_read()
-end
 local function add64_wait_loop(iters)
   for _ = 1, iters do (a64 + b64):wait_to_read() end
 end
 local n_wait = n
 n = math.max(1, math.floor(n_wait / 10))
-print(string.format('nd_add_64k: %.3f us/op', best_per_op(add64_loop)))
+print(string.format('nd_add_64k: %.3f us/op', best_per_op(add_loop_of(a64, b64))))
 print(string.format('nd_add_64k_wait: %.3f us/op', best_per_op(add64_wait_loop)))
 n = n_wait
 
