@@ -15,6 +15,7 @@ packages=(
   libedit-dev            # REPL line editing
   zlib1g-dev             # gzip'd datasets
   libturbojpeg0-dev libpng-dev  # image decoding and encoding (mx.image, RecordIO images)
+  libopencv-imgproc-dev  # image resizing (cv::resize, as MXNet's mx.image)
   clang libclang-rt-14-dev  # the libFuzzer harnesses (tests/fuzz): clang and its fuzzer runtime
 )
 

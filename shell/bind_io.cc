@@ -30,6 +30,7 @@
 //
 //   decode_image(bytes, channels, to_rgb, who) -> a uint8 NDArray (h, w, channels)
 //   encode_image(array, '.jpg' | '.png', quality, who) -> bytes
+//   resize_image(array, width, height, interp, who) -> a uint8 NDArray (OpenCV's resize)
 #include <sys/stat.h>
 #include <lua.hpp>
 
@@ -50,6 +51,7 @@
 #include "engine/io/csv_file.h"
 #include "engine/io/idx_file.h"
 #include "engine/io/image_codec.h"
+#include "engine/io/image_resize.h"
 #include "engine/io/recordio.h"
 #include "interpreter.h"
 #include "lua_util.h"
@@ -324,6 +326,30 @@ int UnpackHeader(lua_State* L) {
 
 // ---- images --------------------------------------------------------------------
 
+// The pixels of a uint8 (h, w, c) or (h, w) array at argument 1.
+io::Image CheckImage(lua_State* L, const std::string& who) {
+  const std::string what = who + ": the image";
+  const NDArray& a = nd::CheckNDArray(L, 1, what.c_str());
+  const Shape& s = a.shape();
+  TS_CHECK(a.dtype() == DType::kUint8 &&
+           (s.ndim() == 2 || (s.ndim() == 3 && (s[2] == 1 || s[2] == 3))))
+      << who << ": the image must be uint8 of shape (height, width, 3), (height, width, 1) or "
+      << "(height, width), got " << DTypeName(a.dtype()) << " " << s;
+  io::Image im;
+  im.height = s[0];
+  im.width = s[1];
+  im.channels = s.ndim() == 3 ? s[2] : 1;
+  im.pixels.resize(static_cast<size_t>(s.Size()));
+  a.SyncCopyToCPU(im.pixels.data(), im.pixels.size());
+  return im;
+}
+
+void PushImage(lua_State* L, const io::Image& im) {
+  NDArray out(Shape{im.height, im.width, im.channels}, Context::CPU(), DType::kUint8);
+  out.SyncCopyFromCPU(im.pixels.data(), im.pixels.size());
+  nd::PushNDArray(L, std::move(out));
+}
+
 int DecodeImage(lua_State* L) {
   size_t n = 0;
   const char* bytes = luaL_checklstring(L, 1, &n);
@@ -333,16 +359,21 @@ int DecodeImage(lua_State* L) {
   io::Image im = io::DecodeImage({bytes, n}, channels, who);
   if (!to_rgb && im.channels == 3)  // BGR, OpenCV's order
     for (size_t i = 0; i < im.pixels.size(); i += 3) std::swap(im.pixels[i], im.pixels[i + 2]);
-  NDArray out(Shape{im.height, im.width, im.channels}, Context::CPU(), DType::kUint8);
-  out.SyncCopyFromCPU(im.pixels.data(), im.pixels.size());
-  nd::PushNDArray(L, std::move(out));
+  PushImage(L, im);
+  return 1;
+}
+
+int ResizeImage(lua_State* L) {
+  const std::string who = luaL_optstring(L, 5, "imresize");
+  const io::Image im = CheckImage(L, who);
+  const int64_t w = luaL_checkinteger(L, 2), h = luaL_checkinteger(L, 3);
+  const int interp = static_cast<int>(luaL_optinteger(L, 4, 1));
+  PushImage(L, io::ResizeImage(im, w, h, interp, who));
   return 1;
 }
 
 int EncodeImage(lua_State* L) {
   const std::string who = luaL_optstring(L, 4, "imencode");
-  const std::string what = who + ": the image";
-  const NDArray& a = nd::CheckNDArray(L, 1, what.c_str());
   const std::string fmt = CheckString(L, 2, who + ": img_fmt");
   const int quality = static_cast<int>(luaL_optinteger(L, 3, 95));
   io::ImageFormat format;
@@ -352,17 +383,7 @@ int EncodeImage(lua_State* L) {
     format = io::ImageFormat::kPng;
   else
     TS_THROW << who << ": img_fmt must be '.jpg' or '.png', got '" << fmt << "'";
-  const Shape& s = a.shape();
-  TS_CHECK(a.dtype() == DType::kUint8 && (s.ndim() == 2 || (s.ndim() == 3 && (s[2] == 1 || s[2] == 3))))
-      << who << ": the image must be uint8 of shape (height, width, 3), (height, width, 1) or "
-      << "(height, width), got " << DTypeName(a.dtype()) << " " << s;
-  io::Image im;
-  im.height = s[0];
-  im.width = s[1];
-  im.channels = s.ndim() == 3 ? s[2] : 1;
-  im.pixels.resize(static_cast<size_t>(s.Size()));
-  a.SyncCopyToCPU(im.pixels.data(), im.pixels.size());
-  const std::string out = io::EncodeImage(im, format, quality, who);
+  const std::string out = io::EncodeImage(CheckImage(L, who), format, quality, who);
   lua_pushlstring(L, out.data(), out.size());
   return 1;
 }
@@ -413,7 +434,8 @@ void Open(lua_State* L, int) {
                 {"pack_header", Guarded<PackHeader>, nullptr},
                 {"unpack_header", Guarded<UnpackHeader>, nullptr},
                 {"decode_image", Guarded<DecodeImage>, nullptr},
-                {"encode_image", Guarded<EncodeImage>, nullptr}});
+                {"encode_image", Guarded<EncodeImage>, nullptr},
+                {"resize_image", Guarded<ResizeImage>, nullptr}});
   lua_getglobal(L, "package");
   lua_getfield(L, -1, "loaded");
   lua_pushvalue(L, -3);

@@ -93,3 +93,39 @@ test('corrupt images and wrong arguments are clear errors', function()
   assert_error(function() mx.recordio.unpack_img(mx.recordio.pack({}, png), 2) end,
     'iscolor must be')
 end)
+
+test('imresize, resize_short and crops, as MXNet', function()
+  local src = mx.nd.array({{{0}, {4}, {8}, {12}}, {{8}, {12}, {16}, {20}},
+    {{100}, {100}, {40}, {40}}, {{100}, {100}, {40}, {40}}}, {dtype = 'uint8'})
+  local small = mx.image.imresize(src, 2, 2, {interp = 3})  -- area: block means
+  assert_eq(small:totable(), {{{6}, {14}}, {{100}, {40}}})
+  assert_eq(mx.image.imresize{src = src, w = 8, h = 2}.shape, {2, 8, 1})
+  local img = mx.nd.zeros({40, 60, 3}, {dtype = 'uint8'})
+  assert_eq(mx.image.resize_short(img, 20).shape, {20, 30, 3})
+  assert_eq(mx.image.resize_short(mx.nd.zeros({60, 40, 3}, {dtype = 'uint8'}), 20).shape,
+    {30, 20, 3})
+  -- fixed_crop: 0-based pixel offsets, as MXNet's.
+  local crop = mx.image.fixed_crop(src, 1, 2, 2, 2)
+  assert_eq(crop:totable(), {{{100}, {40}}, {{100}, {40}}})
+  assert_eq(mx.image.fixed_crop(src, 0, 0, 2, 2, {size = {1, 1}, interp = 3}):totable(), {{{6}}})
+  -- center_crop of 60x40 to 30x30: x0 = 15, y0 = 5.
+  local out, rect = mx.image.center_crop(img, {30, 30})
+  assert_eq(out.shape, {30, 30, 3})
+  assert_eq(rect, {15, 5, 30, 30})
+  -- A size larger than the image is scaled down to fit, then resized up.
+  local big, brect = mx.image.center_crop(img, {120, 40})
+  assert_eq({big.shape, brect}, {{40, 120, 3}, {0, 10, 60, 20}})  -- y0 = (40 - 20) / 2
+  for _ = 1, 20 do
+    local _, r = mx.image.random_crop(img, {25, 10})
+    assert(r[1] >= 0 and r[1] <= 35 and r[2] >= 0 and r[2] <= 30, 'rect out of bounds')
+    assert_eq({r[3], r[4]}, {25, 10})
+  end
+  local norm = mx.image.color_normalize(mx.nd.array({{{10, 20, 30}}}, {dtype = 'uint8'}),
+    {1, 2, 3}, {3, 3, 3})
+  assert_eq(norm.dtype, 'float32')
+  assert_eq(norm:totable(), {{{3, 6, 9}}})
+  assert_error(function() mx.image.fixed_crop(src, 3, 3, 2, 2) end, 'leaves the 4x4 image')
+  assert_error(function() mx.image.imresize(src, 0, 2) end, 'w must be a whole number')
+  assert_error(function() mx.image.imresize(src, 2, 2, {interp = 7}) end, 'interp must be 0')
+  assert_error(function() mx.image.imresize(mx.nd.ones({2, 2, 3}), 1, 1) end, 'must be uint8')
+end)

@@ -69,13 +69,154 @@ return function(mx)
   end
   M.imencode = kwargs.wrap(imencode, 'imencode', { 'img' }, 2)
 
+  -- ---- resizing and crops (MXNet's mx.image) ----
+  -- Pixel coordinates (x0, y0) are 0-based offsets from the top-left
+  -- corner, as in MXNet and Torch7's image package; sizes are {width, height}.
+
+  local function check_int(v, who, what, lo)
+    if type(v) ~= 'number' or v ~= math.floor(v) or v < (lo or 0) or v > 65535 then
+      error(('%s: %s must be a whole number from %d to 65535, got %s'):format(who, what, lo or 0,
+        tostring(v)), 4)
+    end
+    return v
+  end
+
+  -- MXNet's interpolation codes: OpenCV's 0-4, 9 (by the sizes: bicubic to
+  -- enlarge, area to shrink, else bilinear) and 10 (one of 0-4 at random).
+  local function interp_method(interp, h, w, new_h, new_w)
+    if interp == 9 then
+      if new_w > w and new_h > h then return 2 end
+      if new_w < w and new_h < h then return 3 end
+      return 1
+    elseif interp == 10 then
+      return math.random(0, 4)
+    end
+    return interp
+  end
+
+  local function image_hw(src, who)
+    if type(src) ~= 'userdata' or type(src.shape) ~= 'table' then
+      error(who .. ': src must be an NDArray image (height, width, channels)', 3)
+    end
+    local shape = src.shape
+    if #shape ~= 3 then
+      error(('%s: src must have shape (height, width, channels), got (%s)'):format(who,
+        table.concat(shape, ',')), 3)
+    end
+    return shape[1], shape[2], shape[3]
+  end
+
+  local function imresize(src, w, h, opts)
+    opts = opts or {}
+    local sh, sw = image_hw(src, 'imresize')
+    check_int(w, 'imresize', 'w', 1)
+    check_int(h, 'imresize', 'h', 1)
+    local interp = interp_method(opts.interp or 1, sh, sw, h, w)
+    return io_c.resize_image(src, w, h, interp, 'imresize')
+  end
+  M.imresize = kwargs.wrap(imresize, 'imresize', { 'src', 'w', 'h' }, 4)
+
+  -- resize_short(src, size[, {interp = 2}]): the shorter side becomes `size`.
+  local function resize_short(src, size, opts)
+    opts = opts or {}
+    local h, w = image_hw(src, 'resize_short')
+    check_int(size, 'resize_short', 'size', 1)
+    local new_h, new_w
+    if h > w then
+      new_h, new_w = math.floor(size * h / w), size
+    else
+      new_h, new_w = size, math.floor(size * w / h)
+    end
+    return io_c.resize_image(src, new_w, new_h, interp_method(opts.interp or 2, h, w, new_h, new_w),
+      'resize_short')
+  end
+  M.resize_short = kwargs.wrap(resize_short, 'resize_short', { 'src', 'size' }, 3)
+
+  -- fixed_crop(src, x0, y0, w, h[, {size = {w, h}, interp = 2}]): the
+  -- rectangle at (x0, y0), resized to `size` when one is given.
+  local function fixed_crop(src, x0, y0, w, h, opts)
+    opts = opts or {}
+    local sh, sw, c = image_hw(src, 'fixed_crop')
+    check_int(x0, 'fixed_crop', 'x0')
+    check_int(y0, 'fixed_crop', 'y0')
+    check_int(w, 'fixed_crop', 'w', 1)
+    check_int(h, 'fixed_crop', 'h', 1)
+    if x0 + w > sw or y0 + h > sh then
+      error(('fixed_crop: the rectangle x0=%d y0=%d w=%d h=%d leaves the %dx%d image'):format(x0,
+        y0, w, h, sw, sh), 3)
+    end
+    local out = mx.nd.slice(src, { begin = { y0, x0, 0 }, ['end'] = { y0 + h, x0 + w, c } })
+    local size = opts.size
+    if size and (size[1] ~= w or size[2] ~= h) then
+      out = io_c.resize_image(out, size[1], size[2],
+        interp_method(opts.interp or 2, h, w, size[2], size[1]), 'fixed_crop')
+    end
+    return out
+  end
+  M.fixed_crop = kwargs.wrap(fixed_crop, 'fixed_crop', { 'src', 'x0', 'y0', 'w', 'h' }, 6)
+
+  -- scale_down(src_size, size) -> w, h: `size` ({w, h}) scaled down to fit
+  -- in `src_size` ({w, h}), keeping its aspect ratio.
+  function M.scale_down(src_size, size)
+    local w, h = size[1], size[2]
+    local sw, sh = src_size[1], src_size[2]
+    if sh < h then w, h = w * sh / h, sh end
+    if sw < w then w, h = sw, h * sw / w end
+    return math.floor(w), math.floor(h)
+  end
+
+  local function crop_at(src, size, opts, who, pick)
+    opts = opts or {}
+    local h, w = image_hw(src, who)
+    if type(size) ~= 'table' or #size ~= 2 then
+      error(who .. ': size must be {width, height}', 3)
+    end
+    local new_w, new_h = M.scale_down({ w, h }, size)
+    local x0, y0 = pick(w - new_w, h - new_h)
+    local out = fixed_crop(src, x0, y0, new_w, new_h, { size = size, interp = opts.interp })
+    return out, { x0, y0, new_w, new_h }
+  end
+
+  -- center_crop(src, size[, {interp = 2}]) -> out, {x0, y0, w, h}
+  M.center_crop = kwargs.wrap(function(src, size, opts)
+    return crop_at(src, size, opts, 'center_crop', function(dx, dy)
+      return math.floor(dx / 2), math.floor(dy / 2)
+    end)
+  end, 'center_crop', { 'src', 'size' }, 3)
+
+  -- random_crop(src, size[, {interp = 2}]) -> out, {x0, y0, w, h}
+  M.random_crop = kwargs.wrap(function(src, size, opts)
+    return crop_at(src, size, opts, 'random_crop', function(dx, dy)
+      return math.random(0, dx), math.random(0, dy)
+    end)
+  end, 'random_crop', { 'src', 'size' }, 3)
+
+  -- color_normalize(src, mean[, std]) -> (src - mean) / std, in float32.
+  function M.color_normalize(src, mean, std)
+    local out = src.dtype == 'uint8' and src:astype('float32') or src
+    local function as_array(v)
+      if type(v) == 'table' then return mx.nd.array(v) end
+      return v
+    end
+    out = out - as_array(mean)
+    if std ~= nil then out = out / as_array(std) end
+    return out
+  end
+
   help.doc(M, [[
 mx.image: images as uint8 NDArrays of shape (height, width, channels), RGB.
   imread(filename[, {flag = 1, to_rgb = true}])   read and decode a JPEG or PNG
   imdecode(buf[, {flag = 1, to_rgb = true}])      decode bytes (a string or uint8 NDArray)
   imencode(img[, {img_fmt = '.jpg', quality = 95}])  encode to JPEG or PNG bytes
+  imresize(src, w, h[, {interp = 1}])             OpenCV's resize, as MXNet's
+  resize_short(src, size[, {interp = 2}])         the shorter side to `size`
+  fixed_crop(src, x0, y0, w, h[, {size =, interp =}])
+  center_crop(src, {w, h}), random_crop(src, {w, h})  -> out, {x0, y0, w, h}
+  color_normalize(src, mean[, std]), scale_down(src_size, size)
 flag 0 decodes to grayscale (h, w, 1); to_rgb = false gives BGR, OpenCV's order.
-Resizing, crops and augmenters are not built yet.]])
+Pixel offsets (x0, y0) count from 0, as in MXNet and Torch7's image package.
+interp: 0 nearest, 1 bilinear, 2 bicubic, 3 area, 4 Lanczos, 9 by the sizes,
+10 at random (MXNet's codes). The augmenters and ImageIter are not built yet.]])
   help.doc(M.imdecode, [[
 mx.image.imdecode(buf[, {flag = 1, to_rgb = true, out = nil}]) -> a uint8
 NDArray (height, width, 3) of the JPEG or PNG in `buf` (flag = 0: gray,
