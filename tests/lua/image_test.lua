@@ -129,3 +129,55 @@ test('imresize, resize_short and crops, as MXNet', function()
   assert_error(function() mx.image.imresize(src, 2, 2, {interp = 7}) end, 'interp must be 0')
   assert_error(function() mx.image.imresize(mx.nd.ones({2, 2, 3}), 1, 1) end, 'must be uint8')
 end)
+
+test('augmenters: MXNet formulas, CreateAugmenter order, random_size_crop', function()
+  math.randomseed(7)
+  local img = mx.nd.array({{{10, 20, 30}, {40, 50, 60}}, {{70, 80, 90}, {100, 110, 120}}})
+  local t = img:totable()
+  assert_eq(mx.image.HorizontalFlipAug(1)(img):totable(), {{t[1][2], t[1][1]}, {t[2][2], t[2][1]}})
+  assert_eq(mx.image.HorizontalFlipAug(0)(img):totable(), t)
+  -- Brightness: one factor in [0.9, 1.1] for every element.
+  local b = mx.image.BrightnessJitterAug(0.1)(img):totable()
+  local alpha = b[1][1][1] / 10
+  assert(alpha >= 0.9 and alpha <= 1.1, 'brightness factor ' .. alpha)
+  assert(math.abs(b[2][2][3] - 120 * alpha) < 1e-3)
+  -- Contrast: alpha * src + 3 (1 - alpha) / n * sum(src .* (0.299, 0.587, 0.114)).
+  local c = mx.image.ContrastJitterAug(0.2)(img):totable()
+  local ca = (c[2][2][3] - c[1][1][1]) / (120 - 10)
+  local gray = 0
+  for y = 1, 2 do for x = 1, 2 do
+    gray = gray + 0.299 * t[y][x][1] + 0.587 * t[y][x][2] + 0.114 * t[y][x][3]
+  end end
+  assert(ca >= 0.8 and ca <= 1.2, 'contrast factor ' .. ca)
+  assert(math.abs(c[1][2][2] - (ca * 50 + 3 * (1 - ca) / 12 * gray)) < 1e-2)
+  -- Saturation: alpha * src + (1 - alpha) * the pixel's gray.
+  local s = mx.image.SaturationJitterAug(0.3)(img):totable()
+  local g11 = 0.299 * 10 + 0.587 * 20 + 0.114 * 30
+  local sa = (s[1][1][3] - s[1][1][1]) / (30 - 10)
+  assert(math.abs(s[1][1][2] - (sa * 20 + (1 - sa) * g11)) < 1e-3)
+  -- Lighting with zero eigenvalues, and a zero alphastd, changes nothing.
+  local eigvec = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}
+  assert_eq(mx.image.LightingAug(0.1, {0, 0, 0}, eigvec)(img):totable(), t)
+  assert_eq(mx.image.LightingAug(0, {1, 1, 1}, eigvec)(img):totable(), t)
+  local g = mx.image.RandomGrayAug(1)(img):totable()
+  assert(math.abs(g[1][1][1] - (0.21 * 10 + 0.72 * 20 + 0.07 * 30)) < 1e-4)
+  assert_eq(mx.image.CastAug()(mx.nd.ones({1, 1, 3}, {dtype = 'uint8'})).dtype, 'float32')
+  assert_eq(mx.image.HorizontalFlipAug(0.5):dumps(), '["horizontalflipaug", {"p": 0.5}]')
+  local names = {}
+  for i, a in ipairs(mx.image.CreateAugmenter{data_shape = {3, 8, 8}, resize = 10,
+      rand_crop = true, rand_resize = true, rand_mirror = true, brightness = 0.1,
+      pca_noise = 0.1, mean = true, std = true}) do
+    names[i] = a.name
+  end
+  assert_eq(names, {'ResizeAug', 'RandomSizedCropAug', 'HorizontalFlipAug', 'CastAug',
+    'ColorJitterAug', 'LightingAug', 'ColorNormalizeAug'})
+  local u8 = mx.nd.zeros({40, 60, 3}, {dtype = 'uint8'})
+  for _ = 1, 20 do
+    local out, r = mx.image.random_size_crop(u8, {10, 12}, 0.08, {3 / 4, 4 / 3})
+    assert_eq(out.shape, {12, 10, 3})
+    assert(r[1] + r[3] <= 60 and r[2] + r[4] <= 40, 'crop leaves the image')
+    assert(r[3] * r[4] >= 0.05 * 2400, 'area ' .. r[3] * r[4])
+  end
+  assert_error(function() mx.image.CreateAugmenter{data_shape = {3, 8, 8}, rand_resize = true} end,
+    'rand_resize needs rand_crop')
+end)

@@ -203,6 +203,223 @@ return function(mx)
     return out
   end
 
+  -- random_size_crop(src, size, area, ratio[, {interp = 2}]) -> out, rect:
+  -- a crop of a random area (a fraction of the image, or {lo, hi}) and
+  -- aspect ratio ({lo, hi}, drawn log-uniformly), resized to `size`; after
+  -- ten misses, center_crop. MXNet's.
+  local function random_size_crop(src, size, area, ratio, opts)
+    opts = opts or {}
+    local h, w = image_hw(src, 'random_size_crop')
+    if type(area) == 'number' then area = { area, 1.0 } end
+    local src_area = h * w
+    for _ = 1, 10 do
+      local target = (area[1] + math.random() * (area[2] - area[1])) * src_area
+      local lo, hi = math.log(ratio[1]), math.log(ratio[2])
+      local r = math.exp(lo + math.random() * (hi - lo))
+      local new_w = math.floor(math.sqrt(target * r) + 0.5)
+      local new_h = math.floor(math.sqrt(target / r) + 0.5)
+      if new_w >= 1 and new_h >= 1 and new_w <= w and new_h <= h then
+        local x0, y0 = math.random(0, w - new_w), math.random(0, h - new_h)
+        return fixed_crop(src, x0, y0, new_w, new_h, { size = size, interp = opts.interp }),
+          { x0, y0, new_w, new_h }
+      end
+    end
+    return M.center_crop(src, size, opts)
+  end
+  M.random_size_crop = kwargs.wrap(random_size_crop, 'random_size_crop',
+    { 'src', 'size', 'area', 'ratio' }, 5)
+
+  -- ---- augmenters (MXNet's): aug(src) -> the augmented image ----
+
+  local Augmenter = {}
+  Augmenter.__index = Augmenter
+  Augmenter.__call = function(self, src) return self.fn(src) end
+  Augmenter.__tostring = function(self) return self:dumps() end
+
+  local function json_value(v)
+    if type(v) == 'table' then
+      local parts = {}
+      for i, x in ipairs(v) do parts[i] = json_value(x) end
+      return '[' .. table.concat(parts, ', ') .. ']'
+    elseif type(v) == 'string' then
+      return ('%q'):format(v)
+    elseif type(v) == 'userdata' and type(v.totable) == 'function' then
+      return json_value(v:totable())
+    end
+    return tostring(v)
+  end
+
+  -- dumps() -> '["name", {"arg": value, ...}]', as MXNet's.
+  function Augmenter:dumps()
+    local keys = {}
+    for k in pairs(self.kwargs) do keys[#keys + 1] = k end
+    table.sort(keys)
+    local parts = {}
+    for i, k in ipairs(keys) do parts[i] = ('"%s": %s'):format(k, json_value(self.kwargs[k])) end
+    return ('["%s", {%s}]'):format(self.name:lower(), table.concat(parts, ', '))
+  end
+
+  local function augmenter(name, kwargs_, fn)
+    return setmetatable({ name = name, kwargs = kwargs_, fn = fn }, Augmenter)
+  end
+  M.Augmenter = Augmenter
+
+  local function uniform(lo, hi) return lo + math.random() * (hi - lo) end
+  local function normal(mean, sd)  -- Box-Muller
+    local u = 1 - math.random()
+    return mean + sd * math.sqrt(-2 * math.log(u)) * math.cos(2 * math.pi * math.random())
+  end
+  local gray_coef = { 0.299, 0.587, 0.114 }
+
+  M.ResizeAug = function(size, interp)
+    return augmenter('ResizeAug', { size = size, interp = interp or 2 }, function(src)
+      return M.resize_short(src, size, { interp = interp or 2 })
+    end)
+  end
+  M.ForceResizeAug = function(size, interp)
+    return augmenter('ForceResizeAug', { size = size, interp = interp or 2 }, function(src)
+      local h, w = image_hw(src, 'ForceResizeAug')
+      return io_c.resize_image(src, size[1], size[2],
+        interp_method(interp or 2, h, w, size[2], size[1]), 'ForceResizeAug')
+    end)
+  end
+  M.RandomCropAug = function(size, interp)
+    return augmenter('RandomCropAug', { size = size, interp = interp or 2 }, function(src)
+      return (M.random_crop(src, size, { interp = interp or 2 }))
+    end)
+  end
+  M.RandomSizedCropAug = function(size, area, ratio, interp)
+    return augmenter('RandomSizedCropAug',
+      { size = size, area = area, ratio = ratio, interp = interp or 2 }, function(src)
+        return (random_size_crop(src, size, area, ratio, { interp = interp or 2 }))
+      end)
+  end
+  M.CenterCropAug = function(size, interp)
+    return augmenter('CenterCropAug', { size = size, interp = interp or 2 }, function(src)
+      return (M.center_crop(src, size, { interp = interp or 2 }))
+    end)
+  end
+  M.RandomOrderAug = function(ts)
+    return augmenter('RandomOrderAug', { ts = ts }, function(src)
+      local order = {}
+      for i = 1, #ts do order[i] = ts[i] end
+      for i = #order, 2, -1 do
+        local j = math.random(1, i)
+        order[i], order[j] = order[j], order[i]
+      end
+      for _, t in ipairs(order) do src = t(src) end
+      return src
+    end)
+  end
+  -- The color augmenters work on float images (after CastAug).
+  M.BrightnessJitterAug = function(brightness)
+    return augmenter('BrightnessJitterAug', { brightness = brightness }, function(src)
+      return src * (1 + uniform(-brightness, brightness))
+    end)
+  end
+  M.ContrastJitterAug = function(contrast)
+    return augmenter('ContrastJitterAug', { contrast = contrast }, function(src)
+      local alpha = 1 + uniform(-contrast, contrast)
+      local gray = (src * mx.nd.array({ { gray_coef } })):sum():asscalar()
+      return src * alpha + 3 * (1 - alpha) / src.size * gray
+    end)
+  end
+  M.SaturationJitterAug = function(saturation)
+    return augmenter('SaturationJitterAug', { saturation = saturation }, function(src)
+      local alpha = 1 + uniform(-saturation, saturation)
+      local gray = mx.nd.sum(src * mx.nd.array({ { gray_coef } }), { axis = 3, keepdims = true })
+      return src * alpha + gray * (1 - alpha)
+    end)
+  end
+  M.ColorJitterAug = function(brightness, contrast, saturation)
+    local ts = {}
+    if brightness and brightness > 0 then ts[#ts + 1] = M.BrightnessJitterAug(brightness) end
+    if contrast and contrast > 0 then ts[#ts + 1] = M.ContrastJitterAug(contrast) end
+    if saturation and saturation > 0 then ts[#ts + 1] = M.SaturationJitterAug(saturation) end
+    local order = M.RandomOrderAug(ts)
+    return augmenter('ColorJitterAug',
+      { brightness = brightness or 0, contrast = contrast or 0, saturation = saturation or 0 },
+      order.fn)
+  end
+  -- AlexNet-style PCA lighting noise: src + eigvec * (alpha .* eigval).
+  M.LightingAug = function(alphastd, eigval, eigvec)
+    return augmenter('LightingAug', { alphastd = alphastd, eigval = eigval, eigvec = eigvec },
+      function(src)
+        local rgb = {}
+        for i = 1, 3 do
+          rgb[i] = 0
+        end
+        local alpha = { normal(0, alphastd), normal(0, alphastd), normal(0, alphastd) }
+        for i = 1, 3 do
+          for j = 1, 3 do rgb[i] = rgb[i] + eigvec[i][j] * alpha[j] * eigval[j] end
+        end
+        return src + mx.nd.array({ { rgb } })
+      end)
+  end
+  M.ColorNormalizeAug = function(mean, std)
+    return augmenter('ColorNormalizeAug', { mean = mean, std = std }, function(src)
+      return M.color_normalize(src, mean, std)
+    end)
+  end
+  M.RandomGrayAug = function(p)
+    local mat = mx.nd.array({ { 0.21, 0.21, 0.21 }, { 0.72, 0.72, 0.72 }, { 0.07, 0.07, 0.07 } })
+    return augmenter('RandomGrayAug', { p = p }, function(src)
+      if math.random() < p then return mx.nd.dot(src, mat) end
+      return src
+    end)
+  end
+  M.HorizontalFlipAug = function(p)
+    return augmenter('HorizontalFlipAug', { p = p }, function(src)
+      if math.random() < p then return mx.nd.flip(src, { axis = 2 }) end
+      return src
+    end)
+  end
+  M.CastAug = function(typ)
+    typ = typ or 'float32'
+    return augmenter('CastAug', { typ = typ }, function(src) return src:astype(typ) end)
+  end
+
+  -- CreateAugmenter{data_shape = {3, h, w}, resize =, rand_crop =,
+  -- rand_resize =, rand_mirror =, mean =, std =, brightness =, contrast =,
+  -- saturation =, pca_noise =, rand_gray =, inter_method = 2} -> a list of
+  -- augmenters in MXNet's order (mean/std = true: ImageNet's).
+  local function create_augmenter(data_shape, o)
+    o = o or {}
+    if type(data_shape) ~= 'table' or #data_shape ~= 3 then
+      error('CreateAugmenter: data_shape must be {channels, height, width}', 3)
+    end
+    local interp = o.inter_method or 2
+    local list = {}
+    if (o.resize or 0) > 0 then list[#list + 1] = M.ResizeAug(o.resize, interp) end
+    local crop = { data_shape[3], data_shape[2] }
+    if o.rand_resize then
+      if not o.rand_crop then error('CreateAugmenter: rand_resize needs rand_crop', 3) end
+      list[#list + 1] = M.RandomSizedCropAug(crop, 0.08, { 3 / 4, 4 / 3 }, interp)
+    elseif o.rand_crop then
+      list[#list + 1] = M.RandomCropAug(crop, interp)
+    else
+      list[#list + 1] = M.CenterCropAug(crop, interp)
+    end
+    if o.rand_mirror then list[#list + 1] = M.HorizontalFlipAug(0.5) end
+    list[#list + 1] = M.CastAug()
+    if (o.brightness or 0) > 0 or (o.contrast or 0) > 0 or (o.saturation or 0) > 0 then
+      list[#list + 1] = M.ColorJitterAug(o.brightness, o.contrast, o.saturation)
+    end
+    if (o.hue or 0) > 0 then error('CreateAugmenter: hue jitter is not built yet', 3) end
+    if (o.pca_noise or 0) > 0 then
+      list[#list + 1] = M.LightingAug(o.pca_noise, { 55.46, 4.794, 1.148 },
+        { { -0.5675, 0.7192, 0.4009 }, { -0.5808, -0.0045, -0.8140 },
+          { -0.5836, -0.6948, 0.4203 } })
+    end
+    if (o.rand_gray or 0) > 0 then list[#list + 1] = M.RandomGrayAug(o.rand_gray) end
+    local mean, std = o.mean, o.std
+    if mean == true then mean = { 123.68, 116.28, 103.53 } end
+    if std == true then std = { 58.395, 57.12, 57.375 } end
+    if mean or std then list[#list + 1] = M.ColorNormalizeAug(mean or { 0, 0, 0 }, std) end
+    return list
+  end
+  M.CreateAugmenter = kwargs.wrap(create_augmenter, 'CreateAugmenter', { 'data_shape' }, 2)
+
   help.doc(M, [[
 mx.image: images as uint8 NDArrays of shape (height, width, channels), RGB.
   imread(filename[, {flag = 1, to_rgb = true}])   read and decode a JPEG or PNG
@@ -216,7 +433,14 @@ mx.image: images as uint8 NDArrays of shape (height, width, channels), RGB.
 flag 0 decodes to grayscale (h, w, 1); to_rgb = false gives BGR, OpenCV's order.
 Pixel offsets (x0, y0) count from 0, as in MXNet and Torch7's image package.
 interp: 0 nearest, 1 bilinear, 2 bicubic, 3 area, 4 Lanczos, 9 by the sizes,
-10 at random (MXNet's codes). The augmenters and ImageIter are not built yet.]])
+10 at random (MXNet's codes).
+Augmenters (aug(src) -> image; aug:dumps()): ResizeAug, ForceResizeAug,
+RandomCropAug, RandomSizedCropAug, CenterCropAug, RandomOrderAug,
+BrightnessJitterAug, ContrastJitterAug, SaturationJitterAug, ColorJitterAug,
+LightingAug, ColorNormalizeAug, RandomGrayAug, HorizontalFlipAug, CastAug, and
+CreateAugmenter{data_shape = {3, h, w}, ...}, which lists them as MXNet's does.
+Random choices use math.random (seed it with math.randomseed). ImageIter is
+not built yet.]])
   help.doc(M.imdecode, [[
 mx.image.imdecode(buf[, {flag = 1, to_rgb = true, out = nil}]) -> a uint8
 NDArray (height, width, 3) of the JPEG or PNG in `buf` (flag = 0: gray,
