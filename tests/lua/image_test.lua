@@ -181,3 +181,61 @@ test('augmenters: MXNet formulas, CreateAugmenter order, random_size_crop', func
   assert_error(function() mx.image.CreateAugmenter{data_shape = {3, 8, 8}, rand_resize = true} end,
     'rand_resize needs rand_crop')
 end)
+
+test('ImageIter over records, a .lst and a list: batches as MXNet makes them', function()
+  local function img(k)  -- 6x8 RGB, values from k
+    local rows = {}
+    for y = 1, 6 do
+      rows[y] = {}
+      for x = 1, 8 do rows[y][x] = {k * 10 + y, x, k} end
+    end
+    return mx.nd.array(rows, {dtype = 'uint8'})
+  end
+  local rec, idx = os.tmpname(), os.tmpname()
+  local w = mx.recordio.MXIndexedRecordIO(idx, rec, 'w')
+  for k = 0, 3 do w:write_idx(k, mx.recordio.pack_img(mx.recordio.IRHeader(0, k, k, 0), img(k), 95, '.png')) end
+  w:close()
+  local it = mx.image.ImageIter{batch_size = 3, data_shape = {3, 4, 4}, path_imgrec = rec,
+    path_imgidx = idx}
+  assert_eq(it.provide_data[1].shape, {3, 3, 4, 4})
+  local batches = {}
+  for b in it:batches() do batches[#batches + 1] = b end
+  assert_eq(#batches, 2)
+  assert_eq(batches[1].label[1]:totable(), {0, 1, 2})
+  assert_eq(batches[2].pad, 2)
+  -- Center crop 4x4 of 6x8: x0 = 2, y0 = 1; then HWC -> CHW.
+  local d = batches[1].data[1]:totable()
+  assert_eq(d[2][1][1][1], 10 + 2)      -- image 1, R at crop (0, 0) = row y0 + 1
+  assert_eq(d[2][2][1], {3, 4, 5, 6})   -- G = x + 1 over the crop's columns
+  assert_eq(d[3][3][4][4], 2)           -- image 2, B
+  -- Sequential records (no index), discard the last partial batch.
+  local seq = mx.image.ImageIter{batch_size = 3, data_shape = {3, 4, 4}, path_imgrec = rec,
+    last_batch_handle = 'discard'}
+  local n = 0
+  for _ in seq:batches() do n = n + 1 end
+  assert_eq(n, 1)
+  -- A .lst beside image files.
+  local dir = os.tmpname()
+  os.remove(dir)
+  os.execute('mkdir -p ' .. dir)
+  local lst = assert(io.open(dir .. '/list.lst', 'w'))
+  for k = 0, 1 do
+    local f = assert(io.open(('%s/%d.png'):format(dir, k), 'wb'))
+    f:write(mx.image.imencode(img(k), {img_fmt = '.png'}))
+    f:close()
+    lst:write(('%d\t%d\t%d.png\n'):format(k, 5 + k, k))
+  end
+  lst:close()
+  local li = mx.image.ImageIter{batch_size = 2, data_shape = {3, 4, 4},
+    path_imglist = dir .. '/list.lst', path_root = dir}
+  local b = li:next()
+  assert_eq(b.label[1]:totable(), {5, 6})
+  local l2 = mx.image.ImageIter{batch_size = 2, data_shape = {3, 4, 4}, path_root = dir,
+    imglist = {{7, '1.png'}, {8, '0.png'}}}
+  assert_eq(l2:next().label[1]:totable(), {7, 8})
+  assert_error(function() mx.image.ImageIter{batch_size = 2, data_shape = {3, 9, 9},
+    path_imgrec = rec, aug_list = {}}:next() end, 'data_shape needs')
+  os.execute('rm -rf ' .. dir)
+  os.remove(rec)
+  os.remove(idx)
+end)

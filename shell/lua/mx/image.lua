@@ -420,6 +420,175 @@ return function(mx)
   end
   M.CreateAugmenter = kwargs.wrap(create_augmenter, 'CreateAugmenter', { 'data_shape' }, 2)
 
+  -- ---- ImageIter (MXNet's mx.image.ImageIter) ----
+
+  local ImageIter = setmetatable({}, { __index = function(_, k) return mx.io.DataIter[k] end })
+  ImageIter.__index = ImageIter
+
+  local function read_list(path, label_width, who)
+    if not io_c.check_file(path, who) then error(who .. ': ' .. path .. ': no such file', 4) end
+    local items, n = {}, 0
+    for line in io.lines(path) do
+      n = n + 1
+      line = line:gsub('\r$', '')
+      if line ~= '' then
+        local fields = {}
+        for f in (line .. '\t'):gmatch('([^\t]*)\t') do fields[#fields + 1] = f end
+        if #fields < 3 then
+          error(('%s: %s line %d: expected index<TAB>label(s)<TAB>path'):format(who, path, n), 4)
+        end
+        local label = {}
+        for i = 2, #fields - 1 do
+          label[#label + 1] = tonumber(fields[i]) or
+            error(('%s: %s line %d: label %q is not a number'):format(who, path, n, fields[i]), 4)
+        end
+        if #label ~= label_width then
+          error(('%s: %s line %d: %d labels, label_width is %d'):format(who, path, n, #label,
+            label_width), 4)
+        end
+        items[#items + 1] = { key = tonumber(fields[1]) or fields[1], label = label,
+          path = fields[#fields] }
+      end
+    end
+    return items
+  end
+
+  local function image_iter(opts)
+    local who = 'ImageIter'
+    opts = opts or {}
+    local self = setmetatable({}, ImageIter)
+    self.batch_size = opts.batch_size
+    if type(self.batch_size) ~= 'number' or self.batch_size < 1 then
+      error(who .. ': batch_size must be a positive number', 3)
+    end
+    local shape = opts.data_shape
+    if type(shape) ~= 'table' or #shape ~= 3 or (shape[1] ~= 1 and shape[1] ~= 3) then
+      error(who .. ': data_shape must be {channels (1 or 3), height, width}', 3)
+    end
+    self.data_shape = shape
+    self.label_width = opts.label_width or 1
+    self.shuffle = opts.shuffle or false
+    self.last_batch_handle = opts.last_batch_handle or 'pad'
+    if self.last_batch_handle ~= 'pad' and self.last_batch_handle ~= 'discard' then
+      error(who .. ": last_batch_handle must be 'pad' or 'discard'", 3)
+    end
+    self.dtype = opts.dtype or 'float32'
+    if opts.path_imgrec then
+      if opts.path_imgidx then
+        self.rec = mx.recordio.MXIndexedRecordIO(opts.path_imgidx, opts.path_imgrec, 'r')
+        self.seq = {}
+        for i, k in ipairs(self.rec.keys) do self.seq[i] = k end
+      else
+        if self.shuffle then error(who .. ': shuffle needs path_imgidx with path_imgrec', 3) end
+        self.rec = mx.recordio.MXRecordIO(opts.path_imgrec, 'r')
+      end
+    elseif opts.path_imglist then
+      self.items = read_list(opts.path_imglist, self.label_width, who)
+      self.root = opts.path_root or '.'
+    elseif opts.imglist then
+      self.items = {}
+      for i, e in ipairs(opts.imglist) do
+        local label = type(e[1]) == 'table' and e[1] or { e[1] }
+        self.items[i] = { label = label, path = e[2] }
+      end
+      self.root = opts.path_root or '.'
+    else
+      error(who .. ': give path_imgrec, path_imglist or imglist', 3)
+    end
+    if self.items then
+      self.seq = {}
+      for i = 1, #self.items do self.seq[i] = i end
+    end
+    local parts, part = opts.num_parts or 1, opts.part_index or 0
+    if self.seq and parts > 1 then
+      local c = math.floor(#self.seq / parts)
+      local sub = {}
+      for i = part * c + 1, (part + 1) * c do sub[#sub + 1] = self.seq[i] end
+      self.seq = sub
+    end
+    self.auglist = opts.aug_list or M.CreateAugmenter(shape, opts)
+    local label_shape = self.label_width > 1 and { self.batch_size, self.label_width }
+      or { self.batch_size }
+    self.provide_data = { mx.io.DataDesc(opts.data_name or 'data',
+      { self.batch_size, shape[1], shape[2], shape[3] }, self.dtype) }
+    self.provide_label = { mx.io.DataDesc(opts.label_name or 'softmax_label', label_shape,
+      'float32') }
+    self:reset()
+    return self
+  end
+
+  function ImageIter:reset()
+    if self.shuffle and self.seq then
+      for i = #self.seq, 2, -1 do
+        local j = math.random(1, i)
+        self.seq[i], self.seq[j] = self.seq[j], self.seq[i]
+      end
+    end
+    if self.rec and not self.seq then self.rec:reset() end
+    self.cur = 0
+  end
+
+  -- The next (label list, encoded image bytes), or nil at the end.
+  function ImageIter:next_sample()
+    if self.rec then
+      local s
+      if self.seq then
+        self.cur = self.cur + 1
+        if self.cur > #self.seq then return nil end
+        s = self.rec:read_idx(self.seq[self.cur])
+      else
+        s = self.rec:read()
+        if s == nil then return nil end
+      end
+      local header, img = mx.recordio.unpack(s)
+      local label = type(header.label) == 'table' and header.label or { header.label }
+      return label, img
+    end
+    self.cur = self.cur + 1
+    if self.cur > #self.seq then return nil end
+    local item = self.items[self.seq[self.cur]]
+    local f = io.open(self.root .. '/' .. item.path, 'rb')
+    if not f then error('ImageIter: cannot open ' .. self.root .. '/' .. item.path, 2) end
+    local bytes = f:read('*a')
+    f:close()
+    return item.label, bytes
+  end
+
+  function ImageIter:next()
+    local c, h, w = self.data_shape[1], self.data_shape[2], self.data_shape[3]
+    local bs = self.batch_size
+    local data = mx.nd.zeros({ bs, c, h, w }, { dtype = self.dtype })
+    local labels = {}
+    local i = 0
+    while i < bs do
+      local label, bytes = self:next_sample()
+      if label == nil then break end
+      local img = io_c.decode_image(bytes, c, true, 'ImageIter')
+      for _, aug in ipairs(self.auglist) do img = aug(img) end
+      local shape = img.shape
+      if shape[1] ~= h or shape[2] ~= w or shape[3] ~= c then
+        error(('ImageIter: an augmented image is (%s), data_shape needs (%d,%d,%d) (HWC)'):format(
+          table.concat(shape, ','), h, w, c), 2)
+      end
+      i = i + 1
+      data[i] = mx.nd.transpose(img:astype(self.dtype), { axes = { 3, 1, 2 } })
+      labels[i] = self.label_width > 1 and label or label[1]
+    end
+    if i == 0 or (i < bs and self.last_batch_handle == 'discard') then return nil end
+    local pad = bs - i
+    for k = i + 1, bs do labels[k] = self.label_width > 1 and labels[1] or 0 end
+    return { data = { data }, label = { mx.nd.array(labels) }, pad = pad }
+  end
+
+  M.ImageIter = help.doc(function(opts) return image_iter(opts) end, [[
+mx.image.ImageIter{batch_size =, data_shape = {3, h, w}, path_imgrec =,
+path_imgidx =, path_imglist =, path_root =, imglist =, label_width = 1,
+shuffle =, part_index =, num_parts =, aug_list =, data_name =, label_name =,
+dtype = 'float32', last_batch_handle = 'pad'|'discard', ...} -> an iterator
+(mx.io's protocol) of (batch, c, h, w) images decoded and augmented on the
+interpreter thread; other keys go to CreateAugmenter. A .lst line is
+index<TAB>label(s)<TAB>path.]])
+
   help.doc(M, [[
 mx.image: images as uint8 NDArrays of shape (height, width, channels), RGB.
   imread(filename[, {flag = 1, to_rgb = true}])   read and decode a JPEG or PNG
@@ -439,8 +608,9 @@ RandomCropAug, RandomSizedCropAug, CenterCropAug, RandomOrderAug,
 BrightnessJitterAug, ContrastJitterAug, SaturationJitterAug, ColorJitterAug,
 LightingAug, ColorNormalizeAug, RandomGrayAug, HorizontalFlipAug, CastAug, and
 CreateAugmenter{data_shape = {3, h, w}, ...}, which lists them as MXNet's does.
-Random choices use math.random (seed it with math.randomseed). ImageIter is
-not built yet.]])
+Random choices use math.random (seed it with math.randomseed).
+ImageIter{batch_size =, data_shape =, path_imgrec = | path_imglist = | imglist =, ...}
+iterates over images in batches (help(mx.image.ImageIter)).]])
   help.doc(M.imdecode, [[
 mx.image.imdecode(buf[, {flag = 1, to_rgb = true, out = nil}]) -> a uint8
 NDArray (height, width, 3) of the JPEG or PNG in `buf` (flag = 0: gray,
