@@ -1,0 +1,71 @@
+-- scripts/tools/im2rec.lua: lists from a folder tree (classes, splits,
+-- shuffling) and packing them into .rec/.idx that ImageIter reads.
+
+local here = debug.getinfo(1, 'S').source:match('^@(.*)/tests/lua/') or '.'
+_G.IM2REC_AS_MODULE = true
+local im2rec = dofile(here .. '/scripts/tools/im2rec.lua')
+_G.IM2REC_AS_MODULE = nil
+
+local function tree()
+  local root = os.tmpname()
+  os.remove(root)
+  for c, class in ipairs({'cat', 'dog'}) do
+    os.execute(('mkdir -p %s/%s'):format(root, class))
+    for k = 1, 3 do
+      local rows = {}
+      for y = 1, 6 do
+        rows[y] = {}
+        for x = 1, 8 do rows[y][x] = {c * 50 + k, y * 10, x * 10} end
+      end
+      local f = assert(io.open(('%s/%s/%d.png'):format(root, class, k), 'wb'))
+      f:write(mx.image.imencode(mx.nd.array(rows, {dtype = 'uint8'}), {img_fmt = '.png'}))
+      f:close()
+    end
+  end
+  local f = assert(io.open(root .. '/cat/notes.txt', 'w'))  -- not an image
+  f:write('x')
+  f:close()
+  return root
+end
+
+local function lines(path)
+  local out = {}
+  for l in io.lines(path) do out[#out + 1] = l end
+  return out
+end
+
+test('--list: one label per sub-folder, splits, no other files', function()
+  local root = tree()
+  local prefix = root .. '/data'
+  local made = im2rec.main({'--list', '--no-shuffle', prefix, root})
+  assert_eq(#made, 1)
+  assert_eq(lines(prefix .. '.lst'), {'0\t0\tcat/1.png', '1\t0\tcat/2.png', '2\t0\tcat/3.png',
+    '3\t1\tdog/1.png', '4\t1\tdog/2.png', '5\t1\tdog/3.png'})
+  local split = im2rec.main({'--list', '--train-ratio', '0.5', '--test-ratio', '0.2',
+    '--seed', '3', root .. '/s', root})
+  local counts = {}
+  for _, w in ipairs(split) do counts[w.path:match('(_%a+)%.lst$')] = w.count end
+  assert_eq(counts, {_test = 1, _train = 3, _val = 2})
+  assert_error(function() im2rec.main({'--list', '--train-ratio', '2', prefix, root}) end,
+    'sum to at most 1')
+  os.execute('rm -rf ' .. root)
+end)
+
+test('packing: resized PNG records with labels and ids, read back by ImageIter', function()
+  local root = tree()
+  local prefix = root .. '/data'
+  im2rec.main({'--list', '--no-shuffle', prefix, root})
+  local packed = im2rec.main({'--resize', '3', '--encoding', '.png', '--quiet', prefix, root})
+  assert_eq(packed[1].count, 6)
+  local r = mx.recordio.MXIndexedRecordIO(prefix .. '.idx', prefix .. '.rec', 'r')
+  assert_eq(#r.keys, 6)
+  local header, img = mx.recordio.unpack_img(r:read_idx(4))
+  assert_eq({header.label, header.id}, {1, 4})
+  assert_eq(img.shape, {3, 4, 3})  -- the shorter side 6 -> 3, 8 -> 4
+  r:close()
+  local it = mx.image.ImageIter{batch_size = 6, data_shape = {3, 3, 3},
+    path_imgrec = prefix .. '.rec', path_imgidx = prefix .. '.idx'}
+  assert_eq(it:next().label[1]:totable(), {0, 0, 0, 1, 1, 1})
+  assert_error(function() im2rec.main({root .. '/none', root}) end, 'make one with %-%-list first')
+  os.execute('rm -rf ' .. root)
+end)
