@@ -2,12 +2,14 @@
 -- tanh, max-pool; FullyConnected 500, tanh; FullyConnected 10; SoftmaxOutput.
 --   tessera scripts/training/lenet.lua --data DIR [--epochs 10]
 --     [--batch-size 64] [--lr 0.05] [--momentum 0.9] [--seed 1]
---     [--checkpoint PREFIX] [--num-examples N]
+--     [--checkpoint PREFIX] [--num-examples N] [--rec PREFIX]
+-- --rec reads PNG records (scripts/tools/mnist_to_rec.lua) instead of the
+-- IDX files.
 local here = (arg and arg[0] or ''):match('^(.*)/') or '.'
 local common = dofile(here .. '/mnist_common.lua')
 
 local o = common.parse(arg or {}, {data = 'data/mnist', epochs = 10, batch_size = 64, lr = 0.05,
-  momentum = 0.9, seed = 1, checkpoint = 'lenet', num_examples = 0},
+  momentum = 0.9, seed = 1, checkpoint = 'lenet', num_examples = 0, rec = ''},
   'usage: lenet.lua --data DIR [--epochs N] [--batch-size N] [--lr X] [--seed N]')
 mx.random.seed(o.seed)
 local train, test = common.iterators(o, false)

@@ -19,8 +19,24 @@ function M.parse(args, defaults, usage)
   return opts
 end
 
--- Train and test iterators over the four files in o.data.
+-- Train and test iterators over PNG records (o.rec: PREFIX_train.rec/.idx
+-- and PREFIX_test.rec/.idx, as scripts/tools/mnist_to_rec.lua writes them),
+-- pixels scaled to [0, 1] as MNISTIter does.
+local function record_iterators(o, flat)
+  local function iter(part, shuffle)
+    return mx.image.ImageIter{batch_size = o.batch_size, data_shape = {1, 28, 28},
+      path_imgrec = o.rec .. '_' .. part .. '.rec', path_imgidx = o.rec .. '_' .. part .. '.idx',
+      shuffle = shuffle, aug_list = {mx.image.CastAug(), mx.image.ColorNormalizeAug({0}, {255})}}
+  end
+  if flat then error('--rec: the records hold 28x28 images; flat data is not made from them', 0) end
+  math.randomseed(o.seed)
+  return iter('train', true), iter('test', false)
+end
+
+-- Train and test iterators over the four files in o.data (or the records
+-- in o.rec).
 function M.iterators(o, flat)
+  if o.rec and o.rec ~= '' then return record_iterators(o, flat) end
   local function file(name) return o.data .. '/' .. name end
   local n = o.num_examples > 0 and o.num_examples or nil
   local train = mx.io.MNISTIter{image = file('train-images-idx3-ubyte.gz'),

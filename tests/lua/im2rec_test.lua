@@ -69,3 +69,41 @@ test('packing: resized PNG records with labels and ids, read back by ImageIter',
   assert_error(function() im2rec.main({root .. '/none', root}) end, 'make one with %-%-list first')
   os.execute('rm -rf ' .. root)
 end)
+
+test('mnist_to_rec: IDX images to gray PNG records that ImageIter reads back', function()
+  local dir = os.tmpname()
+  os.remove(dir)
+  os.execute('mkdir -p ' .. dir)
+  local function be32(v)
+    return string.char(math.floor(v / 16777216) % 256, math.floor(v / 65536) % 256,
+      math.floor(v / 256) % 256, v % 256)
+  end
+  local function write_idx(name, magic, dims, bytes)
+    local f = assert(io.open(dir .. '/' .. name, 'wb'))
+    f:write(be32(magic))
+    for _, d in ipairs(dims) do f:write(be32(d)) end
+    f:write(bytes)
+    f:close()
+  end
+  -- Three 28x28 images: image k holds k * 40 + (pixel index mod 7).
+  local pixels = {}
+  for k = 0, 2 do
+    for p = 0, 783 do pixels[#pixels + 1] = string.char(k * 40 + p % 7) end
+  end
+  for _, part in ipairs({{'train', 'train'}, {'t10k', 'test'}}) do
+    write_idx(part[1] .. '-images-idx3-ubyte.gz', 2051, {3, 28, 28}, table.concat(pixels))
+    write_idx(part[1] .. '-labels-idx1-ubyte.gz', 2049, {3}, string.char(4, 1, 9))
+  end
+  local saved = rawget(_G, 'arg')
+  _G.arg = {'--data', dir, '--prefix', dir .. '/m'}
+  local ok, err = pcall(dofile, here .. '/scripts/tools/mnist_to_rec.lua')
+  _G.arg = saved
+  assert(ok, err)
+  local it = mx.image.ImageIter{batch_size = 3, data_shape = {1, 28, 28},
+    path_imgrec = dir .. '/m_test.rec', path_imgidx = dir .. '/m_test.idx', aug_list = {}}
+  local b = it:next()
+  assert_eq(b.label[1]:totable(), {4, 1, 9})
+  local d = b.data[1]:totable()
+  assert_eq({d[2][1][1][1], d[2][1][1][2], d[3][1][28][28]}, {40, 41, 80 + 783 % 7})
+  os.execute('rm -rf ' .. dir)
+end)
