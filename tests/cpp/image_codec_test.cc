@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -154,4 +155,26 @@ TEST_CASE("cut, corrupted and oversized images are errors, not crashes or huge a
   Image two = Gradient(2, 2, 2);
   CHECK(Contains(ErrorOf([&] { EncodeImage(two, ImageFormat::kPng, 0, "imencode"); }),
                  "1 (gray) or 3 (RGB) channels"));
+}
+
+TEST_CASE("randomly corrupted and cut images decode or fail cleanly") {
+  const Image im = Gradient(24, 32, 3);
+  std::mt19937 rng(11);
+  for (ImageFormat f : {ImageFormat::kJpeg, ImageFormat::kPng}) {
+    const std::string good = EncodeImage(im, f, 80, "t");
+    int failed = 0;
+    for (int round = 0; round < 300; ++round) {
+      std::string bad = good;
+      const int flips = 1 + int(rng() % 8);
+      for (int k = 0; k < flips; ++k) bad[rng() % bad.size()] = char(rng());
+      if (rng() % 3 == 0) bad.resize(rng() % bad.size());
+      try {
+        const Image out = DecodeImage(bad, 3, "fuzz");
+        REQUIRE(out.pixels.size() == size_t(out.height * out.width * 3));
+      } catch (const Error&) {
+        ++failed;
+      }
+    }
+    CHECK(failed > 0);  // the corruptions were seen
+  }
 }
