@@ -162,15 +162,23 @@ test('augmenters: MXNet formulas, CreateAugmenter order, random_size_crop', func
   local g = mx.image.RandomGrayAug(1)(img):totable()
   assert(math.abs(g[1][1][1] - (0.21 * 10 + 0.72 * 20 + 0.07 * 30)) < 1e-4)
   assert_eq(mx.image.CastAug()(mx.nd.ones({1, 1, 3}, {dtype = 'uint8'})).dtype, 'float32')
+  -- Hue turns the chroma in YIQ space: the luma stays; hue 0 changes next to nothing.
+  local function luma(p) return 0.299 * p[1] + 0.587 * p[2] + 0.114 * p[3] end
+  local hj = mx.image.HueJitterAug(0.5)(img):totable()
+  for y = 1, 2 do for x = 1, 2 do
+    assert(math.abs(luma(hj[y][x]) - luma(t[y][x])) < 0.5, 'hue changed the luma')
+  end end
+  local h0 = mx.image.HueJitterAug(0)(img):totable()
+  assert(math.abs(h0[2][1][3] - t[2][1][3]) < 1, 'hue 0 moved a value')
   assert_eq(mx.image.HorizontalFlipAug(0.5):dumps(), '["horizontalflipaug", {"p": 0.5}]')
   local names = {}
   for i, a in ipairs(mx.image.CreateAugmenter{data_shape = {3, 8, 8}, resize = 10,
       rand_crop = true, rand_resize = true, rand_mirror = true, brightness = 0.1,
-      pca_noise = 0.1, mean = true, std = true}) do
+      hue = 0.1, pca_noise = 0.1, mean = true, std = true}) do
     names[i] = a.name
   end
   assert_eq(names, {'ResizeAug', 'RandomSizedCropAug', 'HorizontalFlipAug', 'CastAug',
-    'ColorJitterAug', 'LightingAug', 'ColorNormalizeAug'})
+    'ColorJitterAug', 'HueJitterAug', 'LightingAug', 'ColorNormalizeAug'})
   local u8 = mx.nd.zeros({40, 60, 3}, {dtype = 'uint8'})
   for _ = 1, 20 do
     local out, r = mx.image.random_size_crop(u8, {10, 12}, 0.08, {3 / 4, 4 / 3})

@@ -331,6 +331,32 @@ return function(mx)
       return src * alpha + gray * (1 - alpha)
     end)
   end
+  -- Hue: a rotation of the chroma plane in YIQ space by up to hue * 180
+  -- degrees, as MXNet's (which keeps the luma Y).
+  local tyiq = { { 0.299, 0.587, 0.114 }, { 0.596, -0.274, -0.321 }, { 0.211, -0.523, 0.311 } }
+  local ityiq = { { 1.0, 0.956, 0.621 }, { 1.0, -0.272, -0.647 }, { 1.0, -1.107, 1.705 } }
+  local function matmul(a, b)
+    local c = {}
+    for i = 1, 3 do
+      c[i] = {}
+      for j = 1, 3 do
+        local v = 0
+        for k = 1, 3 do v = v + a[i][k] * b[k][j] end
+        c[i][j] = v
+      end
+    end
+    return c
+  end
+  M.HueJitterAug = function(hue)
+    return augmenter('HueJitterAug', { hue = hue }, function(src)
+      local alpha = uniform(-hue, hue)
+      local u, w = math.cos(alpha * math.pi), math.sin(alpha * math.pi)
+      local t = matmul(matmul(ityiq, { { 1, 0, 0 }, { 0, u, -w }, { 0, w, u } }), tyiq)
+      local tt = {}  -- pixels are rows: out = src . t^T
+      for i = 1, 3 do tt[i] = { t[1][i], t[2][i], t[3][i] } end
+      return mx.nd.dot(src, mx.nd.array(tt))
+    end)
+  end
   M.ColorJitterAug = function(brightness, contrast, saturation)
     local ts = {}
     if brightness and brightness > 0 then ts[#ts + 1] = M.BrightnessJitterAug(brightness) end
@@ -380,7 +406,7 @@ return function(mx)
   end
 
   -- CreateAugmenter{data_shape = {3, h, w}, resize =, rand_crop =,
-  -- rand_resize =, rand_mirror =, mean =, std =, brightness =, contrast =,
+  -- rand_resize =, rand_mirror =, mean =, std =, brightness =, contrast =, hue =,
   -- saturation =, pca_noise =, rand_gray =, inter_method = 2} -> a list of
   -- augmenters in MXNet's order (mean/std = true: ImageNet's).
   local function create_augmenter(data_shape, o)
@@ -405,7 +431,7 @@ return function(mx)
     if (o.brightness or 0) > 0 or (o.contrast or 0) > 0 or (o.saturation or 0) > 0 then
       list[#list + 1] = M.ColorJitterAug(o.brightness, o.contrast, o.saturation)
     end
-    if (o.hue or 0) > 0 then error('CreateAugmenter: hue jitter is not built yet', 3) end
+    if (o.hue or 0) > 0 then list[#list + 1] = M.HueJitterAug(o.hue) end
     if (o.pca_noise or 0) > 0 then
       list[#list + 1] = M.LightingAug(o.pca_noise, { 55.46, 4.794, 1.148 },
         { { -0.5675, 0.7192, 0.4009 }, { -0.5808, -0.0045, -0.8140 },
@@ -606,7 +632,7 @@ interp: 0 nearest, 1 bilinear, 2 bicubic, 3 area, 4 Lanczos, 9 by the sizes,
 Augmenters (aug(src) -> image; aug:dumps()): ResizeAug, ForceResizeAug,
 RandomCropAug, RandomSizedCropAug, CenterCropAug, RandomOrderAug,
 BrightnessJitterAug, ContrastJitterAug, SaturationJitterAug, ColorJitterAug,
-LightingAug, ColorNormalizeAug, RandomGrayAug, HorizontalFlipAug, CastAug, and
+HueJitterAug, LightingAug, ColorNormalizeAug, RandomGrayAug, HorizontalFlipAug, CastAug, and
 CreateAugmenter{data_shape = {3, h, w}, ...}, which lists them as MXNet's does.
 Random choices use math.random (seed it with math.randomseed).
 ImageIter{batch_size =, data_shape =, path_imgrec = | path_imglist = | imglist =, ...}
