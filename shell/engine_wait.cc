@@ -87,11 +87,14 @@ void WaitForVar(lua_State* L, VarHandle var, engine::WaitMode mode) {
   Interpreter* in = InterpreterForWait();
   if (Engine::Get()->type() == EngineType::kNaive) return Engine::Get()->WaitForVar(var, mode);
   // No helper thread: the engine thread that settles the variable wakes the
-  // queue itself, one hand-over between threads instead of two.
+  // queue itself, one hand-over between threads instead of two. That thread
+  // keeps nothing of the wait once `done` is set: the interpreter owns it
+  // (until done, or in g_abandoned), and the error, the only reference to
+  // it, is released on the interpreter thread.
   ServeWait(L, in, [&](const std::shared_ptr<BlockingWait>& w) {
     Engine::Get()->NotifyWhenSettled(
         {&var, 1},
-        [w, in](std::exception_ptr error) {
+        [w = w.get(), in](std::exception_ptr error) {
           w->error = std::move(error);
           w->done.store(true, std::memory_order_release);
           in->queue().Wake();

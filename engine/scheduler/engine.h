@@ -169,7 +169,8 @@ class Engine {
   // finished (kWrite) or every write pushed before (kRead, what a reader
   // waits for), on the thread that finishes the last of them (or at once),
   // with the error of a failed op that poisoned one of them (claimed: it is
-  // not reported again) or null. `fn` must return quickly and must not throw.
+  // not reported again; `fn` gets the only reference) or null. `fn` must
+  // return quickly and must not throw.
   // Ops that run code outside the engine (Lua custom ops) end with it; the
   // shell's waits, which must keep serving Lua meanwhile, wait on it.
   virtual void NotifyWhenSettled(VarList vars, std::function<void(std::exception_ptr)> fn,

@@ -588,7 +588,7 @@ void EngineBase::NotifyWhenSettled(VarList vars, std::function<void(std::excepti
         }
       }
     }
-    fn(error);
+    fn(std::move(error));  // the only reference: nothing of it stays on this thread
     done();
   });
   SubmitNew(op, Context::CPU(), 0);
