@@ -82,6 +82,12 @@ struct Library {
 // the one the build found, else the system's libdnnl.so.2. A failure is said
 // once, on stderr: the process goes on, slower.
 Library Open() {
+#if defined(__SANITIZE_THREAD__)
+  // libgomp is not instrumented, so ThreadSanitizer cannot see its barriers:
+  // under it, oneDNN's OpenMP regions run on one thread, as the runtime's own
+  // do (CMakeLists.txt). libgomp reads this when oneDNN brings it in, below.
+  setenv("OMP_NUM_THREADS", "1", 0);
+#endif
   Library lib;
   std::string why;
   void* handle = nullptr;
@@ -126,6 +132,14 @@ R Failed() {
 bool Available() {
   return Loaded().ok;
 }
+
+#if defined(__SANITIZE_THREAD__)
+// Under ThreadSanitizer oneDNN is opened at start-up, as when it was linked:
+// its static state is then made before any thread exists. Opened later from
+// an engine worker, its uninstrumented locks and initialisers look racy to
+// the sanitizer, which cannot see their synchronisation.
+[[maybe_unused]] const bool kOpenedAtStart = Available();
+#endif
 
 }  // namespace tessera::op::nn_dnnl
 
