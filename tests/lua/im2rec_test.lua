@@ -5,6 +5,7 @@ local here = debug.getinfo(1, 'S').source:match('^@(.*)/tests/lua/') or '.'
 _G.IM2REC_AS_MODULE = true
 local im2rec = dofile(here .. '/scripts/tools/im2rec.lua')
 _G.IM2REC_AS_MODULE = nil
+local idx_fixture = dofile(here .. '/tests/data/lua/idx_fixture.lua')
 
 local function tree()
   local root = os.tmpname()
@@ -74,16 +75,8 @@ test('mnist_to_rec: IDX images to gray PNG records that ImageIter reads back', f
   local dir = os.tmpname()
   os.remove(dir)
   os.execute('mkdir -p ' .. dir)
-  local function be32(v)
-    return string.char(math.floor(v / 16777216) % 256, math.floor(v / 65536) % 256,
-      math.floor(v / 256) % 256, v % 256)
-  end
   local function write_idx(name, magic, dims, bytes)
-    local f = assert(io.open(dir .. '/' .. name, 'wb'))
-    f:write(be32(magic))
-    for _, d in ipairs(dims) do f:write(be32(d)) end
-    f:write(bytes)
-    f:close()
+    idx_fixture.write(dir .. '/' .. name, magic, dims, bytes)
   end
   -- Three 28x28 images: image k holds k * 40 + (pixel index mod 7).
   local pixels = {}

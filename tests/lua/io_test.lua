@@ -51,18 +51,9 @@ test('NDArrayIter: shuffle is a seeded permutation; named inputs', function()
   assert_error(function() mx.io.NDArrayIter{data = y, last_batch_handle = 'drop'} end, 'pad')
 end)
 
--- An IDX file: big-endian magic and sizes, then bytes.
-local function write_idx(path, magic, dims, bytes)
-  local f = assert(io.open(path, 'wb'))
-  local function be32(n)
-    return string.char(math.floor(n / 16777216) % 256, math.floor(n / 65536) % 256,
-      math.floor(n / 256) % 256, n % 256)
-  end
-  f:write(be32(magic))
-  for _, d in ipairs(dims) do f:write(be32(d)) end
-  f:write(string.char(unpack(bytes)))
-  f:close()
-end
+local idx_fixture = dofile((debug.getinfo(1, 'S').source:match('^@(.*)/lua/[^/]*$') or 'tests')
+  .. '/data/lua/idx_fixture.lua')
+local write_idx = idx_fixture.write
 
 test('MNISTIter reads IDX files: scaling, shapes, labels, errors', function()
   local dir = os.tmpname()

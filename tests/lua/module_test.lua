@@ -3,6 +3,9 @@
 -- arg:/aux: keys), predict and score agree; and the MNIST scripts train on a
 -- small synthetic MNIST written as IDX files.
 
+local idx_fixture = dofile((debug.getinfo(1, 'S').source:match('^@(.*)/lua/[^/]*$') or 'tests')
+  .. '/data/lua/idx_fixture.lua')
+
 local here = debug.getinfo(1, 'S').source:match('^@(.*)/') or '.'
 local N, D, C = 120, 10, 3
 
@@ -76,16 +79,8 @@ end)
 
 -- Ten "digits": class k lights rows 2k+1..2k+3 of a 28x28 image, plus noise.
 local function write_mnist(dir, n)
-  local function be32(v)
-    return string.char(math.floor(v / 16777216) % 256, math.floor(v / 65536) % 256,
-      math.floor(v / 256) % 256, v % 256)
-  end
   local function write(name, magic, dims, bytes)
-    local f = assert(io.open(dir .. '/' .. name, 'wb'))
-    f:write(be32(magic))
-    for _, d in ipairs(dims) do f:write(be32(d)) end
-    f:write(table.concat(bytes))
-    f:close()
+    idx_fixture.write(dir .. '/' .. name, magic, dims, bytes)
   end
   for _, split in ipairs({{'train', n}, {'t10k', n}}) do
     local pixels, labels = {}, {}
