@@ -78,6 +78,37 @@ TS_XINLINE A FloorDiv(A a, A b) {
   }
 }
 
+// Signed integers wrap around on overflow, as NumPy's and MXNet's do (two's
+// complement), computed in the unsigned type, where wrapping is defined
+// (signed overflow is undefined behaviour in C++).
+template <typename A>
+TS_XINLINE A WrapAdd(A a, A b) {
+  if constexpr (std::is_integral_v<A> && std::is_signed_v<A>) {
+    using U = std::make_unsigned_t<A>;
+    return A(U(U(a) + U(b)));
+  } else {
+    return A(a + b);
+  }
+}
+template <typename A>
+TS_XINLINE A WrapSub(A a, A b) {
+  if constexpr (std::is_integral_v<A> && std::is_signed_v<A>) {
+    using U = std::make_unsigned_t<A>;
+    return A(U(U(a) - U(b)));
+  } else {
+    return A(a - b);
+  }
+}
+template <typename A>
+TS_XINLINE A WrapMul(A a, A b) {
+  if constexpr (std::is_integral_v<A> && std::is_signed_v<A> && sizeof(A) >= sizeof(int)) {
+    using U = std::make_unsigned_t<A>;
+    return A(U(U(a) * U(b)));
+  } else {
+    return A(a * b);  // narrower types multiply in int, which holds the product
+  }
+}
+
 template <typename A>
 TS_XINLINE A IntPow(A a, A b) {
   if constexpr (std::is_signed_v<A>) {
@@ -89,9 +120,9 @@ TS_XINLINE A IntPow(A a, A b) {
   }
   A result = A(1);
   while (b != A(0)) {
-    if (b & A(1)) result = A(result * a);
+    if (b & A(1)) result = WrapMul(result, a);
     b = A(b >> 1);
-    a = A(a * a);
+    a = WrapMul(a, a);
   }
   return result;
 }
@@ -105,9 +136,9 @@ TS_XINLINE A IntPow(A a, A b) {
     }                                                                     \
   };
 
-TS_BINARY_FUNCTOR(add, kNumericTypes, A(a + b))
-TS_BINARY_FUNCTOR(sub, kNumericTypes, A(a - b))
-TS_BINARY_FUNCTOR(mul, kNumericTypes, A(a* b))
+TS_BINARY_FUNCTOR(add, kNumericTypes, WrapAdd(a, b))
+TS_BINARY_FUNCTOR(sub, kNumericTypes, WrapSub(a, b))
+TS_BINARY_FUNCTOR(mul, kNumericTypes, WrapMul(a, b))
 struct div {
   static constexpr int kTypes = kNumericTypes;
   template <typename A>
