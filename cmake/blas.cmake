@@ -21,3 +21,12 @@ target_link_libraries(tessera_tensor PUBLIC ${CMAKE_DL_LIBS})
 target_include_directories(tessera_runtime_deps SYSTEM INTERFACE ${DNNL_INCLUDE_DIR}
   ${OPENBLAS_INCLUDE_DIRS})
 target_link_libraries(tessera_runtime_deps INTERFACE ${CMAKE_DL_LIBS})
+# LeakSanitizer (GCC 12's, on Debian 12's glibc) cannot walk the dynamic TLS
+# of a library opened with dlopen and aborts at exit ("Tracer caught signal
+# 11"). The address-sanitizer build therefore loads oneDNN and OpenBLAS with
+# the program, where their TLS is static; opening them later finds them
+# loaded, and the forwarding in dnnl_lazy.cc works as in the other builds.
+if(TESSERA_SANITIZE STREQUAL "address")
+  target_link_libraries(tessera_runtime_deps INTERFACE
+    -Wl,--push-state,--no-as-needed ${DNNL_LIBRARY} ${OPENBLAS_LIBRARY} -Wl,--pop-state)
+endif()
