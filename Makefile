@@ -18,13 +18,15 @@ test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 bench: deps configure
+	@bash cmake/install-deps.sh --bench
 	cmake --build $(BUILD) -j $(JOBS) --target benchmarks
 	@for b in $(BUILD)/tests/*_bench; do \
-	  case $$b in */conv_bench) ;; *) $$b || exit 1 ;; esac; done
+	  case $$b in */conv_bench|*/image_pipeline_bench) ;; *) $$b || exit 1 ;; esac; done
 	@bash scripts/bench/conv_vs_torch.sh $(BUILD)
 	@bash scripts/bench/lua_vs_peers.sh $(BUILD)/tessera
 	@bash scripts/bench/train_vs_torch.sh $(BUILD)/tessera
 	@bash scripts/bench/runahead.sh $(BUILD)/tessera
+	@bash scripts/bench/image_iter_vs_torch.sh $(BUILD)/tessera
 	@TESSERA_OMP_THREADS=1 $(BUILD)/tessera scripts/bench/custom_ops.lua 1000000 \
 	  $$(ls $(BUILD)/tests/plugin/libtessera_example_ops.so 2>/dev/null)
 

@@ -14,10 +14,18 @@ packages=(
   libluajit-5.1-dev luajit  # the embedded interpreter; luajit is the start-up peer
   libedit-dev            # REPL line editing
   zlib1g-dev             # gzip'd datasets
-  libturbojpeg0-dev libpng-dev  # image decoding and encoding (mx.image, RecordIO images)
+  libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev  # image decoding and encoding (mx.image, RecordIO images)
   libopencv-imgproc-dev  # image resizing (cv::resize, as MXNet's mx.image)
   clang libclang-rt-14-dev  # the libFuzzer harnesses (tests/fuzz): clang and its fuzzer runtime
 )
+
+# `--bench`: also the peers and data that `make bench` measures against.
+if [[ "${1:-}" == "--bench" ]]; then
+  packages+=(
+    python3-torch python3-torchvision  # PyTorch and its DataLoader, the peers
+    python3-skimage                    # sample photographs for the image-loading benchmark
+  )
+fi
 
 missing=()
 for p in "${packages[@]}"; do

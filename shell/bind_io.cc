@@ -31,6 +31,9 @@
 //   decode_image(bytes, channels, to_rgb, who) -> a uint8 NDArray (h, w, channels)
 //   encode_image(array, '.jpg' | '.png', quality, who) -> bytes
 //   resize_image(array, width, height, interp, who) -> a uint8 NDArray (OpenCV's resize)
+//   transcode_files({paths}, {pass_through =, color =, center_crop =, resize =,
+//     encoding = '.jpg' | '.png', quality =}, threads, who) -> {payloads}, in order
+//     (im2rec's per-image work on `threads` threads; engine/io/image_transcode.h)
 #include <sys/stat.h>
 #include <lua.hpp>
 
@@ -52,6 +55,7 @@
 #include "engine/io/idx_file.h"
 #include "engine/io/image_codec.h"
 #include "engine/io/image_resize.h"
+#include "engine/io/image_transcode.h"
 #include "engine/io/recordio.h"
 #include "interpreter.h"
 #include "lua_util.h"
@@ -227,9 +231,8 @@ int WriterWrite(lua_State* L) {
 }
 
 int WriterTell(lua_State* L) {
-  lua_pushnumber(
-      L, static_cast<lua_Number>(
-             CheckOpen<io::RecordWriter>(L, kWriterMeta, "MXRecordIO.tell").Tell()));
+  lua_pushnumber(L, static_cast<lua_Number>(
+                        CheckOpen<io::RecordWriter>(L, kWriterMeta, "MXRecordIO.tell").Tell()));
   return 1;
 }
 
@@ -266,16 +269,14 @@ int ReaderSeek(lua_State* L) {
 }
 
 int ReaderTell(lua_State* L) {
-  lua_pushnumber(
-      L, static_cast<lua_Number>(
-             CheckOpen<io::RecordReader>(L, kReaderMeta, "MXRecordIO.tell").Tell()));
+  lua_pushnumber(L, static_cast<lua_Number>(
+                        CheckOpen<io::RecordReader>(L, kReaderMeta, "MXRecordIO.tell").Tell()));
   return 1;
 }
 
 int ReaderSize(lua_State* L) {
-  lua_pushnumber(
-      L, static_cast<lua_Number>(
-             CheckOpen<io::RecordReader>(L, kReaderMeta, "MXRecordIO.size").size()));
+  lua_pushnumber(L, static_cast<lua_Number>(
+                        CheckOpen<io::RecordReader>(L, kReaderMeta, "MXRecordIO.size").size()));
   return 1;
 }
 
@@ -372,19 +373,53 @@ int ResizeImage(lua_State* L) {
   return 1;
 }
 
+io::ImageFormat CheckFormat(const std::string& fmt, const std::string& who) {
+  if (fmt == ".jpg" || fmt == ".jpeg" || fmt == "jpg" || fmt == "jpeg")
+    return io::ImageFormat::kJpeg;
+  if (fmt == ".png" || fmt == "png") return io::ImageFormat::kPng;
+  TS_THROW << who << ": img_fmt must be '.jpg' or '.png', got '" << fmt << "'";
+}
+
 int EncodeImage(lua_State* L) {
   const std::string who = luaL_optstring(L, 4, "imencode");
   const std::string fmt = CheckString(L, 2, who + ": img_fmt");
   const int quality = static_cast<int>(luaL_optinteger(L, 3, 95));
-  io::ImageFormat format;
-  if (fmt == ".jpg" || fmt == ".jpeg" || fmt == "jpg" || fmt == "jpeg")
-    format = io::ImageFormat::kJpeg;
-  else if (fmt == ".png" || fmt == "png")
-    format = io::ImageFormat::kPng;
-  else
-    TS_THROW << who << ": img_fmt must be '.jpg' or '.png', got '" << fmt << "'";
-  const std::string out = io::EncodeImage(CheckImage(L, who), format, quality, who);
+  const std::string out = io::EncodeImage(CheckImage(L, who), CheckFormat(fmt, who), quality, who);
   lua_pushlstring(L, out.data(), out.size());
+  return 1;
+}
+
+int TranscodeFiles(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  const int threads = static_cast<int>(luaL_optinteger(L, 3, 0));
+  const std::string who = luaL_optstring(L, 4, "im2rec");
+  std::vector<std::string> paths;
+  for (int i = 1, n = static_cast<int>(lua_objlen(L, 1)); i <= n; ++i) {
+    lua_rawgeti(L, 1, i);
+    paths.push_back(CheckString(L, -1, who + ": a path"));
+    lua_pop(L, 1);
+  }
+  io::TranscodeOptions o;
+  lua_getfield(L, 2, "pass_through");
+  o.pass_through = lua_toboolean(L, -1) != 0;
+  lua_getfield(L, 2, "center_crop");
+  o.center_crop = lua_toboolean(L, -1) != 0;
+  lua_getfield(L, 2, "color");
+  o.channels = luaL_optinteger(L, -1, 1) == 0 ? 1 : 3;
+  lua_getfield(L, 2, "resize");
+  o.resize = static_cast<int>(luaL_optinteger(L, -1, 0));
+  lua_getfield(L, 2, "quality");
+  o.quality = static_cast<int>(luaL_optinteger(L, -1, 95));
+  lua_getfield(L, 2, "encoding");
+  o.format = CheckFormat(luaL_optstring(L, -1, ".jpg"), who);
+  lua_pop(L, 6);
+  const std::vector<std::string> out = io::TranscodeFiles(paths, o, threads, who);
+  lua_createtable(L, static_cast<int>(out.size()), 0);
+  for (size_t i = 0; i < out.size(); ++i) {
+    lua_pushlstring(L, out[i].data(), out[i].size());
+    lua_rawseti(L, -2, static_cast<int>(i + 1));
+  }
   return 1;
 }
 
@@ -435,7 +470,8 @@ void Open(lua_State* L, int) {
                 {"unpack_header", Guarded<UnpackHeader>, nullptr},
                 {"decode_image", Guarded<DecodeImage>, nullptr},
                 {"encode_image", Guarded<EncodeImage>, nullptr},
-                {"resize_image", Guarded<ResizeImage>, nullptr}});
+                {"resize_image", Guarded<ResizeImage>, nullptr},
+                {"transcode_files", Guarded<TranscodeFiles>, nullptr}});
   lua_getglobal(L, "package");
   lua_getfield(L, -1, "loaded");
   lua_pushvalue(L, -3);

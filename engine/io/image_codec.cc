@@ -10,6 +10,7 @@
 #include <string>
 
 #include "engine/base/error.h"
+#include "engine/io/jpeg_region.h"
 
 namespace tessera::io {
 namespace {
@@ -105,14 +106,32 @@ struct TjHandle {
   }
 };
 
-Image DecodeJpeg(std::string_view bytes, int channels, std::string_view what) {
-  TjHandle tj(Lib().init_decompress());
+// One decoder per thread, kept between images: a data pipeline's workers
+// decode thousands, and starting a decoder allocates its whole state. A
+// handle serves the next image after an error too.
+TjHandle& ThreadDecoder(std::string_view what) {
+  thread_local TjHandle tj(nullptr);
+  if (!tj.h) tj.h = Lib().init_decompress();
   TS_CHECK(tj.h) << what << ": cannot start the JPEG decoder: " << Lib().error_str(nullptr);
+  return tj;
+}
+
+// The decoder's error text, the handle then dropped: TurboJPEG can leave a
+// decompressor that failed mid-image in a state the next image trips on.
+std::string ErrorAndDiscard(TjHandle& tj) {
+  std::string e = Lib().error_str(tj.h);
+  Lib().destroy(tj.h);
+  tj.h = nullptr;
+  return e;
+}
+
+Image DecodeJpeg(std::string_view bytes, int channels, std::string_view what) {
+  TjHandle& tj = ThreadDecoder(what);
   auto* src = reinterpret_cast<const unsigned char*>(bytes.data());
   int w = 0, h = 0, subsamp = 0, colorspace = 0;
   TS_CHECK(Lib().decompress_header(tj.h, src, static_cast<unsigned long>(bytes.size()), &w, &h,
                                    &subsamp, &colorspace) == 0)
-      << what << ": not a valid JPEG: " << Lib().error_str(tj.h);
+      << what << ": not a valid JPEG: " << ErrorAndDiscard(tj);
   CheckSize(h, w, what, "JPEG");
   Image im;
   im.height = h;
@@ -125,7 +144,7 @@ Image DecodeJpeg(std::string_view bytes, int channels, std::string_view what) {
       Lib().decompress(tj.h, src, static_cast<unsigned long>(bytes.size()), im.pixels.data(), w, 0,
                        h, channels == 1 ? TJPF_GRAY : TJPF_RGB, TJFLAG_STOPONWARNING);
   TS_CHECK(rc == 0) << what << ": corrupt or truncated JPEG (" << w << "x" << h
-                    << "): " << Lib().error_str(tj.h);
+                    << "): " << ErrorAndDiscard(tj);
   return im;
 }
 
@@ -235,6 +254,68 @@ Image DecodeImage(std::string_view bytes, int channels, std::string_view what) {
       << (bytes.empty() ? "" : ", starting " + FirstBytes(bytes)) << ")";
   return format == ImageFormat::kJpeg ? DecodeJpeg(bytes, channels, what)
                                       : DecodePng(bytes, channels, what);
+}
+
+Image CropImage(const Image& im, const ImageRegion& r) {
+  TS_DCHECK(r.x >= 0 && r.y >= 0 && r.x + r.width <= im.width && r.y + r.height <= im.height);
+  Image out;
+  out.height = r.height;
+  out.width = r.width;
+  out.channels = im.channels;
+  out.pixels.resize(static_cast<size_t>(r.height * r.width * im.channels));
+  const size_t row = static_cast<size_t>(r.width * im.channels);
+  for (int64_t y = 0; y < r.height; ++y)
+    std::memcpy(out.pixels.data() + static_cast<size_t>(y) * row,
+                im.pixels.data() + static_cast<size_t>(((r.y + y) * im.width + r.x) * im.channels),
+                row);
+  return out;
+}
+
+void PeekImageSize(std::string_view bytes, int64_t* width, int64_t* height, std::string_view what) {
+  ImageFormat format;
+  TS_CHECK(SniffImageFormat(bytes, &format))
+      << what << ": not a JPEG or PNG image (" << bytes.size() << " bytes"
+      << (bytes.empty() ? "" : ", starting " + FirstBytes(bytes)) << ")";
+  if (format == ImageFormat::kJpeg) {
+    TjHandle& tj = ThreadDecoder(what);
+    int w = 0, h = 0, subsamp = 0, colorspace = 0;
+    TS_CHECK(Lib().decompress_header(tj.h, reinterpret_cast<const unsigned char*>(bytes.data()),
+                                     static_cast<unsigned long>(bytes.size()), &w, &h, &subsamp,
+                                     &colorspace) == 0)
+        << what << ": not a valid JPEG: " << ErrorAndDiscard(tj);
+    *width = w;
+    *height = h;
+  } else {
+    PngImage png;
+    TS_CHECK(Lib().png_begin_read(&png.im, bytes.data(), bytes.size()))
+        << what << ": not a valid PNG: " << png.im.message;
+    *width = png.im.width;
+    *height = png.im.height;
+  }
+  CheckSize(*height, *width, what, format == ImageFormat::kJpeg ? "JPEG" : "PNG");
+}
+
+Image DecodeImageRegion(std::string_view bytes, int channels, const ImageRegion& r,
+                        std::string_view what) {
+  Image out;
+  DecodeImageRegionInto(bytes, channels, r, what, &out);
+  return out;
+}
+
+void DecodeImageRegionInto(std::string_view bytes, int channels, const ImageRegion& r,
+                           std::string_view what, Image* out) {
+  TS_CHECK(channels == 1 || channels == 3)
+      << what << ": channels must be 1 (gray) or 3 (RGB), got " << channels;
+  ImageFormat format;
+  if (SniffImageFormat(bytes, &format) && format == ImageFormat::kJpeg &&
+      DecodeJpegRegion(bytes, channels, r, what, out))
+    return;
+  const Image im = DecodeImage(bytes, channels, what);
+  TS_CHECK(r.x >= 0 && r.y >= 0 && r.width >= 1 && r.height >= 1 && r.x + r.width <= im.width &&
+           r.y + r.height <= im.height)
+      << what << ": the window " << r.width << "x" << r.height << " at (" << r.x << ", " << r.y
+      << ") is not inside the " << im.width << "x" << im.height << " image";
+  *out = CropImage(im, r);
 }
 
 std::string EncodeImage(const Image& image, ImageFormat format, int quality,

@@ -25,6 +25,11 @@ struct Image {
   std::vector<uint8_t> pixels;  // height * width * channels, row-major HWC
 };
 
+// A window of an image: columns [x, x + width), rows [y, y + height).
+struct ImageRegion {
+  int64_t x = 0, y = 0, width = 0, height = 0;
+};
+
 // OpenCV's default bound (CV_IO_MAX_IMAGE_PIXELS), which MXNet decodes under.
 inline constexpr int64_t kMaxImagePixels = int64_t{1} << 30;
 
@@ -35,6 +40,22 @@ bool SniffImageFormat(std::string_view bytes, ImageFormat* format);
 // expanded, alpha dropped) or 1 (gray: JPEG's luma, or 0.299 R + 0.587 G +
 // 0.114 B for color PNGs, as OpenCV's). `what` starts error messages.
 Image DecodeImage(std::string_view bytes, int channels, std::string_view what);
+
+// The width and height a JPEG or PNG declares, from its header alone (the
+// size checked as DecodeImage checks it).
+void PeekImageSize(std::string_view bytes, int64_t* width, int64_t* height, std::string_view what);
+
+// The window `r` of the image, which must lie inside it: for a JPEG only
+// the window is decoded (engine/io/jpeg_region.h); a PNG is decoded whole
+// and cut.
+Image DecodeImageRegion(std::string_view bytes, int channels, const ImageRegion& r,
+                        std::string_view what);
+// The same into *out, reusing its memory (a pipeline worker's scratch image).
+void DecodeImageRegionInto(std::string_view bytes, int channels, const ImageRegion& r,
+                           std::string_view what, Image* out);
+
+// The window `r` (inside `im`) as an image of its own.
+Image CropImage(const Image& im, const ImageRegion& r);
 
 // Encodes 8-bit HWC pixels (1 or 3 channels). JPEG `quality` is 1-100
 // (4:2:0 chroma for color); PNG ignores it.

@@ -44,6 +44,13 @@ int AutoInterpolation(int64_t w, int64_t h, int64_t out_w, int64_t out_h) {
 
 Image ResizeImage(const Image& src, int64_t out_width, int64_t out_height, int interp,
                   std::string_view what) {
+  Image out;
+  ResizeImageInto(src, out_width, out_height, interp, what, &out);
+  return out;
+}
+
+void ResizeImageInto(const Image& src, int64_t out_width, int64_t out_height, int interp,
+                     std::string_view what, Image* out_image) {
   TS_CHECK(src.channels == 1 || src.channels == 3)
       << what << ": images have 1 or 3 channels, got " << src.channels;
   TS_CHECK(src.height > 0 && src.width > 0)
@@ -56,7 +63,8 @@ Image ResizeImage(const Image& src, int64_t out_width, int64_t out_height, int i
   TS_CHECK(interp >= 0 && interp <= 4)
       << what << ": interp must be 0 (nearest), 1 (bilinear), 2 (bicubic), 3 (area), 4 "
       << "(Lanczos) or 9 (automatic), got " << interp;
-  Image out;
+  TS_DCHECK(out_image != &src);
+  Image& out = *out_image;
   out.height = out_height;
   out.width = out_width;
   out.channels = src.channels;
@@ -67,7 +75,6 @@ Image ResizeImage(const Image& src, int64_t out_width, int64_t out_height, int i
                static_cast<int>(src.channels), out.pixels.data(), static_cast<int>(out_height),
                static_cast<int>(out_width), interp, error, sizeof error);
   TS_CHECK(rc == 0) << what << ": OpenCV's resize failed: " << error;
-  return out;
 }
 
 }  // namespace tessera::io

@@ -20,5 +20,9 @@ int AutoInterpolation(int64_t w, int64_t h, int64_t out_w, int64_t out_h);
 
 Image ResizeImage(const Image& src, int64_t out_width, int64_t out_height, int interp,
                   std::string_view what);
+// The same into *out (another image), reusing its memory: a pipeline's
+// workers resize thousands of images to one size.
+void ResizeImageInto(const Image& src, int64_t out_width, int64_t out_height, int interp,
+                     std::string_view what, Image* out);
 
 }  // namespace tessera::io

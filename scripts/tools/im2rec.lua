@@ -9,11 +9,12 @@
 --
 -- Pack every PREFIX*.lst into PREFIX*.rec and PREFIX*.idx:
 --   tessera scripts/tools/im2rec.lua [--resize N] [--center-crop] [--quality 95]
---     [--encoding .jpg|.png] [--color 1|0|-1] [--pass-through] PREFIX ROOT
+--     [--encoding .jpg|.png] [--color 1|0|-1] [--pass-through] [--num-thread N]
+--     PREFIX ROOT
 -- --resize makes the shorter side N (OpenCV's area/bicubic as MXNet's
 -- im2rec); --center-crop takes the central square; --pass-through stores the
--- files' bytes as they are. Images are decoded and encoded on the calling
--- thread, with a progress line on stderr.
+-- files' bytes as they are. Images are decoded and encoded on --num-thread
+-- threads (default: one per core), with a progress line on stderr.
 local M = {}
 
 local function fail(msg)
@@ -23,7 +24,7 @@ end
 local function parse(args)
   local o = { list = false, recursive = false, train_ratio = 1, test_ratio = 0, shuffle = true,
     exts = { '.jpeg', '.jpg', '.png' }, seed = 0, resize = 0, center_crop = false, quality = 95,
-    encoding = '.jpg', color = 1, pass_through = false, quiet = false }
+    encoding = '.jpg', color = 1, pass_through = false, quiet = false, num_thread = 0 }
   local pos = {}
   local i = 1
   local function value(name)
@@ -50,6 +51,7 @@ local function parse(args)
     elseif a == '--resize' then o.resize = number(a)
     elseif a == '--quality' then o.quality = number(a)
     elseif a == '--color' then o.color = number(a)
+    elseif a == '--num-thread' then o.num_thread = number(a)
     elseif a == '--encoding' then o.encoding = value(a)
     elseif a == '--exts' then
       o.exts = {}
@@ -181,33 +183,31 @@ local function progress(o, done, total, name)
   if done == total then io.stderr:write('\n') end
 end
 
--- One image's record payload: the file as it is, or decoded, resized,
--- cropped and encoded again.
-local function payload(path, o)
-  local f = io.open(path, 'rb')
-  if not f then fail('cannot open ' .. path) end
-  local bytes = f:read('*a')
-  f:close()
-  if o.pass_through then return bytes end
-  local img = mx.image.imdecode(bytes, { flag = o.color == 0 and 0 or 1 })
-  if o.center_crop then
-    local h, w = img.shape[1], img.shape[2]
-    local s = math.min(h, w)
-    img = mx.image.fixed_crop(img, math.floor((w - s) / 2), math.floor((h - s) / 2), s, s)
-  end
-  if o.resize > 0 then img = mx.image.resize_short(img, o.resize, { interp = 9 }) end
-  return mx.image.imencode(img, { img_fmt = o.encoding, quality = o.quality })
-end
+-- Images are read, decoded, cropped, resized and encoded again (or passed
+-- through) on o.num_thread threads in C++, a chunk of the list at a time;
+-- records are written in list order.
+local kChunk = 256
 
 function M.pack(lst, o)
   local items = read_lst(lst)
   local base = lst:gsub('%.lst$', '')
   local rec = mx.recordio.MXIndexedRecordIO(base .. '.idx', base .. '.rec', 'w')
-  for i, it in ipairs(items) do
-    local label = #it.labels == 1 and it.labels[1] or it.labels
-    local header = mx.recordio.IRHeader(0, label, it.index, 0)
-    rec:write_idx(it.index, mx.recordio.pack(header, payload(o.root .. '/' .. it.path, o)))
-    progress(o, i, #items, base .. '.rec')
+  local opts = { pass_through = o.pass_through, color = o.color, center_crop = o.center_crop,
+    resize = o.resize, encoding = o.encoding, quality = o.quality }
+  for first = 1, #items, kChunk do
+    local last = math.min(first + kChunk - 1, #items)
+    local paths = {}
+    for i = first, last do paths[#paths + 1] = o.root .. '/' .. items[i].path end
+    local ok, payloads = pcall(require('tessera.io').transcode_files, paths, opts, o.num_thread,
+      'im2rec')
+    if not ok then fail(tostring(payloads):gsub('^im2rec: ', '')) end
+    for i = first, last do
+      local it = items[i]
+      local label = #it.labels == 1 and it.labels[1] or it.labels
+      local header = mx.recordio.IRHeader(0, label, it.index, 0)
+      rec:write_idx(it.index, mx.recordio.pack(header, payloads[i - first + 1]))
+    end
+    progress(o, last, #items, base .. '.rec')
   end
   rec:close()
   return #items

@@ -178,3 +178,57 @@ TEST_CASE("randomly corrupted and cut images decode or fail cleanly") {
     CHECK(failed > 0);  // the corruptions were seen
   }
 }
+
+TEST_CASE("a window decodes to the same pixels as the whole image cut; peeked sizes") {
+  std::mt19937 rng(5);
+  for (int c : {3, 1}) {
+    // Odd sizes and a textured gradient: iMCU edges fall inside the windows.
+    Image im = Gradient(61, 83, 3);
+    for (size_t i = 0; i < im.pixels.size(); ++i) im.pixels[i] ^= uint8_t(rng() & 31);
+    for (ImageFormat f : {ImageFormat::kJpeg, ImageFormat::kPng}) {
+      const std::string bytes = EncodeImage(im, f, 85, "t");
+      int64_t w = 0, h = 0;
+      PeekImageSize(bytes, &w, &h, "t");
+      CHECK(w == 83);
+      CHECK(h == 61);
+      const Image whole = DecodeImage(bytes, c, "t");
+      for (int trial = 0; trial < 40; ++trial) {
+        ImageRegion r;
+        r.width = 1 + int64_t(rng() % 83);
+        r.height = 1 + int64_t(rng() % 61);
+        r.x = int64_t(rng() % uint64_t(83 - r.width + 1));
+        r.y = int64_t(rng() % uint64_t(61 - r.height + 1));
+        const Image win = DecodeImageRegion(bytes, c, r, "t");
+        REQUIRE(win.pixels == CropImage(whole, r).pixels);
+      }
+      ImageRegion outside;
+      outside.x = 80;
+      outside.width = 10;
+      outside.height = 5;
+      CHECK(Contains(ErrorOf([&] { DecodeImageRegion(bytes, c, outside, "win"); }),
+                     "win: the window 10x5 at (80, 0) is not inside the 83x61"));
+    }
+  }
+  // Cut and corrupted JPEGs fail cleanly on the window path too.
+  const std::string good = EncodeImage(Gradient(40, 40, 3), ImageFormat::kJpeg, 80, "t");
+  ImageRegion r;
+  r.x = 5;
+  r.y = 20;
+  r.width = 30;
+  r.height = 15;
+  int failed = 0;
+  for (int round = 0; round < 300; ++round) {
+    std::string bad = good;
+    for (int k = 0; k < 1 + int(rng() % 8); ++k) bad[rng() % bad.size()] = char(rng());
+    if (rng() % 2 == 0) bad.resize(rng() % bad.size());
+    try {
+      const Image out = DecodeImageRegion(bad, 3, r, "fuzz");
+      REQUIRE(out.pixels.size() == size_t(30 * 15 * 3));
+    } catch (const Error&) {
+      ++failed;
+    }
+  }
+  CHECK(failed > 0);
+  CHECK(Contains(ErrorOf([&] { DecodeImageRegion(good.substr(0, good.size() / 2), 3, r, "cut"); }),
+                 "cut: corrupt or truncated JPEG"));
+}

@@ -100,3 +100,31 @@ test('mnist_to_rec: IDX images to gray PNG records that ImageIter reads back', f
   assert_eq({d[2][1][1][1], d[2][1][1][2], d[3][1][28][28]}, {40, 41, 80 + 783 % 7})
   os.execute('rm -rf ' .. dir)
 end)
+
+test('packing on several threads: the same records in list order; a bad file is named', function()
+  local root = tree()
+  local prefix = root .. '/data'
+  im2rec.main({'--list', '--no-shuffle', prefix, root})
+  local function packed_bytes(threads)
+    im2rec.main({'--resize', '4', '--center-crop', '--quality', '90', '--num-thread', threads,
+      '--quiet', prefix, root})
+    local f = assert(io.open(prefix .. '.rec', 'rb'))
+    local bytes = f:read('*a')
+    f:close()
+    return bytes
+  end
+  local one = packed_bytes('1')
+  assert_eq(#one > 0, true)
+  assert_eq(packed_bytes('3'), one)
+  -- Centre-cropped 6x6 from 6x8, then 4x4: every record decodes to 4x4.
+  local r = mx.recordio.MXIndexedRecordIO(prefix .. '.idx', prefix .. '.rec', 'r')
+  local _, img = mx.recordio.unpack_img(r:read_idx(0))
+  assert_eq(img.shape, {4, 4, 3})
+  r:close()
+  local f = assert(io.open(root .. '/dog/2.png', 'wb'))
+  f:write('not an image at all')
+  f:close()
+  assert_error(function() im2rec.main({'--num-thread', '2', '--quiet', prefix, root}) end,
+    'dog/2.png: not a JPEG or PNG')
+  os.execute('rm -rf ' .. root)
+end)

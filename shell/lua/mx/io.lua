@@ -493,6 +493,171 @@ Over an NDArrayIter (MNISTIter, CSVIter) a background thread makes up to
 depth batches ahead, their copies pushed to the engine; over any other
 iterator the next batch is asked for one call ahead.]])
 
+  -- ---- ImageRecordIter: MXNet's iterator over image RecordIO files, in
+  -- C++ (engine/io/image_record_iter.h): records read, decoded and augmented
+  -- on preprocess_threads threads, prefetch_buffer batches ahead.
+  local ImageRecordIter = setmetatable({}, { __index = DataIter })
+  ImageRecordIter.__index = ImageRecordIter
+
+  -- The options and what each must be ('path', 'count', 'int', 'number',
+  -- 'bool', 'string'); data_shape and ctx are read apart.
+  local record_iter_options = {
+    path_imgrec = 'path', path_imgidx = 'path', batch_size = 'count', label_width = 'count',
+    resize = 'int', rand_crop = 'bool', rand_mirror = 'bool', mirror = 'bool',
+    random_resized_crop = 'bool', min_random_area = 'number', max_random_area = 'number',
+    min_random_scale = 'number', max_random_scale = 'number', max_aspect_ratio = 'number',
+    min_aspect_ratio = 'number', min_crop_size = 'int', max_crop_size = 'int', pad = 'int',
+    fill_value = 'int', inter_method = 'int', mean_r = 'number', mean_g = 'number',
+    mean_b = 'number', std_r = 'number', std_g = 'number', std_b = 'number', scale = 'number',
+    shuffle = 'bool', seed = 'int', shuffle_chunk_size = 'int', num_parts = 'count',
+    part_index = 'int', preprocess_threads = 'count', prefetch_buffer = 'count',
+    round_batch = 'bool', last_batch_handle = 'string', skip_corrupt = 'bool', dtype = 'string',
+    data_name = 'string', label_name = 'string', data_shape = 'shape', ctx = 'ctx',
+    device_id = 'int', verbose = 'bool',
+  }
+  -- MXNet's options that are not built here, refused by name rather than ignored.
+  local record_iter_unsupported = {
+    max_rotate_angle = 'rotation', rotate = 'rotation', rotate_list = 'rotation',
+    max_shear_ratio = 'shear', random_h = 'HSL jitter', random_s = 'HSL jitter',
+    random_l = 'HSL jitter', brightness = 'color jitter', contrast = 'color jitter',
+    saturation = 'color jitter', pca_noise = 'lighting noise', max_random_contrast =
+    'contrast noise', max_random_illumination = 'illumination noise', mean_img = 'mean images',
+    path_imglist = 'label lists', mean_a = 'RGBA', std_a = 'RGBA', max_img_size = 'size limits',
+    min_img_size = 'size limits', seed_aug = 'seed_aug (augmentation follows seed)',
+  }
+
+  local function check_record_iter_option(k, v)
+    local who = 'ImageRecordIter'
+    local kind = record_iter_options[k]
+    if kind == nil then
+      if record_iter_unsupported[k] then
+        error(('%s: %s is not supported (%s is not built; see help(mx.io.ImageRecordIter))')
+          :format(who, k, record_iter_unsupported[k]), 3)
+      end
+      error(('%s: unknown option %s (see help(mx.io.ImageRecordIter))'):format(who, tostring(k)), 3)
+    end
+    if kind == 'path' or kind == 'string' then
+      if type(v) ~= 'string' then error(('%s: %s must be a string, got %s'):format(who, k, shown(v)), 3) end
+    elseif kind == 'bool' then
+      if type(v) ~= 'boolean' then
+        error(('%s: %s must be true or false, got %s'):format(who, k, shown(v)), 3)
+      end
+    elseif kind == 'count' then
+      check_count(v, who, k, 1, 2 ^ 31 - 1, 3)
+    elseif kind == 'int' then
+      if type(v) ~= 'number' or v ~= v or v % 1 ~= 0 then
+        error(('%s: %s must be a whole number, got %s'):format(who, k, shown(v)), 3)
+      end
+    elseif kind == 'number' then
+      if type(v) ~= 'number' or v ~= v then
+        error(('%s: %s must be a number, got %s'):format(who, k, shown(v)), 3)
+      end
+    end
+  end
+
+  function M.ImageRecordIter(opts)
+    local who = 'ImageRecordIter'
+    if type(opts) ~= 'table' then
+      error(who .. ': expected a table of options, got ' .. shown(opts), 2)
+    end
+    local c = {}
+    for k, v in pairs(opts) do
+      check_record_iter_option(k, v)
+      c[k] = v
+    end
+    if c.path_imgrec == nil then error(who .. ': path_imgrec is required', 2) end
+    if c.batch_size == nil then error(who .. ': batch_size is required', 2) end
+    local ds = c.data_shape
+    if type(ds) ~= 'table' or #ds ~= 3 then
+      error(who .. ': data_shape must be {channels, height, width}, got ' .. shown(ds), 2)
+    end
+    for i = 1, 3 do check_count(ds[i], who, 'data_shape[' .. i .. ']', 1, 2 ^ 31 - 1, 2) end
+    c.channels, c.height, c.width, c.data_shape = ds[1], ds[2], ds[3], nil
+    -- round_batch (MXNet's, default true) is last_batch_handle = 'pad' either
+    -- way: the last batch is filled from the start and pad counts the filler.
+    c.round_batch, c.verbose = nil, nil
+    -- Batches bound for a GPU are made in pinned memory (MXNet's ctx = 'gpu'
+    -- or a device_id); a context or its name.
+    local ctx = c.ctx
+    if ctx ~= nil and type(ctx) ~= 'string' then ctx = tostring(ctx) end
+    if (ctx ~= nil and ctx:match('^gpu')) or (c.device_id ~= nil and c.device_id >= 0) then
+      c.ctx = ('cpu_pinned(%d)'):format(c.device_id or tonumber(ctx:match('%((%d+)%)') or 0))
+    elseif ctx ~= nil then
+      c.ctx = ctx
+    end
+    c.device_id = nil
+    if (c.dtype or 'float32') == 'uint8' then
+      for _, k in ipairs({ 'mean_r', 'mean_g', 'mean_b', 'std_r', 'std_g', 'std_b', 'scale' }) do
+        if c[k] ~= nil then
+          error(('%s: %s applies to float32 batches; dtype = uint8 gives raw pixels'):format(who, k), 2)
+        end
+      end
+    end
+    local data_name, label_name = c.data_name or 'data', c.label_name or 'softmax_label'
+    c.data_name, c.label_name = nil, nil
+    local native = require('tessera.io').image_record_iter(c)
+    local self = setmetatable({ native = native, batch_size = c.batch_size,
+      skips_reported = 0 }, ImageRecordIter)
+    local lw = c.label_width or 1
+    self.provide_data = { data_desc(data_name, { c.batch_size, ds[1], ds[2], ds[3] },
+      c.dtype or 'float32') }
+    self.provide_label = { data_desc(label_name, lw == 1 and { c.batch_size } or
+      { c.batch_size, lw }, 'float32') }
+    return self
+  end
+
+  function ImageRecordIter:reset()
+    self.current_batch = nil
+    self.native:reset()
+  end
+
+  function ImageRecordIter:next()
+    local data, label, pad, index = self.native:next()
+    if data == nil then
+      self:report_skips()
+      return nil
+    end
+    return { data = { data }, label = { label }, pad = pad, index = index }
+  end
+
+  -- Corrupt records skipped (skip_corrupt = true), said once per epoch on stderr.
+  function ImageRecordIter:report_skips()
+    local n, first = self.native:skipped()
+    if n > self.skips_reported then
+      io.stderr:write(('ImageRecordIter: skipped %d corrupt record%s so far (the first: %s)\n')
+        :format(n, n == 1 and '' or 's', first))
+      self.skips_reported = n
+    end
+  end
+  function ImageRecordIter:num_skipped() return (self.native:skipped()) end
+  function ImageRecordIter:num_records() return self.native:num_records() end
+  function ImageRecordIter:num_batches() return self.native:num_batches() end
+  function ImageRecordIter:close() self.native:close() end
+
+  help.doc(M.ImageRecordIter, [[
+mx.io.ImageRecordIter{path_imgrec =, data_shape = {c, h, w}, batch_size =, ...}
+Batches of images from a RecordIO file (im2rec's .rec, with its .idx when
+given), read, decoded and augmented on preprocess_threads threads in C++,
+prefetch_buffer batches ahead; data (batch, c, h, w) float32 (or uint8 with
+dtype = 'uint8'), label (batch) or (batch, label_width). MXNet's options:
+  path_imgidx      the index: shuffles and shards without reading the file through
+  label_width = 1  labels per image (records packed with a label vector)
+  resize = -1      shorter edge to this first
+  rand_crop        random crop position (else centred); rand_mirror, mirror
+  min_random_scale, max_random_scale, max_aspect_ratio (min_aspect_ratio),
+  pad, fill_value, min_crop_size, max_crop_size, inter_method = 1
+  random_resized_crop with min_random_area, max_random_area and the aspect
+                   ratio range (Inception's crop, as gluon's RandomResizedCrop)
+  mean_r/g/b, std_r/g/b, scale   (x - mean) * scale / std, per channel (RGB)
+  shuffle, seed, shuffle_chunk_size (MB: chunks of the file, then records)
+  num_parts, part_index   this worker's share of the records
+  preprocess_threads = 4, prefetch_buffer = 4
+  round_batch, last_batch_handle = 'pad' | 'discard' | 'roll_over'
+  ctx = mx.gpu(i) (or device_id): batches in pinned memory for that GPU
+  skip_corrupt     a record that fails to read or decode is counted
+                   (it:num_skipped(), said on stderr) and replaced by the next
+Not built: rotation, shear, HSL/color jitter, mean images, label lists.]])
+
   M.DataIter = help.doc(DataIter, [[
 mx.io.DataIter: the base class of the iterators, whose methods are built on
 an iterator's own reset() and next(): batches(), and MXNet's iter_next()
@@ -507,7 +672,8 @@ next() -> {data = {...}, label = {...}, pad = n} or nil, and gets the rest
 with setmetatable(it, mx.io.DataIter); Module:fit binds from its
 provide_data and provide_label.]])
   help.doc(M, [[
-mx.io: NDArrayIter, MNISTIter, CSVIter, PrefetchingIter, DataDesc, read_mnist.
+mx.io: NDArrayIter, MNISTIter, CSVIter, ImageRecordIter, PrefetchingIter, DataDesc,
+read_mnist.
 An iterator has reset(), next() -> {data = {..}, label = {..}, pad = n,
 index = {..}} or nil, batches() for loops, MXNet's iter_next() with
 getdata(), getlabel(), getpad(), getindex(), and provide_data and
