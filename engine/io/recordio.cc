@@ -21,6 +21,8 @@ namespace {
 constexpr uint32_t kCFlagWhole = 0, kCFlagFirst = 1, kCFlagMiddle = 2, kCFlagLast = 3;
 constexpr size_t kWriteBuffer = size_t{1} << 20;
 constexpr size_t kReadWindow = size_t{1} << 20;
+// After a Seek: the header and a small record; larger data is read directly.
+constexpr size_t kSeekWindow = size_t{1} << 12;
 
 uint32_t PaddedLength(uint32_t len) {
   return (len + 3u) & ~3u;
@@ -115,11 +117,10 @@ void RecordReader::ReadAt(void* dst, size_t n) {
       continue;
     }
     // Large reads go straight to the destination; small ones fill the window.
-    const bool direct = n >= kReadWindow;
+    const bool direct = n >= window_;
     if (!buf_ && !direct) buf_ = std::make_unique<char[]>(kReadWindow);
     char* to = direct ? out : buf_.get();
-    const size_t want =
-        direct ? n : static_cast<size_t>(std::min<uint64_t>(kReadWindow, size_ - pos_));
+    const size_t want = direct ? n : static_cast<size_t>(std::min<uint64_t>(window_, size_ - pos_));
     const ssize_t k = ::pread(fd_, to, want, static_cast<off_t>(pos_));
     if (k < 0 && errno == EINTR) continue;
     TS_CHECK(k >= 0) << what_ << ": cannot read " << path_ << ": " << std::strerror(errno);
@@ -164,7 +165,10 @@ bool RecordReader::Next(std::string* out) {
     out->resize(have + len);
     ReadAt(out->data() + have, len);
     pos_ += padded - len;
-    if (cflag == kCFlagWhole || cflag == kCFlagLast) return true;
+    if (cflag == kCFlagWhole || cflag == kCFlagLast) {
+      window_ = kReadWindow;  // reading on from here is reading in order
+      return true;
+    }
     const uint32_t magic = kRecordMagic;
     out->append(reinterpret_cast<const char*>(&magic), 4);
     in_parts = true;
@@ -176,6 +180,9 @@ void RecordReader::Seek(uint64_t pos) {
                          << size_ << " bytes)";
   TS_CHECK(pos % 4 == 0) << what_ << ": offset " << pos << " in " << path_
                          << " is not the start of a record (records start at multiples of 4)";
+  // A jump: the record there is likely read alone (an index's lookup, a
+  // shuffled iterator), so fill only a small window, not a whole one.
+  if (pos != pos_) window_ = kSeekWindow;
   pos_ = pos;
 }
 

@@ -82,6 +82,7 @@ class RecordReader {
   std::unique_ptr<char[]> buf_;  // a window of the file
   uint64_t buf_at_ = 0;
   size_t buf_len_ = 0;
+  size_t window_ = size_t{1} << 20;  // how much one read fills (small after a Seek)
 };
 
 // MXNet's image record header (`IRHeader`: struct 'IfQQ', 24 bytes), packed
