@@ -114,6 +114,7 @@ struct ImageRecordIter::Pending {
   int64_t left = 0;  // images not yet written (guarded by mu_)
   int64_t pad = 0;
   std::exception_ptr error;  // the first failed image's (guarded by mu_)
+  Skipped skipped;           // records skipped for its images (guarded by mu_)
 };
 
 ImageRecordIter::ImageRecordIter(ImageRecordIterParams p, std::function<void()> on_ready)
@@ -231,6 +232,10 @@ std::optional<ImageBatch> ImageRecordIter::Next() {
   std::shared_ptr<Pending> pb = std::move(window_.front());
   window_.pop_front();
   ++next_take_;
+  if (pb->skipped.count > 0) {  // counted as the batches are read, not as they are made
+    if (skipped_.count == 0) skipped_.first = std::move(pb->skipped.first);
+    skipped_.count += pb->skipped.count;
+  }
   lock.unlock();
   work_cv_.notify_all();  // the window moved: room for more images
   if (pb->error) std::rethrow_exception(pb->error);
@@ -256,19 +261,23 @@ void ImageRecordIter::WorkerLoop(std::unique_ptr<RecordReader> reader) {
     const int64_t batch = pos / p_.batch_size;
     while (static_cast<int64_t>(window_.size()) <= batch - next_take_)
       window_.push_back(NewPending(next_take_ + static_cast<int64_t>(window_.size())));
-    const std::shared_ptr<Pending> pb = window_[static_cast<size_t>(batch - next_take_)];
+    std::shared_ptr<Pending> pb = window_[static_cast<size_t>(batch - next_take_)];
     lock.unlock();
     Skipped skips;
     std::exception_ptr error = ProduceOrSkip(*plan, pos, *pb, scratch, &skips);
     lock.lock();
     if (plan != plan_) continue;  // Reset came meanwhile: the batch is dropped
     if (skips.count > 0) {
-      if (skipped_.count == 0) skipped_.first = std::move(skips.first);
-      skipped_.count += skips.count;
+      if (pb->skipped.count == 0) pb->skipped.first = std::move(skips.first);
+      pb->skipped.count += skips.count;
     }
     if (error && !pb->error) pb->error = std::move(error);
     TS_DCHECK(pb->left > 0);
-    if (--pb->left > 0) continue;
+    const bool done = --pb->left == 0;
+    // Let go before the batch can be taken: its last owner, who frees its
+    // error, is then the thread that took it.
+    pb.reset();
+    if (!done) continue;
     take_cv_.notify_all();
     if (on_ready_) {
       lock.unlock();

@@ -97,6 +97,7 @@ class ImageRecordIter {
     int64_t count = 0;
     std::string first;  // the first skipped record's error
   };
+  // The records skipped for the batches Next() has returned.
   Skipped skipped() const;
   const ImageRecordIterParams& params() const { return p_; }
 
