@@ -187,13 +187,13 @@ ImageRegion PlanWindow(int64_t width, int64_t height, const AugmentParams& p, st
                                : CropWindow(width, height, p, rng, what);
 }
 
-const Image& FromWindow(const Image& window, const AugmentParams& p, std::mt19937_64& rng,
-                        std::string_view what, Image* scratch) {
-  if (window.width == p.width && window.height == p.height) return window;
-  ResizeImageInto(window, p.width, p.height,
-                  Interp(p.inter_method, window.width, window.height, p.width, p.height, rng), what,
-                  scratch);
-  return *scratch;
+ImageView FromWindow(const Image& src, const ImageRegion& window, const AugmentParams& p,
+                     std::mt19937_64& rng, std::string_view what, Image* scratch) {
+  if (window.width == p.width && window.height == p.height) return {&src, window};
+  ResizeWindowInto(src, window, p.width, p.height,
+                   Interp(p.inter_method, window.width, window.height, p.width, p.height, rng),
+                   what, scratch);
+  return {scratch, {0, 0, p.width, p.height}};
 }
 
 Image AugmentImage(Image im, const AugmentParams& p, std::mt19937_64& rng, std::string_view what) {
@@ -201,17 +201,19 @@ Image AugmentImage(Image im, const AugmentParams& p, std::mt19937_64& rng, std::
   if (p.resize > 0) im = ResizeShorter(im, p, rng, what);
   if (p.random_resized_crop) {
     Image out;
-    im = FromWindow(CropImage(im, RandomResizedWindow(im.width, im.height, p, rng)), p, rng, what,
-                    &out);
+    const ImageView v =
+        FromWindow(im, RandomResizedWindow(im.width, im.height, p, rng), p, rng, what, &out);
+    im = v.image == &out ? std::move(out) : CropImage(im, v.window);
     return p.pad > 0 ? ResizeTo(Pad(im, p.pad, p.fill_value), p.width, p.height, p, rng, what) : im;
   }
   if (ScalesOrStretches(p)) im = ScaleAndStretch(im, p, rng, what);
   if (p.pad > 0) im = Pad(im, p.pad, p.fill_value);
   const ImageRegion r = CropWindow(im.width, im.height, p, rng, what);
-  if (r.x != 0 || r.y != 0 || r.width != im.width || r.height != im.height) im = CropImage(im, r);
   Image out;
-  const Image& result = FromWindow(im, p, rng, what, &out);
-  return &result == &im ? std::move(im) : std::move(out);
+  const ImageView v = FromWindow(im, r, p, rng, what, &out);
+  if (v.image == &out) return out;
+  if (r.x == 0 && r.y == 0 && r.width == im.width && r.height == im.height) return im;
+  return CropImage(im, r);
 }
 
 bool DrawMirror(const AugmentParams& p, std::mt19937_64& rng) {
@@ -225,11 +227,14 @@ namespace {
 // (one read stream, c write streams: faster than a plane at a time).
 // `value(k, v)` is what channel k's byte v becomes.
 template <typename T, typename Value>
-void WritePlanes(const Image& im, bool mirror, T* dst, const Value& value) {
-  const int64_t c = im.channels, w = im.width, plane = im.height * w;
+void WritePlanes(const ImageView& v, bool mirror, T* dst, const Value& value) {
+  const Image& im = *v.image;
+  const int64_t c = im.channels, w = v.window.width, plane = v.window.height * w;
   TS_DCHECK(c == 1 || c == 3);
-  for (int64_t y = 0; y < im.height; ++y) {
-    const uint8_t* src = im.pixels.data() + static_cast<size_t>(y * w * c);
+  TS_DCHECK(v.window.x + w <= im.width && v.window.y + v.window.height <= im.height);
+  for (int64_t y = 0; y < v.window.height; ++y) {
+    const uint8_t* src =
+        im.pixels.data() + static_cast<size_t>(((v.window.y + y) * im.width + v.window.x) * c);
     T* out = dst + y * w;
     if (c == 1) {
       for (int64_t x = 0; x < w; ++x) out[mirror ? w - 1 - x : x] = value(0, src[x]);
@@ -253,17 +258,25 @@ void WritePlanes(const Image& im, bool mirror, T* dst, const Value& value) {
 
 }  // namespace
 
-void WriteCHW(const Image& im, bool mirror, const Normalize& norm, float* dst) {
+void WriteCHW(const ImageView& v, bool mirror, const Normalize& norm, float* dst) {
   // A table of the 256 values per channel: a load and a store an element.
   float table[3][256];
-  for (int64_t k = 0; k < im.channels; ++k)
-    for (int v = 0; v < 256; ++v)
-      table[k][v] = (static_cast<float>(v) - norm.mean[k]) * norm.mult[k];
-  WritePlanes(im, mirror, dst, [&](int64_t k, uint8_t v) { return table[k][v]; });
+  for (int64_t k = 0; k < v.image->channels; ++k)
+    for (int x = 0; x < 256; ++x)
+      table[k][x] = (static_cast<float>(x) - norm.mean[k]) * norm.mult[k];
+  WritePlanes(v, mirror, dst, [&](int64_t k, uint8_t x) { return table[k][x]; });
+}
+
+void WriteCHW(const ImageView& v, bool mirror, uint8_t* dst) {
+  WritePlanes(v, mirror, dst, [](int64_t, uint8_t x) { return x; });
+}
+
+void WriteCHW(const Image& im, bool mirror, const Normalize& norm, float* dst) {
+  WriteCHW(ImageView{&im, {0, 0, im.width, im.height}}, mirror, norm, dst);
 }
 
 void WriteCHW(const Image& im, bool mirror, uint8_t* dst) {
-  WritePlanes(im, mirror, dst, [](int64_t, uint8_t v) { return v; });
+  WriteCHW(ImageView{&im, {0, 0, im.width, im.height}}, mirror, dst);
 }
 
 }  // namespace tessera::io

@@ -50,10 +50,17 @@ Image AugmentImage(Image im, const AugmentParams& p, std::mt19937_64& rng, std::
 bool CropsDirectly(const AugmentParams& p);
 ImageRegion PlanWindow(int64_t width, int64_t height, const AugmentParams& p, std::mt19937_64& rng,
                        std::string_view what);
-// The window itself when it has the output's size, else *scratch, resized
-// into (its memory reused).
-const Image& FromWindow(const Image& window, const AugmentParams& p, std::mt19937_64& rng,
-                        std::string_view what, Image* scratch);
+// A window of an image, seen in place.
+struct ImageView {
+  const Image* image = nullptr;
+  ImageRegion window;
+};
+
+// The output from the window of src: the window itself when it has the
+// output's size, else *scratch, the window resized into it (read in place,
+// its memory reused).
+ImageView FromWindow(const Image& src, const ImageRegion& window, const AugmentParams& p,
+                     std::mt19937_64& rng, std::string_view what, Image* scratch);
 
 // Whether to mirror this image (drawn after AugmentImage, as MXNet's).
 bool DrawMirror(const AugmentParams& p, std::mt19937_64& rng);
@@ -64,8 +71,11 @@ struct Normalize {
   float mult[3] = {1, 1, 1};
 };
 
-// The image (HWC) into dst as CHW, mirrored left-right when asked.
+// The image (HWC), or a window of it, into dst as CHW, mirrored left-right
+// when asked.
 void WriteCHW(const Image& im, bool mirror, const Normalize& norm, float* dst);
 void WriteCHW(const Image& im, bool mirror, uint8_t* dst);
+void WriteCHW(const ImageView& v, bool mirror, const Normalize& norm, float* dst);
+void WriteCHW(const ImageView& v, bool mirror, uint8_t* dst);
 
 }  // namespace tessera::io

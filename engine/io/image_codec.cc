@@ -297,25 +297,26 @@ void PeekImageSize(std::string_view bytes, int64_t* width, int64_t* height, std:
 
 Image DecodeImageRegion(std::string_view bytes, int channels, const ImageRegion& r,
                         std::string_view what) {
-  Image out;
-  DecodeImageRegionInto(bytes, channels, r, what, &out);
-  return out;
+  Image decoded;
+  const ImageRegion window = DecodeImageRegionInto(bytes, channels, r, what, &decoded);
+  return CropImage(decoded, window);
 }
 
-void DecodeImageRegionInto(std::string_view bytes, int channels, const ImageRegion& r,
-                           std::string_view what, Image* out) {
+ImageRegion DecodeImageRegionInto(std::string_view bytes, int channels, const ImageRegion& r,
+                                  std::string_view what, Image* out) {
   TS_CHECK(channels == 1 || channels == 3)
       << what << ": channels must be 1 (gray) or 3 (RGB), got " << channels;
   ImageFormat format;
+  ImageRegion window;
   if (SniffImageFormat(bytes, &format) && format == ImageFormat::kJpeg &&
-      DecodeJpegRegion(bytes, channels, r, what, out))
-    return;
-  const Image im = DecodeImage(bytes, channels, what);
-  TS_CHECK(r.x >= 0 && r.y >= 0 && r.width >= 1 && r.height >= 1 && r.x + r.width <= im.width &&
-           r.y + r.height <= im.height)
+      DecodeJpegRegion(bytes, channels, r, what, out, &window))
+    return window;
+  *out = DecodeImage(bytes, channels, what);
+  TS_CHECK(r.x >= 0 && r.y >= 0 && r.width >= 1 && r.height >= 1 && r.x + r.width <= out->width &&
+           r.y + r.height <= out->height)
       << what << ": the window " << r.width << "x" << r.height << " at (" << r.x << ", " << r.y
-      << ") is not inside the " << im.width << "x" << im.height << " image";
-  *out = CropImage(im, r);
+      << ") is not inside the " << out->width << "x" << out->height << " image";
+  return r;
 }
 
 std::string EncodeImage(const Image& image, ImageFormat format, int quality,

@@ -50,9 +50,10 @@ void PeekImageSize(std::string_view bytes, int64_t* width, int64_t* height, std:
 // and cut.
 Image DecodeImageRegion(std::string_view bytes, int channels, const ImageRegion& r,
                         std::string_view what);
-// The same into *out, reusing its memory (a pipeline worker's scratch image).
-void DecodeImageRegionInto(std::string_view bytes, int channels, const ImageRegion& r,
-                           std::string_view what, Image* out);
+// The same without a copy: *out (its memory reused, a pipeline worker's
+// scratch image) holds at least the window, which is at the region returned.
+ImageRegion DecodeImageRegionInto(std::string_view bytes, int channels, const ImageRegion& r,
+                                  std::string_view what, Image* out);
 
 // The window `r` (inside `im`) as an image of its own.
 Image CropImage(const Image& im, const ImageRegion& r);

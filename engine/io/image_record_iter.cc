@@ -340,22 +340,23 @@ void ImageRecordIter::Produce(const RecordRef& ref, uint64_t seed, Pending& batc
   const std::string_view bytes = std::string_view(buf).substr(at);
   const int channels = static_cast<int>(p_.aug.channels);
   Image full;
-  const Image* im = &full;
+  ImageView view{&full, {}};
   if (CropsDirectly(p_.aug)) {  // decode only the window that reaches the output
     int64_t w = 0, h = 0;
     PeekImageSize(bytes, &w, &h, "image");
     const ImageRegion window = PlanWindow(w, h, p_.aug, rng, "image");
-    DecodeImageRegionInto(bytes, channels, window, "image", &s.window);
-    im = &FromWindow(s.window, p_.aug, rng, "image", &s.resized);
+    const ImageRegion at = DecodeImageRegionInto(bytes, channels, window, "image", &s.window);
+    view = FromWindow(s.window, at, p_.aug, rng, "image", &s.resized);
   } else {
     full = AugmentImage(DecodeImage(bytes, channels, "image"), p_.aug, rng, "image");
+    view.window = {0, 0, full.width, full.height};
   }
   const bool mirror = DrawMirror(p_.aug, rng);
   char* dst = batch.data_ptr + static_cast<size_t>(row) * batch.row_bytes;
   if (p_.dtype == DType::kUint8)
-    WriteCHW(*im, mirror, reinterpret_cast<uint8_t*>(dst));
+    WriteCHW(view, mirror, reinterpret_cast<uint8_t*>(dst));
   else
-    WriteCHW(*im, mirror, p_.norm, reinterpret_cast<float*>(dst));
+    WriteCHW(view, mirror, p_.norm, reinterpret_cast<float*>(dst));
   batch.index[static_cast<size_t>(row)] = ref.key;
 }
 

@@ -9,7 +9,8 @@
 namespace tessera::io {
 namespace {
 
-using ResizeFn = int (*)(const uint8_t*, int, int, int, uint8_t*, int, int, int, char*, size_t);
+using ResizeFn = int (*)(const uint8_t*, int, int, int, size_t, uint8_t*, int, int, int, char*,
+                         size_t);
 
 // The build's library (TESSERA_IMGPROC_LIBRARY), else the one beside the
 // installed runtime (found through the executable's run path).
@@ -17,8 +18,8 @@ ResizeFn LoadResize() {
   std::string tried;
   for (const char* path : {TESSERA_IMGPROC_LIBRARY, "libtessera_imgproc.so"}) {
     if (void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL)) {
-      auto fn = reinterpret_cast<ResizeFn>(dlsym(lib, "tessera_imgproc_resize"));
-      TS_CHECK(fn) << "imresize: " << path << " has no tessera_imgproc_resize";
+      auto fn = reinterpret_cast<ResizeFn>(dlsym(lib, "tessera_imgproc_resize_strided"));
+      TS_CHECK(fn) << "imresize: " << path << " has no tessera_imgproc_resize_strided";
       return fn;
     }
     const char* why = dlerror();
@@ -50,16 +51,22 @@ Image ResizeImage(const Image& src, int64_t out_width, int64_t out_height, int i
 }
 
 void ResizeImageInto(const Image& src, int64_t out_width, int64_t out_height, int interp,
-                     std::string_view what, Image* out_image) {
+                     std::string_view what, Image* out) {
+  ResizeWindowInto(src, {0, 0, src.width, src.height}, out_width, out_height, interp, what, out);
+}
+
+void ResizeWindowInto(const Image& src, const ImageRegion& r, int64_t out_width, int64_t out_height,
+                      int interp, std::string_view what, Image* out_image) {
   TS_CHECK(src.channels == 1 || src.channels == 3)
       << what << ": images have 1 or 3 channels, got " << src.channels;
-  TS_CHECK(src.height > 0 && src.width > 0)
-      << what << ": the image is empty (" << src.width << "x" << src.height << ")";
+  TS_CHECK(r.height > 0 && r.width > 0)
+      << what << ": the image is empty (" << r.width << "x" << r.height << ")";
   TS_CHECK(out_width > 0 && out_height > 0 && out_width <= 65535 && out_height <= 65535)
       << what << ": the size must be 1 to 65535 a side, got " << out_width << "x" << out_height;
-  TS_CHECK(src.height <= 65535 && src.width <= 65535)
-      << what << ": an image of " << src.width << "x" << src.height << " is too large to resize";
-  if (interp == 9) interp = AutoInterpolation(src.width, src.height, out_width, out_height);
+  TS_CHECK(r.height <= 65535 && r.width <= 65535)
+      << what << ": an image of " << r.width << "x" << r.height << " is too large to resize";
+  TS_DCHECK(r.x >= 0 && r.y >= 0 && r.x + r.width <= src.width && r.y + r.height <= src.height);
+  if (interp == 9) interp = AutoInterpolation(r.width, r.height, out_width, out_height);
   TS_CHECK(interp >= 0 && interp <= 4)
       << what << ": interp must be 0 (nearest), 1 (bilinear), 2 (bicubic), 3 (area), 4 "
       << "(Lanczos) or 9 (automatic), got " << interp;
@@ -69,11 +76,14 @@ void ResizeImageInto(const Image& src, int64_t out_width, int64_t out_height, in
   out.width = out_width;
   out.channels = src.channels;
   out.pixels.resize(static_cast<size_t>(out_height * out_width * src.channels));
+  const size_t step = static_cast<size_t>(src.width * src.channels);
+  const uint8_t* first =
+      src.pixels.data() + static_cast<size_t>(r.y) * step + static_cast<size_t>(r.x * src.channels);
   char error[256] = {};
-  const int rc =
-      Resize()(src.pixels.data(), static_cast<int>(src.height), static_cast<int>(src.width),
-               static_cast<int>(src.channels), out.pixels.data(), static_cast<int>(out_height),
-               static_cast<int>(out_width), interp, error, sizeof error);
+  const int rc = Resize()(first, static_cast<int>(r.height), static_cast<int>(r.width),
+                          static_cast<int>(src.channels), step, out.pixels.data(),
+                          static_cast<int>(out_height), static_cast<int>(out_width), interp, error,
+                          sizeof error);
   TS_CHECK(rc == 0) << what << ": OpenCV's resize failed: " << error;
 }
 

@@ -24,5 +24,8 @@ Image ResizeImage(const Image& src, int64_t out_width, int64_t out_height, int i
 // workers resize thousands of images to one size.
 void ResizeImageInto(const Image& src, int64_t out_width, int64_t out_height, int interp,
                      std::string_view what, Image* out);
+// The window `r` of src resized into *out, read in place (no copy of it).
+void ResizeWindowInto(const Image& src, const ImageRegion& r, int64_t out_width, int64_t out_height,
+                      int interp, std::string_view what, Image* out);
 
 }  // namespace tessera::io

@@ -8,7 +8,6 @@
 #include <cstring>
 #include <memory>
 #include <string>
-#include <vector>
 
 // jpeglib.h needs size_t and FILE declared first.
 #include <jpeglib.h>
@@ -92,8 +91,7 @@ struct Job {
   unsigned long size;
   int channels;
   ImageRegion r;
-  uint8_t* out;  // r.height rows of r.width * channels
-  std::vector<uint8_t> row;
+  int64_t x = 0;  // where the window starts in the decoded rows
   bool created = false;
   bool unsupported = false;  // a color space this path leaves to TurboJPEG
   JDIMENSION width = 0, height = 0;
@@ -131,22 +129,21 @@ bool Run(Job* job, Image* im) {
   JDIMENSION x0 = static_cast<JDIMENSION>(left), cw = static_cast<JDIMENSION>(right - left);
   if (cw < c->output_width) L.crop_scanline(c, &x0, &cw);  // x0 down to an iMCU edge
   if (r.y > 0) L.skip_scanlines(c, static_cast<JDIMENSION>(r.y));
+  // Rows go straight into the output, as wide as libjpeg decodes them: the
+  // window is a part of it (job->x), with no copy.
   im->height = r.height;
-  im->width = r.width;
+  im->width = cw;
   im->channels = job->channels;
-  im->pixels.resize(static_cast<size_t>(r.width * r.height * job->channels));
-  job->row.resize(static_cast<size_t>(cw) * static_cast<size_t>(job->channels));
-  const size_t skip = (static_cast<size_t>(r.x) - x0) * static_cast<size_t>(job->channels);
-  const size_t row_bytes = static_cast<size_t>(r.width * job->channels);
+  im->pixels.resize(static_cast<size_t>(r.height) * cw * static_cast<size_t>(job->channels));
+  job->x = r.x - x0;
+  const size_t row_bytes = static_cast<size_t>(cw) * static_cast<size_t>(job->channels);
   for (int64_t y = 0; y < r.height; ++y) {
-    JSAMPROW rows[1] = {job->row.data()};
+    JSAMPROW rows[1] = {im->pixels.data() + static_cast<size_t>(y) * row_bytes};
     if (L.read_scanlines(c, rows, 1) != 1) {  // no suspension from memory: never, but no loop
       std::snprintf(job->err.message, sizeof job->err.message, "the decoder stopped at row %lld",
                     static_cast<long long>(r.y + y));
       return false;
     }
-    std::memcpy(im->pixels.data() + static_cast<size_t>(y) * row_bytes, job->row.data() + skip,
-                row_bytes);
   }
   L.abort(c);  // the rows below the window are never decoded
   return true;
@@ -155,7 +152,7 @@ bool Run(Job* job, Image* im) {
 }  // namespace
 
 bool DecodeJpegRegion(std::string_view bytes, int channels, const ImageRegion& r,
-                      std::string_view what, Image* out) {
+                      std::string_view what, Image* out, ImageRegion* window) {
   TS_CHECK(r.x >= 0 && r.y >= 0 && r.width >= 1 && r.height >= 1)
       << what << ": an empty or negative window " << r.width << "x" << r.height << " at (" << r.x
       << ", " << r.y << ")";
@@ -171,6 +168,7 @@ bool DecodeJpegRegion(std::string_view bytes, int channels, const ImageRegion& r
   TS_CHECK(r.x + r.width <= int64_t{job->width} && r.y + r.height <= int64_t{job->height})
       << what << ": the window " << r.width << "x" << r.height << " at (" << r.x << ", " << r.y
       << ") is not inside the " << job->width << "x" << job->height << " JPEG";
+  *window = {job->x, 0, r.width, r.height};
   return true;
 }
 

@@ -18,9 +18,11 @@
 namespace tessera::io {
 
 // The window `r` (inside the image) of a JPEG as `channels` 1 or 3 (RGB),
-// into *out (its memory reused). False, with nothing decoded, for a JPEG this path does not take
+// into *out (its memory reused): the rows of the window, as wide as the
+// iMCU columns it touches, the window itself at *window inside them.
+// False, with nothing decoded, for a JPEG this path does not take
 // (CMYK and YCCK, which TurboJPEG converts itself): decode it whole instead.
 bool DecodeJpegRegion(std::string_view bytes, int channels, const ImageRegion& r,
-                      std::string_view what, Image* out);
+                      std::string_view what, Image* out, ImageRegion* window);
 
 }  // namespace tessera::io

@@ -13,6 +13,7 @@ tessera=${1:-build/tessera}
 threads=${2:-2}
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "$(dirname "$tessera")" && pwd)
+tessera=$build/$(basename "$tessera")
 data=${TESSERA_IMAGE_BENCH_DATA:-$build/bench-data/images}
 if [ ! -f "$data/data.idx" ]; then
   rm -rf "$data" && mkdir -p "$data"

@@ -50,7 +50,8 @@ void WriteAll(const std::string& path, const std::string& bytes) {
 }
 
 // n PNG records of h x w images (label k, key k) and their index.
-void MakeRecords(const std::string& rec, const std::string& idx, int n, int64_t h, int64_t w) {
+void MakeRecords(const std::string& rec, const std::string& idx, int n, int64_t h, int64_t w,
+                 ImageFormat format = ImageFormat::kPng) {
   RecordWriter wr(rec, "test");
   std::string index;
   for (int k = 0; k < n; ++k) {
@@ -58,7 +59,7 @@ void MakeRecords(const std::string& rec, const std::string& idx, int n, int64_t 
     ImageRecordHeader hd;
     hd.label = static_cast<float>(k);
     hd.id = static_cast<uint64_t>(k);
-    wr.Write(PackImageRecordHeader(hd) + EncodeImage(Pattern(k, h, w), ImageFormat::kPng, 95, "t"));
+    wr.Write(PackImageRecordHeader(hd) + EncodeImage(Pattern(k, h, w), format, 95, "t"));
   }
   wr.Close();
   WriteAll(idx, index);
@@ -202,17 +203,20 @@ TEST_CASE("augment: pad with fill, centred and random crops, scale, random resiz
 TEST_CASE("ImageRecordIter: random configurations and resets match one thread") {
   test::TempDir dir;
   const std::string rec = dir / "a.rec", idx = dir / "a.idx";
+  const std::string jrec = dir / "j.rec", jidx = dir / "j.idx";
   MakeRecords(rec, idx, 23, 9, 11);
+  MakeRecords(jrec, jidx, 23, 37, 45, ImageFormat::kJpeg);  // windows decoded alone
   std::mt19937 rng(11);
-  for (int trial = 0; trial < 12; ++trial) {
+  for (int trial = 0; trial < 16; ++trial) {
+    const bool jpeg = trial % 4 >= 2;
     ImageRecordIterParams p;
-    p.path_imgrec = rec;
-    p.path_imgidx = trial % 3 == 0 ? "" : idx;
+    p.path_imgrec = jpeg ? jrec : rec;
+    p.path_imgidx = trial % 3 == 0 ? "" : (jpeg ? jidx : idx);
     p.aug.height = 6;
     p.aug.width = 7;
     p.aug.rand_crop = true;
     p.aug.rand_mirror = trial % 2 == 0;
-    p.aug.random_resized_crop = trial % 4 == 1;
+    p.aug.random_resized_crop = trial % 4 == 1 || trial % 8 == 3;
     p.aug.min_random_area = 0.3f;
     p.dtype = DType::kUint8;
     p.batch_size = 1 + static_cast<int64_t>(rng() % 7);

@@ -62,3 +62,15 @@ TEST_CASE("bad sizes and codes are errors") {
   two.channels = 2;
   CHECK(Contains(ErrorOf([&] { ResizeImage(two, 2, 2, 1, "imresize"); }), "1 or 3 channels"));
 }
+
+TEST_CASE("a window resized in place equals the window cut out and resized") {
+  std::vector<uint8_t> px;
+  for (int i = 0; i < 23 * 31 * 3; ++i) px.push_back(uint8_t(i * 37 % 251));
+  const Image src = Make(23, 31, 3, px);
+  const ImageRegion r{5, 3, 17, 11};
+  for (int interp : {0, 1, 2, 3, 4}) {
+    Image in_place;
+    ResizeWindowInto(src, r, 9, 7, interp, "t", &in_place);
+    CHECK(in_place.pixels == ResizeImage(CropImage(src, r), 9, 7, interp, "t").pixels);
+  }
+}
