@@ -38,6 +38,28 @@ mx.doc(value, text) -> value. Records `text` as the documentation help(value)
 prints, for any function or table:
   local f = mx.doc(function(x) return 2 * x end, 'f(x) -> twice x')]])
 
+  local ctx_meta = getmetatable(mx.cpu())
+  mx.context.is_context = help.doc(function(v)
+    return type(v) == 'userdata' and getmetatable(v) == ctx_meta
+  end, 'mx.context.is_context(v) -> whether v is a context (mx.cpu(i), mx.gpu(i), ...)')
+
+  local class = require 'tessera.class'
+  mx.class = help.doc(setmetatable({ isinstance = class.isinstance, is_class = class.is_class },
+    { __call = function(_, name, parent)
+      if parent then return class.extend(parent, name) end
+      return class.root(name)
+    end }), [[
+mx.class(name, parent) -> a class, called to construct, as torch.class's:
+  local Animal = mx.class('Animal')
+  function Animal:__init(name) self.name = name end
+  local Dog = Animal:extend('Dog')     -- or mx.class('Dog', Animal)
+  function Dog:__init(name) Animal.__init(self, name); self.legs = 4 end
+  local d = Dog('rex')
+A class is its instances' metatable; methods it lacks come from its parent
+(Dog.super). Metamethods (__call, __tostring, ...) are copied to a subclass
+when it is made, so define them before extending. mx.class.isinstance(obj,
+cls) says whether obj was made by cls or a class below it. The API's classes
+(gluon Blocks and losses, CustomOp, CustomOpProp) are made this way.]])
   require('tessera.autograd')(mx)
   require('tessera.executor')(mx)
   require('tessera.operator')(mx)

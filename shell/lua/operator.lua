@@ -15,23 +15,23 @@
 -- The C++ side (shell/bind_custom_op.cc) calls the property's methods while
 -- graphs are built and its operator's forward/backward from the engine.
 local help = require 'tessera.help'
+local class = require 'tessera.class'
 
 local unpack = unpack or table.unpack
-
--- cls:extend(fields) -> a subclass of cls holding `fields`.
-local function extend(cls, fields)
-  local sub = fields or {}
-  sub.__index = sub
-  return setmetatable(sub, cls)
-end
 
 return function(mx)
   local M = mx.operator  -- made by the C++ bindings
   local registered = {}
 
   -- The defaults a property falls back on (as MXNet's CustomOpProp).
-  local CustomOpProp = {need_top_grad = true}
-  CustomOpProp.__index = CustomOpProp
+  local CustomOpProp = class.root('CustomOpProp', {need_top_grad = true})
+  -- MXNet's CustomOpProp.__init__(need_top_grad = True), for subclasses:
+  -- function P:__init() P.super.__init(self, {need_top_grad = false}) end
+  function CustomOpProp:__init(opts)
+    if type(opts) == 'table' and opts.need_top_grad ~= nil then
+      self.need_top_grad = opts.need_top_grad
+    end
+  end
   function CustomOpProp:list_arguments() return {'data'} end
   function CustomOpProp:list_outputs() return {'output'} end
   function CustomOpProp:list_auxiliary_states() return {} end
@@ -65,12 +65,10 @@ return function(mx)
   function CustomOpProp:create_operator()
     error('the property must define create_operator(ctx, shapes, dtypes)', 0)
   end
-  -- For subclasses: local P = mx.operator.CustomOpProp:extend{need_top_grad = false}
-  CustomOpProp.extend = extend
+  -- Subclasses: local P = mx.operator.CustomOpProp:extend('P') (or :extend{fields}).
 
   -- The defaults of an operator: assign, and errors for missing methods.
-  local CustomOp = {}
-  CustomOp.__index = CustomOp
+  local CustomOp = class.root('CustomOp')
   -- Writes src into dst as req says: 'write'/'inplace' copy, 'add' adds,
   -- 'null' does nothing.
   function CustomOp:assign(dst, req, src)
@@ -93,7 +91,6 @@ return function(mx)
   function CustomOp:backward()
     error('the operator has no backward method (it has no gradient)', 0)
   end
-  CustomOp.extend = extend
 
   -- Called by the C++ side on what create_operator returned: a function
   -- running op:forward / op:backward.
@@ -110,9 +107,17 @@ return function(mx)
     return function(name, ...) return method(name)(op, ...) end
   end
 
+  -- A property from its registration: a constructor function, a class
+  -- (called with the parameters, as MXNet calls Prop(**kwargs)), or a plain
+  -- table of methods; init(self, kwargs) is also called when present.
   local function instantiate(Prop, kwargs)
     if type(Prop) == 'function' then return Prop(kwargs) end
-    local self = setmetatable({}, {__index = Prop})
+    local self
+    if class.is_class(Prop) then
+      self = Prop(kwargs)
+    else
+      self = setmetatable({}, {__index = Prop})
+    end
     if Prop.init then Prop.init(self, kwargs) end
     return self
   end
@@ -122,10 +127,15 @@ mx.operator.CustomOpProp: the defaults of a custom op's property (list_arguments
 {'data'}, list_outputs {'output'}, no aux states, infer_shape/infer_type from
 the first argument, declare_backward_dependency: out_grad when need_top_grad,
 in_data, out_data). A property given to mx.operator.register without a
-metatable inherits them; CustomOpProp:extend{...} makes a subclass.]])
+metatable inherits them. CustomOpProp:extend('Name') (or :extend{fields})
+makes a subclass, a class called to construct (mx.class); its
+__init(self, kwargs) may call CustomOpProp.__init(self, {need_top_grad =
+false}), as MXNet's super().__init__(need_top_grad = False).]])
   M.CustomOp = help.doc(CustomOp, [[
 mx.operator.CustomOp: the base of a custom operator: op:assign(dst, req, src)
-writes src into dst as req ('write', 'inplace', 'add', 'null') says.]])
+writes src into dst as req ('write', 'inplace', 'add', 'null') says.
+CustomOp:extend('Name') makes a subclass that is called to construct, so
+create_operator can return Softmax() as in MXNet's example.]])
 
   M.register = help.doc(function(op_type, Prop)
     if type(op_type) ~= 'string' or op_type == '' then
@@ -309,7 +319,7 @@ replaces it (with a warning).]])
       for i = 1, n_in do ins[i] = s end
       return ins, {s}, {}
     end
-    function Prop:create_operator() return setmetatable({}, Op) end
+    function Prop:create_operator() return Op() end
     local doc = spec.doc or ('elementwise op ' .. name .. '(' .. table.concat(inputs, ', ') .. ') written in Lua')
     help.doc(Prop, ('%s (mx.operator.elementwise: a LuaJIT-compiled loop%s)'):format(doc,
       bwd and ', with a gradient' or ', no gradient'))
@@ -349,8 +359,8 @@ mx.operator: operators written in Lua, as MXNet's CustomOp. register(op_type,
 Prop) adds one described by a property class; elementwise{name, forward,
 backward} makes an elementwise one from Lua functions of numbers.
 
-CustomOpProp holds the defaults of a property (CustomOpProp:extend{...}
-makes a subclass) and CustomOp those of an operator (op:assign(dst, req,
+CustomOpProp holds the defaults of a property (CustomOpProp:extend('Name')
+makes a subclass, called to construct) and CustomOp those of an operator (op:assign(dst, req,
 src)). A registered operator runs as mx.nd.Custom(x, ..., {op_type =
 name}) or mx.sym.Custom{..., op_type = name}; an elementwise one also as
 mx.nd.<name> and mx.sym.<name>. load(path) loads C++ operator plugins, and
