@@ -133,6 +133,29 @@ std::vector<NodeEntry> ReshapeGrad(const NodePtr& n, const std::vector<NodeEntry
   return MakeBackwardNode("_backward_reshape", n, {ograds[0], n->inputs[0]});
 }
 
+// reshape_like: lhs's elements in rhs's shape (rhs read only for its shape).
+bool ReshapeLikeShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  CheckArity(attrs, in, 2, out);
+  AssignShape(attrs, out, 0, (*in)[1], "output");
+  AssignShape(attrs, in, 1, (*out)[0], "rhs");
+  const Shape &l = (*in)[0], &o = (*out)[0];
+  if (!l.known() || !o.known()) return false;
+  TS_CHECK(l.Size() == o.Size()) << OpLabel(attrs) << ": lhs " << l << " has " << l.Size()
+                                 << " elements, rhs " << o << " has " << o.Size();
+  return true;
+}
+
+bool ReshapeLikeType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
+  AssignType(attrs, out, 0, (*in)[0], "output");
+  AssignType(attrs, in, 0, (*out)[0], "lhs");
+  return (*out)[0] != DType::kUnknown && (*in)[1] != DType::kUnknown;
+}
+
+// lhs gets the output gradient in its own shape; rhs, a shape donor, zeros.
+std::vector<NodeEntry> ReshapeLikeGrad(const NodePtr& n, const std::vector<NodeEntry>& ograds) {
+  return {MakeBackwardNode("_backward_reshape", n, {ograds[0], n->inputs[0]})[0], ZeroGradOf(n, 1)};
+}
+
 std::vector<std::string> DataName(const NodeAttrs&) {
   return {"data"};
 }
@@ -198,6 +221,24 @@ becomes (2,3,1). Naming an axis whose size is not 1 is an error.)")
     .set_attr<FInplaceOption>("FInplaceOption", InplaceFirst)
     .set_attr<FCompute>(kFComputeCPU, ReshapeLikeCompute<cpu>)
     .set_attr<FGradient>("FGradient", ReshapeGrad);
+
+TS_REGISTER_OP(reshape_like)
+    .describe(R"(The elements of lhs in the shape of rhs (a copy); the two must hold as
+many elements. rhs is read only for its shape and gets a zero gradient.
+
+Example: reshape_like(lhs of shape (6,), rhs of shape (2,3)) has shape (2,3).)")
+    .set_num_inputs(2)
+    .add_argument("lhs", "NDArray", "The data.")
+    .add_argument("rhs", "NDArray", "The array whose shape the output takes.")
+    .set_attr<FListInputNames>("FListInputNames",
+                               [](const NodeAttrs&) {
+                                 return std::vector<std::string>{"lhs", "rhs"};
+                               })
+    .set_attr<FInferShape>("FInferShape", ReshapeLikeShape)
+    .set_attr<FInferType>("FInferType", ReshapeLikeType)
+    .set_attr<FInplaceOption>("FInplaceOption", InplaceFirst)
+    .set_attr<FCompute>(kFComputeCPU, ReshapeLikeCompute<cpu>)
+    .set_attr<FGradient>("FGradient", ReshapeLikeGrad);
 
 TS_REGISTER_OP(_backward_reshape)
     .describe(

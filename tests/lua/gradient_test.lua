@@ -83,6 +83,7 @@ local cases = {
   broadcast_to = {{{{1, 3}}}, {shape = {2, 3}}},
   broadcast_like = {{{{1, 3}}, u()}, {}, grad = {1}},
   reshape = {{u()}, {shape = {3, 2}}}, flatten = {{{{2, 3, 2}}}},
+  reshape_like = {{{{6}}, {{3, 2}}}, {}, grad = {1}},
   expand_dims = {{u()}, {axis = 2}}, squeeze = {{{{2, 1, 3}}}},
   tile = {{u()}, {reps = {2, 1}}}, ['repeat'] = {{u()}, {repeats = 2, axis = 1}},
   flip = {{u()}, {axis = 2}}, transpose = {{u()}},
