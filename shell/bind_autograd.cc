@@ -3,6 +3,8 @@
 // The scoped forms (record(fn), pause(fn), train_mode(fn), predict_mode(fn))
 // are Lua (shell/lua/autograd.lua): they set a mode,
 // call fn, and restore the mode even when fn raises.
+#include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -10,6 +12,7 @@
 #include "bind_symbol.h"
 #include "bindings.h"
 #include "engine/autograd/autograd.h"
+#include "engine/autograd/cached_op.h"
 #include "lua_util.h"
 
 namespace tessera::shell {
@@ -84,6 +87,102 @@ int GetSymbol(lua_State* L) {
   return 1;
 }
 
+// ---- CachedOp: a hybridized block's bound graph --------------------------------
+
+constexpr const char* kCachedOpMeta = "tessera.CachedOp";
+
+struct CachedOpBox {
+  std::shared_ptr<autograd::CachedOp> op;
+};
+
+autograd::CachedOp& CheckCachedOp(lua_State* L, int index) {
+  auto* box = static_cast<CachedOpBox*>(luaL_checkudata(L, index, kCachedOpMeta));
+  if (!box->op) luaL_error(L, "CachedOp: already released");
+  return *box->op;
+}
+
+std::vector<std::string> StringList(lua_State* L, int index, const char* what) {
+  luaL_checktype(L, index, LUA_TTABLE);
+  std::vector<std::string> out;
+  const int n = static_cast<int>(lua_objlen(L, index));
+  for (int i = 1; i <= n; ++i) {
+    lua_rawgeti(L, index, i);
+    if (lua_type(L, -1) != LUA_TSTRING) luaL_error(L, "%s: item %d is not a string", what, i);
+    out.emplace_back(lua_tostring(L, -1));
+    lua_pop(L, 1);
+  }
+  return out;
+}
+
+void PushList(lua_State* L, const std::vector<NDArray>& arrays) {
+  lua_createtable(L, static_cast<int>(arrays.size()), 0);
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    nd::PushNDArray(L, arrays[i]);
+    lua_rawseti(L, -2, static_cast<int>(i + 1));
+  }
+}
+
+// mx.autograd._cached_op(sym, {data names}) -> a CachedOp
+int NewCachedOp(lua_State* L) {
+  const graph::Symbol& s = sym::CheckSymbol(L, 1, "_cached_op");
+  std::vector<std::string> data = StringList(L, 2, "_cached_op (data names)");
+  auto op = std::make_shared<autograd::CachedOp>(s, data);
+  auto* box = static_cast<CachedOpBox*>(lua_newuserdata(L, sizeof(CachedOpBox)));
+  new (box) CachedOpBox{std::move(op)};
+  luaL_getmetatable(L, kCachedOpMeta);
+  lua_setmetatable(L, -2);
+  return 1;
+}
+
+int CachedOpForward(lua_State* L) {
+  autograd::CachedOp& op = CheckCachedOp(L, 1);
+  std::vector<NDArray> in = ArrayList(L, 2, "CachedOp:forward");
+  PushList(L, op.Forward(in));
+  return 1;
+}
+
+int CachedOpInputNames(lua_State* L) {
+  const auto& names = CheckCachedOp(L, 1).input_names();
+  lua_createtable(L, static_cast<int>(names.size()), 0);
+  for (size_t i = 0; i < names.size(); ++i) {
+    lua_pushlstring(L, names[i].data(), names[i].size());
+    lua_rawseti(L, -2, static_cast<int>(i + 1));
+  }
+  return 1;
+}
+
+int CachedOpNumExecutors(lua_State* L) {
+  lua_pushinteger(L, static_cast<lua_Integer>(CheckCachedOp(L, 1).num_executors()));
+  return 1;
+}
+
+int CachedOpGc(lua_State* L) {
+  auto* box = static_cast<CachedOpBox*>(luaL_checkudata(L, 1, kCachedOpMeta));
+  box->~CachedOpBox();
+  return 0;
+}
+
+void OpenCachedOp(lua_State* L, int ag) {
+  SetFunctions(L, ag,
+               {{"_cached_op", Guarded<NewCachedOp>,
+                 "mx.autograd._cached_op(sym, {data names}) -> a CachedOp (what a hybridized "
+                 "block runs): op:forward({inputs}) -> {outputs}, op:input_names(), "
+                 "op:num_executors()"}});
+  luaL_newmetatable(L, kCachedOpMeta);
+  const int meta = lua_gettop(L);
+  lua_newtable(L);
+  SetFunctions(L, lua_gettop(L),
+               {{"forward", Guarded<CachedOpForward>,
+                 "op:forward({inputs}) -> {outputs}, inputs in op:input_names() order"},
+                {"input_names", Guarded<CachedOpInputNames>, "op:input_names() -> {names}"},
+                {"num_executors", Guarded<CachedOpNumExecutors>,
+                 "op:num_executors() -> the executors bound so far"}});
+  lua_setfield(L, meta, "__index");
+  lua_pushcfunction(L, CachedOpGc);
+  lua_setfield(L, meta, "__gc");
+  lua_pop(L, 1);
+}
+
 void Open(lua_State* L, int mx) {
   lua_newtable(L);
   const int ag = lua_gettop(L);
@@ -104,6 +203,7 @@ void Open(lua_State* L, int mx) {
         "into the buffers of every attached array the heads depend on (head_grads nil: ones)"},
        {"get_symbol", Guarded<GetSymbol>,
         "mx.autograd.get_symbol(y) -> the recorded computation of y as a Symbol"}});
+  OpenCachedOp(L, ag);
   lua_setfield(L, mx, "autograd");
 
   // The NDArray methods (the methods table is the __index of the metatable's

@@ -13,7 +13,6 @@
 #include "bind_symbol.h"
 #include "engine/base/error.h"
 #include "engine/graph/executor.h"
-#include "engine/graph/run_imperative.h"
 #include "lua_util.h"
 
 namespace tessera::shell::sym {
@@ -185,22 +184,6 @@ int MemoryBytes(lua_State* L) {
   return 2;
 }
 
-// mx.sym._run(sym, {name = array}) -> {outputs}: the symbol's nodes run one
-// by one as NDArray calls (recorded under mx.autograd.record).
-int Run(lua_State* L) {
-  const graph::Symbol& s = CheckSymbol(L, 1, "run");
-  luaL_checktype(L, 2, LUA_TTABLE);
-  std::map<std::string, NDArray> args;
-  lua_pushnil(L);
-  while (lua_next(L, 2) != 0) {
-    if (lua_type(L, -2) != LUA_TSTRING) luaL_error(L, "run: arrays are given by variable name");
-    args[lua_tostring(L, -2)] = nd::CheckNDArray(L, -1, "run");
-    lua_pop(L, 1);
-  }
-  PushArrays(L, graph::RunImperative(s, args));
-  return 1;
-}
-
 }  // namespace
 
 void OpenExecutor(lua_State* L, int symt, int /*methods*/) {
@@ -209,10 +192,7 @@ void OpenExecutor(lua_State* L, int symt, int /*methods*/) {
                  "mx.sym._bind(sym, ctx, args, args_grad, grad_req, aux): use sym:bind{...}"},
                 {"_simple_bind", Guarded<SimpleBind>,
                  "mx.sym._simple_bind(sym, ctx, shapes, types, reqs, default_req): use "
-                 "sym:simple_bind{...}"},
-                {"_run", Guarded<Run>,
-                 "mx.sym._run(sym, {name = array}) -> {outputs}: the nodes run one by one as "
-                 "NDArray calls"}});
+                 "sym:simple_bind{...}"}});
   luaL_newmetatable(L, kExecutorMeta);
   const int meta = lua_gettop(L);
   lua_newtable(L);

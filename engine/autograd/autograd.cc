@@ -82,6 +82,11 @@ bool SetTraining(bool on) {
   return std::exchange(ThreadRecordState().training, on);
 }
 
+void RecordCall(const std::shared_ptr<const op::NodeAttrs>& attrs,
+                const std::vector<NDArray>& inputs, std::vector<NDArray>* outputs) {
+  if (IsRecording()) Record(attrs, inputs, outputs);
+}
+
 NDArray AttachGrad(NDArray* x, OpReqType req) {
   TS_CHECK(x && !x->is_none()) << "attach_grad: the array is empty (none)";
   TS_CHECK(req == kWriteTo || req == kAddTo || req == kNullOp)
@@ -154,11 +159,16 @@ void Backward(const std::vector<NDArray>& heads, const std::vector<NDArray>& hea
   };
   InvokeOptions opt;
   opt.is_train = is_train;
+  static const auto& on_caller = op::Op::GetAttr<FInvokeOnCaller>("FInvokeOnCaller");
   graph::DFSVisit(grads, [&](const NodePtr& n) {
     if (Info(*n) || values.count(n.get())) return;
     TS_CHECK(!n->is_variable()) << "backward: unbound variable '" << n->attrs.name << "'";
     std::vector<NDArray> in;
     for (const NodeEntry& e : n->inputs) in.push_back(value_of(e));
+    if (const FInvokeOnCaller* f = on_caller.find(n->op())) {
+      values[n.get()] = (*f)(n->attrs, in);
+      return;
+    }
     std::vector<NDArray> out;
     Invoke(std::make_shared<op::NodeAttrs>(n->attrs), in, &out, opt);
     values[n.get()] = std::move(out);

@@ -5,6 +5,8 @@
 // `AttachGrad` made.
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <vector>
 
 #include "engine/base/tblob.h"
@@ -32,6 +34,17 @@ NDArray GetGrad(const NDArray& x);
 // an error. is_train: the training mode of the backward ops.
 void Backward(const std::vector<NDArray>& heads, const std::vector<NDArray>& head_grads = {},
               bool retain_graph = false, bool is_train = true);
+
+// Records a call made outside Invoke (a CachedOp's) as one node: `outputs`
+// get its entries. Does nothing unless some input is tracked.
+void RecordCall(const std::shared_ptr<const op::NodeAttrs>& attrs,
+                const std::vector<NDArray>& inputs, std::vector<NDArray>* outputs);
+
+// An op whose backward node runs on the thread running backward, pushing its
+// own work (_backward_CachedOp): autograd calls it instead of Invoke, with
+// the node's input values; it returns the node's outputs.
+using FInvokeOnCaller =
+    std::function<std::vector<NDArray>(const op::NodeAttrs&, const std::vector<NDArray>&)>;
 
 // The recorded computation of `y` as a symbol (variables for its inputs).
 graph::Symbol GetSymbol(const NDArray& y);

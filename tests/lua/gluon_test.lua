@@ -303,13 +303,11 @@ test('hybridize: same outputs as imperative, executors cached per shape', functi
   local r3 = net(x3)
   net:hybridize()
   close(net(x3), r3)
-  local n = 0
-  for _ in pairs(net._execs) do n = n + 1 end
-  assert_eq(n, 1)
+  assert_eq(net:_num_executors(), 1)
+  net(x3)
+  assert_eq(net:_num_executors(), 1)
   net(x)
-  n = 0
-  for _ in pairs(net._execs) do n = n + 1 end
-  assert_eq(n, 2)
+  assert_eq(net:_num_executors(), 2)
 end)
 
 test('hybridized and imperative give the same gradients, and the same as Module', function()
@@ -345,6 +343,34 @@ test('hybridized and imperative give the same gradients, and the same as Module'
   exe:forward { is_train = true, data = x, softmax_label = label }
   exe:backward()
   for k, v in pairs(g1) do close(exe.grad_dict[k], v, 1e-4) end
+end)
+
+test('hybridized block called twice before backward (shared weights); retain_graph', function()
+  mx.random.seed(9)
+  local net = nn.HybridSequential()
+  net:add(nn.Dense(4, { activation = 'tanh' }), nn.Dense(2))
+  net:initialize(mx.init.Xavier())
+  local a = mx.nd.random.uniform(-1, 1, { 3, 5 })
+  local b = mx.nd.random.uniform(-1, 1, { 3, 5 })
+  local w = net[1].weight
+  local function grad_of()
+    local l = mx.autograd.record(function() return (net(a) * net(b)):sum() end)
+    l:backward()
+    return w:grad():copy()
+  end
+  local ref = grad_of()
+  net:hybridize()
+  close(grad_of(), ref, 1e-5)
+  -- A training loop reuses its executors: they are released by backward.
+  for _ = 1, 5 do grad_of() end
+  assert_eq(net:_num_executors(), 2)
+  -- One forward serves one backward through the bound graph: a second
+  -- backward (retain_graph) is a clear error, never stale values.
+  local y = mx.autograd.record(function() return net(a):sum() end)
+  y:backward(nil, true)
+  assert_error(function() y:backward() end, 'runs once per forward')
+  -- ... and the graph keeps working afterwards.
+  close(grad_of(), ref, 1e-5)
 end)
 
 test('export, then mx.sym.load + mx.nd.load and SymbolBlock.imports give the same outputs', function()

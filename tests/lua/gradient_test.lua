@@ -273,10 +273,15 @@ local function setup(name)
   return sym, fn, inputs, c.grad and grad_names or nil, c.grad, aux
 end
 
+-- Ops whose gradient is checked in another file.
+local elsewhere = {
+  _CachedOp = 'gluon_test.lua: hybridized blocks against the same blocks op by op',
+}
+
 test('every operator with a gradient rule has a case here', function()
   local missing = {}
   for _, name in ipairs(mx.sym._ops_with_gradient()) do
-    if not cases[name] then missing[#missing + 1] = name end
+    if not cases[name] and not elsewhere[name] then missing[#missing + 1] = name end
   end
   assert_eq(missing, {})
 end)

@@ -4,8 +4,9 @@
 -- order; calling it calls forward. A HybridBlock writes hybrid_forward(F,
 -- x, ..., params) once for both F = mx.nd (run op by op) and F = mx.sym
 -- (traced into a symbol): the trace infers deferred parameter shapes, and
--- after hybridize() the traced graph runs through a bound executor (its
--- memory plan, one executor per input shape and context, cached).
+-- after hybridize() the traced graph runs as a CachedOp (bound executors with
+-- their memory plan, one per input signature; recorded as one node by
+-- autograd, its gradient the executor's backward).
 local class = require 'tessera.class'
 local help = require 'tessera.help'
 
@@ -279,8 +280,7 @@ return function(mx, P)
   function HybridBlock:__init(opts)
     Block.__init(self, opts)
     rawset(self, '_active', false)
-    rawset(self, '_graphs', {})   -- by number of inputs: the traced graph
-    rawset(self, '_execs', {})    -- by shapes and context: bound executors
+    rawset(self, '_graphs', {})   -- by number of inputs: the traced graph and its CachedOp
   end
 
   function HybridBlock:hybridize(active, opts)
@@ -293,7 +293,6 @@ return function(mx, P)
 
   function HybridBlock:_clear_cache()
     rawset(self, '_graphs', {})
-    rawset(self, '_execs', {})
   end
 
   local function is_sym(x) return mx.sym.is_symbol(x) end
@@ -397,53 +396,6 @@ return function(mx, P)
     self:_deferred_infer_shape(pack(...))
   end
 
-  -- The executor for these inputs, bound to the parameters' arrays.
-  local function cached_exec(self, g, args, ctx)
-    local parts = { tostring(ctx) }
-    for i = 1, args.n do
-      local a = args[i]
-      if mx.nd.is_ndarray(a) then parts[#parts + 1] = a.dtype .. table.concat(a.shape, 'x') end
-    end
-    local key = table.concat(parts, '|')
-    local all = self:collect_params()
-    local e = self._execs[key]
-    if e then
-      local fresh = true
-      for p, v in pairs(e.versions) do fresh = fresh and p._version == v end
-      if fresh then return e end
-    end
-    local sym = g.sym
-    local bound, inputs, versions = {}, {}, {}
-    local j = 0
-    for i = 1, args.n do
-      local a = args[i]
-      if mx.nd.is_ndarray(a) then
-        j = j + 1
-        local arr = mx.nd.zeros(a.shape, { dtype = a.dtype, ctx = ctx })
-        bound[g.names[j]] = arr
-        inputs[i] = arr
-      end
-    end
-    local function param(name)
-      local p = all[name]
-      if not p then
-        error(("%s: the traced graph reads '%s', which is neither an input nor a parameter of "
-          .. 'the block'):format(self.name, name), 0)
-      end
-      versions[p] = p._version
-      return p:data(ctx)
-    end
-    for _, name in ipairs(sym:list_arguments()) do
-      if not bound[name] then bound[name] = param(name) end
-    end
-    local aux = {}
-    for _, name in ipairs(sym:list_auxiliary_states()) do aux[name] = param(name) end
-    e = { exe = sym:bind { ctx = ctx, args = bound, aux_states = aux }, inputs = inputs,
-      versions = versions }
-    self._execs[key] = e
-    return e
-  end
-
   local function first_ctx(args)
     for i = 1, args.n do
       if mx.nd.is_ndarray(args[i]) then return args[i].ctx end
@@ -457,36 +409,54 @@ return function(mx, P)
     end
   end
 
-  -- A hybridized call outside autograd's recording: copy the inputs in,
-  -- run the bound graph, hand out copies of its outputs (the next call
-  -- overwrites the executor's own).
+  -- The graph's CachedOp (engine/autograd/cached_op.h): bound once per
+  -- input signature, recorded as one node under mx.autograd.record.
+  local function cached_op(g)
+    if not g.cop then
+      g.cop = mx.autograd._cached_op(g.sym, g.names)
+      g.input_names = g.cop:input_names()
+    end
+    return g.cop
+  end
+
+  -- A hybridized call: the inputs and the parameters' arrays, by the
+  -- graph's input names, through the CachedOp.
   local function call_cached(self, args)
     local g = self:_get_graph(args)
     ensure_params(self, args)
-    local e = cached_exec(self, g, args, first_ctx(args))
-    for i = 1, args.n do
-      if e.inputs[i] then args[i]:copyto(e.inputs[i]) end
-    end
-    local outs = e.exe:forward(mx.autograd.is_training())
-    local res = {}
-    for i = 1, g.n_out do res[i] = outs[i]:copy() end
-    return unpack(res, 1, g.n_out)
-  end
-
-  -- The traced graph run node by node as NDArray calls (recorded under
-  -- mx.autograd.record), on the parameters' arrays.
-  local function run_symbol(self, g, args)
-    ensure_params(self, args)
-    local ctx, bound, j = first_ctx(args), {}, 0
+    local cop = cached_op(g)
+    local ctx, by_name, j = first_ctx(args), {}, 0
     for i = 1, args.n do
       if mx.nd.is_ndarray(args[i]) then
         j = j + 1
-        bound[g.names[j]] = args[i]
+        by_name[g.names[j]] = args[i]
       end
     end
-    for name, p in self:collect_params():items() do bound[name] = p:data(ctx) end
-    local outs = mx.sym._run(g.sym, bound)
+    local all = self:collect_params()
+    local list = {}
+    for i, name in ipairs(g.input_names) do
+      local a = by_name[name]
+      if not a then
+        local p = all[name]
+        if not p then
+          error(("%s: the traced graph reads '%s', which is neither an input nor a parameter of "
+            .. 'the block'):format(self.name, name), 0)
+        end
+        a = p:data(ctx)
+      end
+      list[i] = a
+    end
+    local outs = cop:forward(list)
     return unpack(outs, 1, #outs)
+  end
+
+  -- Executors bound by the block's graphs (for tests and reports).
+  function HybridBlock:_num_executors()
+    local n = 0
+    for _, g in pairs(self._graphs) do
+      if g.cop then n = n + g.cop:num_executors() end
+    end
+    return n
   end
 
   function HybridBlock:forward(...)
@@ -497,7 +467,7 @@ return function(mx, P)
       error(("%s: the first input must be an NDArray or a Symbol, got %s"):format(self.name,
         type(x)), 2)
     end
-    if self._active and not mx.autograd.is_recording() then return call_cached(self, args) end
+    if self._active then return call_cached(self, args) end
     local params = param_arrays(self, x.ctx)
     if not params then
       self:_deferred_infer_shape(args)
@@ -592,9 +562,6 @@ return function(mx, P)
     local args = pack(...)
     if is_sym(args[1]) then
       error('SymbolBlock: calling it on symbols is not supported; use its symbol, block._sym', 2)
-    end
-    if mx.autograd.is_recording() then
-      return run_symbol(self, self:_get_graph(args), args)
     end
     return call_cached(self, args)
   end
