@@ -74,8 +74,62 @@ period is required. Each name=value pair of the metric prints as
 Iter[epoch] Batch[n] Train-name=value; auto_reset = true resets the metric
 after printing.]])
 
+  -- ---- A progress bar: live on a terminal, one line per epoch otherwise.
+  local ffi = require 'ffi'
+  pcall(ffi.cdef, 'int isatty(int fd);')
+  local Bar = {}
+  Bar.__index = Bar
+
+  function M.ProgressBar(total, opts)
+    opts = opts or {}
+    local live = opts.live
+    if live == nil then live = ffi.C.isatty(1) == 1 end
+    return setmetatable({ total = total, t0 = mx.mod.now(), n = 0, samples = 0, live = live,
+      quiet = opts.quiet or false, width = opts.width or 24, every = opts.every or 20,
+      label = opts.label or '' }, Bar)
+  end
+
+  -- One more batch of `samples`; `text` (the metric) shown on the bar.
+  function Bar:update(samples, text)
+    self.n = self.n + 1
+    self.samples = self.samples + (samples or 0)
+    if not self.live or (self.n % self.every ~= 0 and self.n ~= self.total) then return end
+    local dt = mx.mod.now() - self.t0
+    local total = self.total
+    local eta = total and (total - self.n) * dt / self.n or 0
+    local filled = total and math.floor(self.width * self.n / total) or 0
+    io.write(('\r%s[%s%s] %d/%s  %.0f samples/s  %s  %ds left   '):format(self.label,
+      ('#'):rep(filled), ('.'):rep(self.width - filled), self.n, total or '?',
+      self.samples / dt, text or '', math.floor(eta + 0.5)))
+    io.flush()
+  end
+
+  -- Seconds and samples/s since the bar started.
+  function Bar:elapsed()
+    local dt = mx.mod.now() - self.t0
+    return dt, self.samples / dt
+  end
+
+  -- Replaces the bar by `line` (printed once, also when not live).
+  function Bar:finish(line)
+    if self.live then io.write('\r' .. line .. (' '):rep(20) .. '\n')
+    elseif not self.quiet then
+      print(line)
+      io.stdout:flush()  -- a log read while training runs shows each line
+    end
+  end
+
+  help.doc(M.ProgressBar, [[
+mx.callback.ProgressBar(total, {live, quiet, width = 24, every = 20, label})
+-> a progress bar over `total` batches (nil: unknown): bar:update(samples,
+text) after each batch, bar:elapsed() -> seconds, samples/s;
+bar:finish(line) replaces it by a line. Live (redrawn every `every` batches,
+with samples/s and the time left) when stdout is a terminal; otherwise only
+the finishing line prints (none with quiet = true). Module:fit and the Gluon
+scripts show their progress with it.]])
+
   help.doc(M, [[
-mx.callback: Speedometer(batch_size, frequent = 50, auto_reset) prints samples/s
+mx.callback: ProgressBar(total, opts); Speedometer(batch_size, frequent = 50, auto_reset) prints samples/s
 and the metric every `frequent` batches; do_checkpoint(prefix, period = 1)
 saves PREFIX-symbol.json and PREFIX-%04d.params every `period` epochs;
 log_train_metric(period).]])

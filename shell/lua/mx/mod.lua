@@ -201,10 +201,7 @@ return function(mx)
     metric:update(ls, os)
   end
 
-  -- ---- Progress: a live bar on a terminal, one line per epoch otherwise.
   local ffi = require 'ffi'
-  pcall(ffi.cdef, 'int isatty(int fd);')
-  local function on_terminal() return ffi.C.isatty(1) == 1 end
   local clock = os.clock
   do
     pcall(ffi.cdef, [[
@@ -243,23 +240,22 @@ Module:fit's progress and mx.callback.Speedometer measure with it.]])
     self:init_optimizer { optimizer = opts.optimizer or 'sgd',
       optimizer_params = opts.optimizer_params or { learning_rate = 0.01 } }
     local metric = mx.metric.create(opts.eval_metric or 'acc')
-    local live = opts.progress ~= false and on_terminal()
-    local quiet = opts.progress == false
     local begin = opts.begin_epoch or 0
     local history = {}
     for epoch = begin, num_epoch - 1 do
-      local t0 = clock()
       metric:reset()
       train_data:reset()
-      local nbatch, samples = 0, 0
       local total = train_data.num_data and math.ceil(train_data.num_data / train_data.batch_size)
+      local bar = mx.callback.ProgressBar(total, { label = ('Epoch %d '):format(epoch),
+        quiet = opts.progress == false })
+      if opts.progress == false then bar.live = false end
+      local nbatch = 0
       for batch in function() return train_data:next() end do
         self:forward(batch, true)
         self:backward()
         self:update()
         self:update_metric(metric, batch.label, batch.pad)
         nbatch = nbatch + 1
-        samples = samples + batch.data[1].shape[1] - (batch.pad or 0)
         if opts.batch_end_callback then
           local cbs = opts.batch_end_callback
           if type(cbs) == 'function' then cbs = { cbs } end
@@ -267,20 +263,9 @@ Module:fit's progress and mx.callback.Speedometer measure with it.]])
             cb { epoch = epoch, nbatch = nbatch, eval_metric = metric, module = self }
           end
         end
-        if live and (nbatch % 20 == 0 or nbatch == total) then
-          local dt = clock() - t0
-          local speed = samples / dt
-          local eta = total and (total - nbatch) * dt / nbatch or 0
-          local width = 24
-          local filled = total and math.floor(width * nbatch / total) or 0
-          io.write(('\rEpoch %d [%s%s] %d/%s  %.0f samples/s  %s  %ds left   '):format(epoch,
-            ('#'):rep(filled), ('.'):rep(width - filled), nbatch, total or '?', speed,
-            metric_text(metric), math.floor(eta + 0.5)))
-          io.flush()
-        end
+        bar:update(batch.data[1].shape[1] - (batch.pad or 0), metric_text(metric))
       end
-      local train_text = metric_text(metric)
-      local line = ('Epoch %d: train %s'):format(epoch, train_text)
+      local line = ('Epoch %d: train %s'):format(epoch, metric_text(metric))
       local record = { epoch = epoch, train = { metric:get() } }
       if opts.eval_data then
         local res = self:score(opts.eval_data, opts.eval_metric or 'acc')
@@ -289,12 +274,8 @@ Module:fit's progress and mx.callback.Speedometer measure with it.]])
         line = line .. ', validation ' .. table.concat(parts, ' ')
         record.validation = res
       end
-      line = line .. (', %.1fs (%.0f samples/s)'):format(clock() - t0, samples / (clock() - t0))
-      if live then io.write('\r' .. line .. (' '):rep(20) .. '\n')
-      elseif not quiet then
-        print(line)
-        io.stdout:flush()  -- a log read while training runs shows each epoch
-      end
+      local dt, speed = bar:elapsed()
+      bar:finish(line .. (', %.1fs (%.0f samples/s)'):format(dt, speed))
       history[#history + 1] = record
       if opts.epoch_end_callback then
         local cbs = opts.epoch_end_callback

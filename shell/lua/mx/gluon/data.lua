@@ -62,6 +62,20 @@ return function(mx, G)
     return apply(self, s)
   end
 
+  -- The first `count` samples (all when there are fewer), as MXNet's take.
+  local Taken = Dataset:extend('TakenDataset')
+  function Taken:__init(base, count) self._base, self._n = base, math.min(count, base:len()) end
+  function Taken:len() return self._n end
+  function Taken:get(i)
+    check_index(self, i)
+    return self._base:get(i)
+  end
+  function Taken:_batch(idx) return self._base._batch and self._base:_batch(idx) end
+
+  function Dataset:take(count)
+    if type(count) ~= 'number' or count < 0 then error('Dataset:take: count must be at least 0', 2) end
+    return Taken(self, math.floor(count))
+  end
   function Dataset:transform(fn, lazy) return Transformed(self, fn, false, lazy) end
   function Dataset:transform_first(fn, lazy) return Transformed(self, fn, true, lazy) end
   D.Dataset = Dataset
@@ -379,7 +393,7 @@ return function(mx, G)
 
   help.doc(D, [[
 mx.gluon.data: Dataset (ds:len(), ds:get(i), ds:transform(fn),
-ds:transform_first(fn)), ArrayDataset(a, b, ...), SimpleDataset(list);
+ds:transform_first(fn), ds:take(n)), ArrayDataset(a, b, ...), SimpleDataset(list);
 SequentialSampler(n), RandomSampler(n), BatchSampler(sampler, batch_size,
 last_batch = 'keep' | 'discard' | 'rollover'); DataLoader(dataset,
 {batch_size, shuffle, sampler, last_batch, batch_sampler, batchify_fn,
