@@ -139,6 +139,101 @@ struct RMSPropAlexParam : Params<RMSPropAlexParam> {
   }
 };
 
+struct SignSGDParam : Params<SignSGDParam> {
+  float lr = 0, wd = 0, rescale_grad = 1, clip_gradient = -1;
+  static void Declare(ParamDecl<SignSGDParam>& d) {
+    DeclareLr(d, &SignSGDParam::lr);
+    DeclareCommon(d, &SignSGDParam::wd, &SignSGDParam::rescale_grad, &SignSGDParam::clip_gradient);
+  }
+};
+
+struct SignumParam : Params<SignumParam> {
+  float lr = 0, momentum = 0, wd = 0, rescale_grad = 1, clip_gradient = -1, wd_lh = 0;
+  static void Declare(ParamDecl<SignumParam>& d) {
+    DeclareLr(d, &SignumParam::lr);
+    d.field("momentum", &SignumParam::momentum)
+        .set_default(0.f)
+        .describe("The decay rate of momentum estimates at each epoch.");
+    DeclareCommon(d, &SignumParam::wd, &SignumParam::rescale_grad, &SignumParam::clip_gradient);
+    d.field("wd_lh", &SignumParam::wd_lh)
+        .set_default(0.f)
+        .describe(
+            "The amount of weight decay that does not go into gradient/momentum calculations "
+            "otherwise do weight decay algorithmically only.");
+  }
+};
+
+struct FtrlParam : Params<FtrlParam> {
+  float lr = 0, lamda1 = 0.01f, beta = 1, wd = 0, rescale_grad = 1, clip_gradient = -1;
+  static void Declare(ParamDecl<FtrlParam>& d) {
+    DeclareLr(d, &FtrlParam::lr);
+    d.field("lamda1", &FtrlParam::lamda1)
+        .set_default(0.01f)
+        .describe("The L1 regularization coefficient.");
+    d.field("beta", &FtrlParam::beta)
+        .set_default(1.f)
+        .describe("Per-Coordinate Learning Rate beta.");
+    DeclareCommon(d, &FtrlParam::wd, &FtrlParam::rescale_grad, &FtrlParam::clip_gradient);
+  }
+};
+
+struct AdamWParam : Params<AdamWParam> {
+  float lr = 0, beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f, wd = 0, eta = 1, rescale_grad = 1,
+        clip_gradient = -1;
+  static void Declare(ParamDecl<AdamWParam>& d) {
+    DeclareLr(d, &AdamWParam::lr);
+    d.field("beta1", &AdamWParam::beta1)
+        .set_default(0.9f)
+        .describe("The decay rate for the 1st moment estimates.");
+    d.field("beta2", &AdamWParam::beta2)
+        .set_default(0.999f)
+        .describe("The decay rate for the 2nd moment estimates.");
+    d.field("epsilon", &AdamWParam::epsilon)
+        .set_default(1e-8f)
+        .describe("A small constant for numerical stability.");
+    d.field("eta", &AdamWParam::eta)
+        .set_default(1.f)
+        .describe("Learning rate schedule multiplier: it scales both the Adam step and the decay.");
+    DeclareCommon(d, &AdamWParam::wd, &AdamWParam::rescale_grad, &AdamWParam::clip_gradient);
+  }
+};
+
+struct LambPhase1Param : Params<LambPhase1Param> {
+  float beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-6f, wd = 0, rescale_grad = 1, clip_gradient = -1;
+  int t = 0;
+  bool bias_correction = true;
+  static void Declare(ParamDecl<LambPhase1Param>& d) {
+    d.field("beta1", &LambPhase1Param::beta1)
+        .set_default(0.9f)
+        .describe("The decay rate for the 1st moment estimates.");
+    d.field("beta2", &LambPhase1Param::beta2)
+        .set_default(0.999f)
+        .describe("The decay rate for the 2nd moment estimates.");
+    d.field("epsilon", &LambPhase1Param::epsilon)
+        .set_default(1e-6f)
+        .describe("A small constant for numerical stability.");
+    d.field("t", &LambPhase1Param::t).describe("Index update count (for the bias correction).");
+    d.field("bias_correction", &LambPhase1Param::bias_correction)
+        .set_default(true)
+        .describe("Whether to use bias correction.");
+    DeclareCommon(d, &LambPhase1Param::wd, &LambPhase1Param::rescale_grad,
+                  &LambPhase1Param::clip_gradient);
+  }
+};
+
+struct LambPhase2Param : Params<LambPhase2Param> {
+  float lr = 0, lower_bound = -1, upper_bound = -1;
+  static void Declare(ParamDecl<LambPhase2Param>& d) {
+    DeclareLr(d, &LambPhase2Param::lr);
+    d.field("lower_bound", &LambPhase2Param::lower_bound)
+        .set_default(-1.f)
+        .describe("Lower limit of norm of weight. If lower_bound <= 0, Lower limit is not set");
+    d.field("upper_bound", &LambPhase2Param::upper_bound)
+        .set_default(-1.f)
+        .describe("Upper limit of norm of weight. If upper_bound <= 0, Upper limit is not set");
+  }
+};
+
 // mshadow_op::clip: x clamped to [-bound, bound].
 template <typename T>
 TS_XINLINE T ClipBound(T x, T bound) {
@@ -231,6 +326,92 @@ struct rmspropalex_kernel {
     delta[i] = gamma2 * delta[i] - lr * gr / std::sqrt(n[i] - gs[i] * gs[i] + eps);
     const T v = wi + delta[i];
     AssignReq<req>(out[i], clip_weights >= T(0) ? ClipBound(v, clip_weights) : v);
+  }
+};
+
+template <typename T>
+TS_XINLINE T SignOf(T x) {
+  return T((x > T(0)) - (x < T(0)));
+}
+
+// Gradient rescaled, then clipped when clip >= 0.
+template <typename T>
+TS_XINLINE T ScaledGrad(T g, T rescale, T clip) {
+  return clip >= T(0) ? ClipBound(rescale * g, clip) : rescale * g;
+}
+
+template <int req>
+struct signsgd_kernel {
+  template <typename T>
+  TS_XINLINE static void Map(int64_t i, T* out, const T* w, const T* g, T lr, T wd) {
+    AssignReq<req>(out[i], (T(1) - lr * wd) * w[i] - lr * SignOf(g[i]));
+  }
+};
+
+template <int req>
+struct signum_kernel {
+  template <typename T>
+  TS_XINLINE static void Map(int64_t i, T* out, T* mom, const T* w, const T* g, T clip, T momentum,
+                             T lr, T wd, T rescale, T wd_lh) {
+    const T wi = w[i];
+    mom[i] = momentum * mom[i] - (T(1) - momentum) * wd * wi -
+             (T(1) - momentum) * ScaledGrad(g[i], rescale, clip);
+    AssignReq<req>(out[i], (T(1) - lr * wd_lh) * wi + lr * SignOf(mom[i]));
+  }
+};
+
+template <int req>
+struct ftrl_kernel {
+  template <typename T>
+  TS_XINLINE static void Map(int64_t i, T* out, T* z, T* n, const T* w, const T* g, T clip,
+                             T rescale, T lr, T lamda1, T beta, T wd) {
+    const T wi = w[i];
+    const T gr = ScaledGrad(g[i], rescale, clip);
+    z[i] += gr - (std::sqrt(n[i] + gr * gr) - std::sqrt(n[i])) * wi / lr;
+    n[i] += gr * gr;
+    const T v = (SignOf(z[i]) * lamda1 - z[i]) / ((beta + std::sqrt(n[i])) / lr + wd);
+    AssignReq<req>(out[i], std::abs(z[i]) > lamda1 ? v : T(0));
+  }
+};
+
+template <int req>
+struct adamw_kernel {
+  template <typename T>
+  TS_XINLINE static void Map(int64_t i, T* out, T* mean, T* var, const T* w, const T* g, T clip,
+                             T rescale, T beta1, T beta2, T lr, T wd, T eta, T eps) {
+    const T wi = w[i];
+    const T gr = ScaledGrad(g[i], rescale, clip);
+    mean[i] = beta1 * mean[i] + (T(1) - beta1) * gr;
+    var[i] = beta2 * var[i] + (T(1) - beta2) * gr * gr;
+    AssignReq<req>(out[i], wi - eta * (lr * mean[i] / (std::sqrt(var[i]) + eps) + wd * wi));
+  }
+};
+
+// Phase 1 of LAMB: the moments, and the update direction g (the output).
+template <int req>
+struct lamb_phase1_kernel {
+  template <typename T>
+  TS_XINLINE static void Map(int64_t i, T* out, T* mean, T* var, const T* w, const T* g, T clip,
+                             T rescale, T beta1, T beta2, T wd, T eps, T corr1, T corr2) {
+    const T gr = ScaledGrad(g[i], rescale, clip);
+    mean[i] = beta1 * mean[i] + (T(1) - beta1) * gr;
+    var[i] = beta2 * var[i] + (T(1) - beta2) * gr * gr;
+    AssignReq<req>(out[i], (mean[i] / corr1) / (std::sqrt(var[i] / corr2) + eps) + wd * w[i]);
+  }
+};
+
+// Phase 2 of LAMB: the step scaled by the trust ratio r1 / r2.
+template <int req>
+struct lamb_phase2_kernel {
+  template <typename T>
+  TS_XINLINE static void Map(int64_t i, T* out, const T* w, const T* g, const T* r1p, const T* r2p,
+                             T lr, T lower, T upper) {
+    T r1 = r1p[0];
+    const T r2 = r2p[0];
+    if (lower > T(0) && r1 < lower) r1 = lower;
+    if (upper > T(0) && r1 > upper) r1 = upper;
+    const T ratio = (r1 == T(0) || r2 == T(0)) ? T(1) : r1 / r2;
+    AssignReq<req>(out[i], w[i] - lr * ratio * g[i]);
   }
 };
 
@@ -341,6 +522,96 @@ void RMSPropAlexUpdate(const NodeAttrs& attrs, const OpContext& ctx, const std::
           ctx.run_ctx, in[0].shape().Size(), out[0].dptr<T>(), in[2].dptr<T>(), in[3].dptr<T>(),
           in[4].dptr<T>(), in[0].dptr<T>(), in[1].dptr<T>(), T(p.clip_gradient), T(p.rescale_grad),
           T(p.gamma1), T(p.gamma2), T(p.lr), T(p.wd), T(p.clip_weights), T(p.epsilon));
+    });
+  });
+}
+
+template <typename xpu>
+void SignSGDUpdate(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                   const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  const auto& p = ParamsOf<SignSGDParam>(attrs);
+  SwitchOptimizerDType(in[0].dtype(), "signsgd_update", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    RunUpdate(req, [&](auto r) {
+      Kernel<signsgd_kernel<r.value>, xpu>::Launch(ctx.run_ctx, in[0].shape().Size(),
+                                                   out[0].dptr<T>(), in[0].dptr<T>(),
+                                                   in[1].dptr<T>(), T(p.lr), T(p.wd));
+    });
+  });
+}
+
+template <typename xpu>
+void SignumUpdate(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                  const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  const auto& p = ParamsOf<SignumParam>(attrs);
+  SwitchOptimizerDType(in[0].dtype(), "signum_update", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    RunUpdate(req, [&](auto r) {
+      Kernel<signum_kernel<r.value>, xpu>::Launch(
+          ctx.run_ctx, in[0].shape().Size(), out[0].dptr<T>(), in[2].dptr<T>(), in[0].dptr<T>(),
+          in[1].dptr<T>(), T(p.clip_gradient), T(p.momentum), T(p.lr), T(p.wd), T(p.rescale_grad),
+          T(p.wd_lh));
+    });
+  });
+}
+
+template <typename xpu>
+void FtrlUpdate(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  const auto& p = ParamsOf<FtrlParam>(attrs);
+  SwitchOptimizerDType(in[0].dtype(), "ftrl_update", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    RunUpdate(req, [&](auto r) {
+      Kernel<ftrl_kernel<r.value>, xpu>::Launch(
+          ctx.run_ctx, in[0].shape().Size(), out[0].dptr<T>(), in[2].dptr<T>(), in[3].dptr<T>(),
+          in[0].dptr<T>(), in[1].dptr<T>(), T(p.clip_gradient), T(p.rescale_grad), T(p.lr),
+          T(p.lamda1), T(p.beta), T(p.wd));
+    });
+  });
+}
+
+template <typename xpu>
+void AdamWUpdate(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                 const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  const auto& p = ParamsOf<AdamWParam>(attrs);
+  SwitchOptimizerDType(in[0].dtype(), "adamw_update", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    RunUpdate(req, [&](auto r) {
+      Kernel<adamw_kernel<r.value>, xpu>::Launch(
+          ctx.run_ctx, in[0].shape().Size(), out[0].dptr<T>(), in[2].dptr<T>(), in[3].dptr<T>(),
+          in[0].dptr<T>(), in[1].dptr<T>(), T(p.clip_gradient), T(p.rescale_grad), T(p.beta1),
+          T(p.beta2), T(p.lr), T(p.wd), T(p.eta), T(p.epsilon));
+    });
+  });
+}
+
+template <typename xpu>
+void LambPhase1(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  const auto& p = ParamsOf<LambPhase1Param>(attrs);
+  SwitchOptimizerDType(in[0].dtype(), "lamb_update_phase1", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T corr1 = p.bias_correction ? T(1) - std::pow(T(p.beta1), T(p.t)) : T(1);
+    const T corr2 = p.bias_correction ? T(1) - std::pow(T(p.beta2), T(p.t)) : T(1);
+    RunUpdate(req, [&](auto r) {
+      Kernel<lamb_phase1_kernel<r.value>, xpu>::Launch(
+          ctx.run_ctx, in[0].shape().Size(), out[0].dptr<T>(), in[2].dptr<T>(), in[3].dptr<T>(),
+          in[0].dptr<T>(), in[1].dptr<T>(), T(p.clip_gradient), T(p.rescale_grad), T(p.beta1),
+          T(p.beta2), T(p.wd), T(p.epsilon), corr1, corr2);
+    });
+  });
+}
+
+template <typename xpu>
+void LambPhase2(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  const auto& p = ParamsOf<LambPhase2Param>(attrs);
+  SwitchOptimizerDType(in[0].dtype(), "lamb_update_phase2", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    RunUpdate(req, [&](auto r) {
+      Kernel<lamb_phase2_kernel<r.value>, xpu>::Launch(
+          ctx.run_ctx, in[0].shape().Size(), out[0].dptr<T>(), in[0].dptr<T>(), in[1].dptr<T>(),
+          in[2].dptr<T>(), in[3].dptr<T>(), T(p.lr), T(p.lower_bound), T(p.upper_bound));
     });
   });
 }

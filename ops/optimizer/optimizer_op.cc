@@ -15,6 +15,21 @@ bool UpdateType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DTyp
   return ok;
 }
 
+// lamb_update_phase2: weight and g of one shape, r1 and r2 of one element.
+bool LambPhase2Shape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  TS_CHECK(in->size() == 4 && out->size() == 1) << OpLabel(attrs) << ": expects 4 inputs, 1 output";
+  for (size_t i : {size_t{2}, size_t{3}}) {
+    if ((*in)[i].ndim() == 0) AssignShape(attrs, in, i, Shape{1}, "norm");
+    TS_CHECK(!(*in)[i].known() || (*in)[i].Size() == 1)
+        << OpLabel(attrs) << ": input " << i << " (a norm) must hold one element, got " << (*in)[i];
+  }
+  std::vector<Shape> wg{(*in)[0], (*in)[1]};
+  const bool ok = ElemwiseShape<2, 1>(attrs, &wg, out);
+  AssignShape(attrs, in, 0, wg[0], "weight");
+  AssignShape(attrs, in, 1, wg[1], "g");
+  return ok;
+}
+
 std::vector<std::pair<int, int>> InplaceWeight(const NodeAttrs&) {
   return {{0, 0}};
 }
@@ -161,5 +176,122 @@ Graves 2013, Eq. 38-45).
     .add_arguments(RMSPropAlexParam::Fields())
     .set_attr<FListInputNames>("FListInputNames", Names({"weight", "grad", "n", "g", "delta"}))
     .set_attr<FMutateInputs>("FMutateInputs", Mutates({2, 3, 4}));
+
+TS_UPDATE_OP(signsgd_update, SignSGDParam, 2, SignSGDUpdate)
+    .describe(std::string(R"(Update function for SignSGD optimizer.
+
+  g_t = sign(gradient)
+  weight = (1 - lr * wd) * weight - lr * g_t
+
+(MXNet's kernel: the sign of the raw gradient; rescale_grad and
+clip_gradient cannot change it.))") +
+              kInPlaceDoc)
+    .add_argument("weight", "NDArray", "Weight")
+    .add_argument("grad", "NDArray", "Gradient")
+    .add_arguments(SignSGDParam::Fields())
+    .set_attr<FListInputNames>("FListInputNames", Names({"weight", "grad"}));
+
+TS_UPDATE_OP(signum_update, SignumParam, 3, SignumUpdate)
+    .describe(std::string(R"(SIGN momentUM (Signum) optimizer.
+
+  mom = momentum * mom - (1 - momentum) * (wd * weight + g)
+  weight = (1 - lr * wd_lh) * weight + lr * sign(mom)
+
+with g = clip(rescale_grad * grad, clip_gradient). `mom` is updated in place.)") +
+              kInPlaceDoc)
+    .add_argument("weight", "NDArray", "Weight")
+    .add_argument("grad", "NDArray", "Gradient")
+    .add_argument("mom", "NDArray", "Momentum")
+    .add_arguments(SignumParam::Fields())
+    .set_attr<FListInputNames>("FListInputNames", Names({"weight", "grad", "mom"}))
+    .set_attr<FMutateInputs>("FMutateInputs", Mutates({2}));
+
+TS_UPDATE_OP(ftrl_update, FtrlParam, 4, FtrlUpdate)
+    .describe(std::string(R"(Update function for Ftrl optimizer (McMahan et al., 2013).
+
+  g = clip(rescale_grad * grad, clip_gradient)
+  z += g - (sqrt(n + g^2) - sqrt(n)) * weight / lr
+  n += g^2
+  weight = (sign(z) * lamda1 - z) / ((beta + sqrt(n)) / lr + wd) * (|z| > lamda1)
+
+`z` and `n` are updated in place.)") +
+              kInPlaceDoc)
+    .add_argument("weight", "NDArray", "Weight")
+    .add_argument("grad", "NDArray", "Gradient")
+    .add_argument("z", "NDArray", "z")
+    .add_argument("n", "NDArray", "Square of grad")
+    .add_arguments(FtrlParam::Fields())
+    .set_attr<FListInputNames>("FListInputNames", Names({"weight", "grad", "z", "n"}))
+    .set_attr<FMutateInputs>("FMutateInputs", Mutates({2, 3}));
+
+TS_UPDATE_OP(adamw_update, AdamWParam, 4, AdamWUpdate)
+    .add_alias("_adamw_update")
+    .describe(std::string(R"(Update function for AdamW optimizer (Adam with decoupled weight
+decay, Loshchilov and Hutter).
+
+  g = clip(rescale_grad * grad, clip_gradient)
+  m = beta1 * m + (1 - beta1) * g
+  v = beta2 * v + (1 - beta2) * g^2
+  weight = weight - eta * (lr * m / (sqrt(v) + epsilon) + wd * weight)
+
+The decay is not part of the gradient: Adam's moments never see it. MXNet's
+_adamw_update takes rescale_grad as an array; here it is a parameter.
+`mean` and `var` are updated in place.)") +
+              kInPlaceDoc)
+    .add_argument("weight", "NDArray", "Weight")
+    .add_argument("grad", "NDArray", "Gradient")
+    .add_argument("mean", "NDArray", "Moving mean")
+    .add_argument("var", "NDArray", "Moving variance")
+    .add_arguments(AdamWParam::Fields())
+    .set_attr<FListInputNames>("FListInputNames", Names({"weight", "grad", "mean", "var"}))
+    .set_attr<FMutateInputs>("FMutateInputs", Mutates({2, 3}));
+
+TS_REGISTER_OP(lamb_update_phase1)
+    .describe(R"(Phase I of the LAMB update (You et al., 2019): the moments and the
+update direction g (the output).
+
+  grad = clip(rescale_grad * grad, clip_gradient)
+  mean = beta1 * mean + (1 - beta1) * grad
+  var = beta2 * var + (1 - beta2) * grad^2
+  g = mean_hat / (sqrt(var_hat) + epsilon) + wd * weight
+
+mean_hat = mean / (1 - beta1^t) and var_hat = var / (1 - beta2^t) with
+bias_correction, mean and var otherwise. `mean` and `var` are updated in
+place; the weight is read, not written (lamb_update_phase2 writes it).)")
+    .set_num_inputs(4)
+    .set_num_outputs(1)
+    .set_attr_parser(ParamParser<LambPhase1Param>)
+    .add_argument("weight", "NDArray", "Weight")
+    .add_argument("grad", "NDArray", "Gradient")
+    .add_argument("mean", "NDArray", "Moving mean")
+    .add_argument("var", "NDArray", "Moving variance")
+    .add_arguments(LambPhase1Param::Fields())
+    .set_attr<FListInputNames>("FListInputNames", Names({"weight", "grad", "mean", "var"}))
+    .set_attr<FInferShape>("FInferShape", ElemwiseShape<4, 1>)
+    .set_attr<FInferType>("FInferType", UpdateType)
+    .set_attr<FMutateInputs>("FMutateInputs", Mutates({2, 3}))
+    .set_attr<FCompute>(kFComputeCPU, LambPhase1<cpu>);
+
+TS_REGISTER_OP(lamb_update_phase2)
+    .describe(std::string(R"(Phase II of the LAMB update: the step scaled by the trust ratio.
+
+  r1 = min(max(r1, lower_bound), upper_bound)   (bounds <= 0 are not set)
+  weight = weight - lr * (r1 / r2) * g          (ratio 1 when r1 or r2 is 0)
+
+r1 is the norm of the weight and r2 that of g (one-element arrays: norm(weight),
+norm(g)).)") + kInPlaceDoc)
+    .set_num_inputs(4)
+    .set_num_outputs(1)
+    .set_attr_parser(ParamParser<LambPhase2Param>)
+    .add_argument("weight", "NDArray", "Weight")
+    .add_argument("g", "NDArray", "Output of lamb_update_phase1")
+    .add_argument("r1", "NDArray", "r1: the norm of the weight")
+    .add_argument("r2", "NDArray", "r2: the norm of g")
+    .add_arguments(LambPhase2Param::Fields())
+    .set_attr<FListInputNames>("FListInputNames", Names({"weight", "g", "r1", "r2"}))
+    .set_attr<FInferShape>("FInferShape", LambPhase2Shape)
+    .set_attr<FInferType>("FInferType", UpdateType)
+    .set_attr<FInplaceOption>("FInplaceOption", InplaceWeight)
+    .set_attr<FCompute>(kFComputeCPU, LambPhase2<cpu>);
 
 }  // namespace tessera::op

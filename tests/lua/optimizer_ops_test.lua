@@ -97,3 +97,159 @@ test('optimizer errors name the op and the problem', function()
       {lr = 1})
   end, 'float32, float64')
 end)
+
+-- The fused updates added for Gluon's optimizers: three steps each against
+-- MXNet's formulas (float64), states updated in place.
+local function steps3(n)
+  local gs = {{0.5, -0.25, 1, -2}, {-1, 0.5, 0.25, 1}, {2, -1, -0.5, 0.5}}
+  return function(k) return gs[k] end, n or 3
+end
+local function f64(t) return mx.nd.array(t, {dtype = 'float64'}) end
+local function sign(x) return x > 0 and 1 or (x < 0 and -1 or 0) end
+local function clipv(x, c) return c >= 0 and math.max(-c, math.min(c, x)) or x end
+
+test('signsgd_update and signum_update match the formulas', function()
+  local grads = steps3()
+  local w, mom = f64({0.5, -1, 2, 0.25}), f64({0, 0, 0, 0})
+  local rw, rm = {0.5, -1, 2, 0.25}, {0, 0, 0, 0}
+  local lr, m, wd, rescale, clip, wd_lh = 0.125, 0.75, 0.25, 0.5, 0.375, 0.0625
+  for k = 1, 3 do
+    local g = grads(k)
+    mx.nd.signum_update(w, f64(g), mom, {lr = lr, momentum = m, wd = wd, rescale_grad = rescale,
+      clip_gradient = clip, wd_lh = wd_lh, out = w})
+    for i = 1, 4 do
+      rm[i] = m * rm[i] - (1 - m) * wd * rw[i] - (1 - m) * clipv(rescale * g[i], clip)
+      rw[i] = (1 - lr * wd_lh) * rw[i] + lr * sign(rm[i])
+    end
+    close(w, rw)
+    close(mom, rm)
+  end
+  local w2 = f64({1, -1, 0.5, 0})
+  mx.nd.signsgd_update(w2, f64({3, -0.1, 0, -2}), {lr = 0.5, wd = 0.5, out = w2})
+  close(w2, {0.75 - 0.5, -0.75 + 0.5, 0.375, 0 + 0.5})
+end)
+
+test('ftrl_update matches the formula', function()
+  local grads = steps3()
+  local w, z, n = f64({0.5, -1, 2, 0.25}), f64({0, 0, 0, 0}), f64({0, 0, 0, 0})
+  local rw, rz, rn = {0.5, -1, 2, 0.25}, {0, 0, 0, 0}, {0, 0, 0, 0}
+  local lr, l1, beta, wd, rescale = 0.1, 0.01, 1, 0.25, 2
+  for k = 1, 3 do
+    local g = grads(k)
+    mx.nd.ftrl_update(w, f64(g), z, n, {lr = lr, lamda1 = l1, beta = beta, wd = wd,
+      rescale_grad = rescale, out = w})
+    for i = 1, 4 do
+      local gr = rescale * g[i]
+      rz[i] = rz[i] + gr - (math.sqrt(rn[i] + gr * gr) - math.sqrt(rn[i])) * rw[i] / lr
+      rn[i] = rn[i] + gr * gr
+      rw[i] = math.abs(rz[i]) > l1
+        and (sign(rz[i]) * l1 - rz[i]) / ((beta + math.sqrt(rn[i])) / lr + wd) or 0
+    end
+    close(w, rw)
+    close(z, rz)
+    close(n, rn)
+  end
+end)
+
+test('adamw_update: the decay stays out of the moments', function()
+  local grads = steps3()
+  local w, mean, var = f64({0.5, -1, 2, 0.25}), f64({0, 0, 0, 0}), f64({0, 0, 0, 0})
+  local rw, rm, rv = {0.5, -1, 2, 0.25}, {0, 0, 0, 0}, {0, 0, 0, 0}
+  local lr, b1, b2, eps, wd, eta = 0.01, 0.9, 0.99, 1e-8, 0.1, 0.5
+  for k = 1, 3 do
+    local g = grads(k)
+    mx.nd.adamw_update(w, f64(g), mean, var, {lr = lr, beta1 = b1, beta2 = b2, epsilon = eps,
+      wd = wd, eta = eta, out = w})
+    for i = 1, 4 do
+      rm[i] = b1 * rm[i] + (1 - b1) * g[i]
+      rv[i] = b2 * rv[i] + (1 - b2) * g[i] * g[i]
+      rw[i] = rw[i] - eta * (lr * rm[i] / (math.sqrt(rv[i]) + eps) + wd * rw[i])
+    end
+    close(w, rw)
+    close(mean, rm)
+    close(var, rv)
+  end
+end)
+
+test('lamb_update_phase1 and phase2 match the formulas', function()
+  local grads = steps3()
+  local w, mean, var = f64({0.5, -1, 2, 0.25}), f64({0, 0, 0, 0}), f64({0, 0, 0, 0})
+  local rw, rm, rv = {0.5, -1, 2, 0.25}, {0, 0, 0, 0}, {0, 0, 0, 0}
+  local lr, b1, b2, eps, wd = 0.05, 0.9, 0.999, 1e-6, 0.01
+  for t = 1, 3 do
+    local g = grads(t)
+    local d = mx.nd.lamb_update_phase1(w, f64(g), mean, var, {beta1 = b1, beta2 = b2,
+      epsilon = eps, t = t, wd = wd})
+    mx.nd.lamb_update_phase2(w, d, mx.nd.norm(w), mx.nd.norm(d), {lr = lr, out = w})
+    local dir, n1, n2 = {}, 0, 0
+    for i = 1, 4 do
+      rm[i] = b1 * rm[i] + (1 - b1) * g[i]
+      rv[i] = b2 * rv[i] + (1 - b2) * g[i] * g[i]
+      dir[i] = (rm[i] / (1 - b1 ^ t)) / (math.sqrt(rv[i] / (1 - b2 ^ t)) + eps) + wd * rw[i]
+      n1, n2 = n1 + rw[i] ^ 2, n2 + dir[i] ^ 2
+    end
+    local ratio = math.sqrt(n1) / math.sqrt(n2)
+    for i = 1, 4 do rw[i] = rw[i] - lr * ratio * dir[i] end
+    close(w, rw)
+  end
+  assert_error(function()
+    mx.nd.lamb_update_phase2(w, w, mx.nd.ones({2}), mx.nd.ones({1}), {lr = 1})
+  end, 'must hold one element')
+  -- A zero norm leaves the ratio at 1; bounds clip r1.
+  local z = f64({0, 0})
+  local out = mx.nd.lamb_update_phase2(z, f64({1, 2}), f64({0}), f64({3}), {lr = 0.5})
+  close(out, {-0.5, -1})
+  out = mx.nd.lamb_update_phase2(z, f64({1, 2}), f64({10}), f64({2}), {lr = 1, upper_bound = 4})
+  close(out, {-2, -4})
+end)
+
+test('optimizers by name: adamw, signum, ftrl, adadelta, lamb take steps', function()
+  for _, name in ipairs({'adamw', 'signum', 'ftrl', 'adadelta', 'lamb'}) do
+    local opt = mx.optimizer.create(name, {learning_rate = 0.1})
+    local w = mx.nd.array({1, -2, 3})
+    local st = opt:create_state(1, w)
+    for _ = 1, 3 do opt:update(1, w, mx.nd.array({0.5, 0.5, -1}), st) end
+    local v = w:totable()
+    assert(v[1] < 1 and v[3] > 3 - 1e-9 or name == 'ftrl', name .. ' moved the wrong way')
+  end
+  -- AdaDelta against MXNet's formula, two steps.
+  local opt = mx.optimizer.create('adadelta', {rho = 0.9, epsilon = 1e-5, wd = 0.1})
+  local w = f64({1, -1})
+  local st = opt:create_state(1, w)
+  local rw, ag, ad = {1, -1}, {0, 0}, {0, 0}
+  for _ = 1, 2 do
+    local g = {0.5, 2}
+    opt:update(1, w, f64(g), st)
+    for i = 1, 2 do
+      ag[i] = 0.9 * ag[i] + 0.1 * g[i] ^ 2
+      local d = math.sqrt(ad[i] + 1e-5) / math.sqrt(ag[i] + 1e-5) * g[i]
+      ad[i] = 0.9 * ad[i] + 0.1 * d * d
+      rw[i] = rw[i] - (d + 0.1 * rw[i])
+    end
+  end
+  close(w, rw)
+end)
+
+test('Poly and Cosine schedules, warm-up on every schedule', function()
+  local poly = mx.lr_scheduler.PolyScheduler{max_update = 100, base_lr = 1, pwr = 2, final_lr = 0.1,
+    warmup_steps = 10, warmup_begin_lr = 0.5}
+  assert_near(poly(0), 0.5)
+  assert_near(poly(5), 0.75)
+  assert_near(poly(10), 1)
+  assert_near(poly(55), 0.1 + 0.9 * 0.25)
+  assert_near(poly(100), 0.1)
+  assert_near(poly(500), 0.1)
+  local cos = mx.lr_scheduler.CosineScheduler{max_update = 10, base_lr = 2, final_lr = 0}
+  assert_near(cos(0), 2)
+  assert_near(cos(5), 1)
+  assert_near(cos(10), 0)
+  local f = mx.optimizer.FactorScheduler{step = 10, factor = 0.5, base_lr = 1, warmup_steps = 4,
+    warmup_mode = 'constant', warmup_begin_lr = 0.1}
+  assert_near(f(3), 0.1)
+  assert_near(f(25), 0.25)
+  assert_error(function() mx.lr_scheduler.PolyScheduler{base_lr = 1} end, 'max_update is required')
+  assert_error(function() mx.lr_scheduler.CosineScheduler{max_update = 5, warmup_steps = 5} end,
+    'above warmup_steps')
+  assert_error(function() mx.optimizer.FactorScheduler{step = 2, warmup_mode = 'cubic'} end,
+    'warmup_mode')
+end)

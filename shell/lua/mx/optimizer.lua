@@ -1,4 +1,5 @@
--- mx.optimizer: SGD (momentum), NAG, Adam, RMSProp, AdaGrad, with MXNet's
+-- mx.optimizer: SGD (momentum), NAG, Adam, AdamW, RMSProp, AdaGrad, AdaDelta,
+-- Ftrl, Signum, LAMB, with MXNet's
 -- options (learning_rate, wd, rescale_grad, clip_gradient, lr_scheduler) and
 -- per-parameter lr_mult / wd_mult. Updates run the fused update operators
 -- in place on the weight (sgd_mom_update, adam_update, ...), so one update
@@ -12,6 +13,33 @@ return function(mx)
   local M = {}
 
   -- ---- Learning-rate schedules: sched(num_update) -> lr.
+
+  -- MXNet's warm-up (every schedule's warmup_steps, warmup_begin_lr,
+  -- warmup_mode): for the first warmup_steps updates the rate rises
+  -- linearly from warmup_begin_lr to base_lr ('linear'), or stays at
+  -- warmup_begin_lr ('constant'); then `after(self, n)` rules.
+  local function warmup_fields(s, opts, who)
+    s.warmup_steps = opts.warmup_steps or 0
+    s.warmup_begin_lr = opts.warmup_begin_lr or 0
+    s.warmup_mode = opts.warmup_mode or 'linear'
+    if s.warmup_steps < 0 then error(who .. ': warmup_steps must be at least 0', 3) end
+    if s.warmup_mode ~= 'linear' and s.warmup_mode ~= 'constant' then
+      error(who .. ": warmup_mode must be 'linear' or 'constant'", 3)
+    end
+    if s.warmup_begin_lr > s.base_lr then
+      error(who .. ': warmup_begin_lr must not exceed base_lr', 3)
+    end
+  end
+  local function schedule(s, after)
+    return setmetatable(s, { __call = function(self, n)
+      if n < self.warmup_steps then
+        if self.warmup_mode == 'constant' then return self.warmup_begin_lr end
+        return self.warmup_begin_lr + (self.base_lr - self.warmup_begin_lr) * n / self.warmup_steps
+      end
+      return after(self, n)
+    end })
+  end
+
   local function FactorScheduler(opts)
     opts = opts or {}
     local step = opts.step or error('FactorScheduler: step is required', 2)
@@ -19,10 +47,11 @@ return function(mx)
     local factor = opts.factor or 1
     if factor > 1 then error('FactorScheduler: factor must be at most 1', 2) end
     local s = { base_lr = opts.base_lr or 0.01, stop = opts.stop_factor_lr or 1e-8 }
-    return setmetatable(s, { __call = function(self, n)
+    warmup_fields(s, opts, 'FactorScheduler')
+    return schedule(s, function(self, n)
       local lr = self.base_lr * factor ^ math.floor(n / step)
       return math.max(lr, self.stop)
-    end })
+    end)
   end
   local function MultiFactorScheduler(opts)
     opts = opts or {}
@@ -33,12 +62,57 @@ return function(mx)
       end
     end
     local factor = opts.factor or 1
-    return setmetatable({ base_lr = opts.base_lr or 0.01 }, { __call = function(self, n)
+    local s = { base_lr = opts.base_lr or 0.01 }
+    warmup_fields(s, opts, 'MultiFactorScheduler')
+    return schedule(s, function(self, n)
       local k = 0
-      for _, s in ipairs(steps) do if n > s then k = k + 1 end end
+      for _, st in ipairs(steps) do if n > st then k = k + 1 end end
       return self.base_lr * factor ^ k
-    end })
+    end)
   end
+  -- Poly and Cosine decay from base_lr to final_lr over the max_update
+  -- updates after the warm-up, and stay at final_lr after it (MXNet's).
+  local function decay_fields(opts, who)
+    local max_update = opts.max_update or error(who .. ': max_update is required', 3)
+    local s = { base_lr = opts.base_lr or 0.01, final_lr = opts.final_lr or 0,
+      max_update = max_update }
+    warmup_fields(s, opts, who)
+    if max_update < 1 or max_update <= s.warmup_steps then
+      error(who .. ': max_update must be at least 1 and above warmup_steps', 3)
+    end
+    return s
+  end
+  local function PolyScheduler(opts)
+    opts = opts or {}
+    local s = decay_fields(opts, 'PolyScheduler')
+    s.pwr = opts.pwr or 2
+    return schedule(s, function(self, n)
+      if n > self.max_update then return self.final_lr end
+      local frac = (n - self.warmup_steps) / (self.max_update - self.warmup_steps)
+      return self.final_lr + (self.base_lr - self.final_lr) * (1 - frac) ^ self.pwr
+    end)
+  end
+  local function CosineScheduler(opts)
+    opts = opts or {}
+    local s = decay_fields(opts, 'CosineScheduler')
+    return schedule(s, function(self, n)
+      if n > self.max_update then return self.final_lr end
+      local frac = (n - self.warmup_steps) / (self.max_update - self.warmup_steps)
+      return self.final_lr + (self.base_lr - self.final_lr) * (1 + math.cos(math.pi * frac)) / 2
+    end)
+  end
+  M.PolyScheduler = help.doc(PolyScheduler, [[
+mx.optimizer.PolyScheduler{max_update =, base_lr = 0.01, pwr = 2, final_lr = 0,
+  warmup_steps = 0, warmup_begin_lr = 0, warmup_mode = 'linear'} -> a schedule
+(also mx.lr_scheduler.PolyScheduler): after the warm-up,
+final_lr + (base_lr - final_lr) * (1 - (n - warmup_steps) / (max_update -
+warmup_steps)) ^ pwr, and final_lr past max_update (MXNet's).]])
+  M.CosineScheduler = help.doc(CosineScheduler, [[
+mx.optimizer.CosineScheduler{max_update =, base_lr = 0.01, final_lr = 0,
+  warmup_steps = 0, warmup_begin_lr = 0, warmup_mode = 'linear'} -> a schedule
+(also mx.lr_scheduler.CosineScheduler): after the warm-up, final_lr +
+(base_lr - final_lr) * (1 + cos(pi * (n - warmup_steps) / (max_update -
+warmup_steps))) / 2, and final_lr past max_update (MXNet's).]])
   M.FactorScheduler = help.doc(FactorScheduler, [[
 mx.optimizer.FactorScheduler{step =, factor = 1, stop_factor_lr = 1e-8,
   base_lr = 0.01} -> a schedule (also mx.lr_scheduler.FactorScheduler): the
@@ -47,7 +121,10 @@ stop_factor_lr.
 
 sched(n) = max(base_lr * factor ^ floor(n / step), stop_factor_lr). step is
 required and at least 1; factor is at most 1. Given to an optimizer as
-lr_scheduler, its base_lr becomes the optimizer's learning rate.]])
+lr_scheduler, its base_lr becomes the optimizer's learning rate. Every
+schedule takes warmup_steps = 0, warmup_begin_lr = 0 and warmup_mode =
+'linear' | 'constant' (MXNet's warm-up: the first warmup_steps updates rise
+linearly from warmup_begin_lr to base_lr, or stay at warmup_begin_lr).]])
   M.MultiFactorScheduler = help.doc(MultiFactorScheduler, [[
 mx.optimizer.MultiFactorScheduler{step = {n1, n2, ...}, factor = 1,
   base_lr = 0.01} -> a schedule (also mx.lr_scheduler.MultiFactorScheduler):
@@ -241,8 +318,137 @@ g), an array of the weight's shape; an update is weight = weight - lr *
 operations (there is no fused operator). The other options are
 mx.optimizer.Optimizer's; create('adagrad', opts) makes the same.]])
 
+  -- ---- AdamW: Adam with decoupled weight decay (adamw_update).
+  local AdamW = setmetatable({}, { __index = Optimizer })
+  AdamW.__index = AdamW
+  AdamW.create_state = Adam.create_state
+  function AdamW:update(index, weight, grad, state)
+    local lr, wd, t = self:_lr_wd(index)
+    local p = self:_common(1, wd)
+    -- eta (the scheduled rate) scales the step and the decay; the bias
+    -- corrections go into the step's own rate.
+    p.eta = lr
+    p.lr = math.sqrt(1 - self.beta2 ^ t) / (1 - self.beta1 ^ t)
+    p.beta1, p.beta2, p.epsilon, p.out = self.beta1, self.beta2, self.epsilon, weight
+    mx.nd.adamw_update(weight, grad, state[1], state[2], p)
+  end
+  M.AdamW = function(opts)
+    return new(AdamW, opts, { learning_rate = 0.001, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8 })
+  end
+  help.doc(M.AdamW, [[
+mx.optimizer.AdamW{learning_rate = 0.001, beta1 = 0.9, beta2 = 0.999,
+  epsilon = 1e-8, wd = 0, ...} -> an optimizer: Adam with decoupled weight
+decay (Loshchilov and Hutter), one fused adamw_update per parameter:
+weight -= lr * (c * m / (sqrt(v) + epsilon) + wd * weight), c = sqrt(1 -
+beta2 ^ t) / (1 - beta1 ^ t) the bias correction; the moments never see the
+decay (PyTorch's AdamW). create('adamw', opts) makes the same.]])
+
+  -- ---- Signum and SignSGD (signum_update, signsgd_update).
+  local Signum = setmetatable({}, { __index = Optimizer })
+  Signum.__index = Signum
+  function Signum:create_state(_, w)
+    if self.momentum == 0 then return nil end
+    return mx.nd.zeros(w.shape, { dtype = w.dtype, ctx = w.ctx })
+  end
+  function Signum:update(index, weight, grad, state)
+    local lr, wd = self:_lr_wd(index)
+    local p = self:_common(lr, wd)
+    p.out = weight
+    if state then
+      p.momentum, p.wd_lh = self.momentum, self.wd_lh
+      mx.nd.signum_update(weight, grad, state, p)
+    else
+      mx.nd.signsgd_update(weight, grad, p)
+    end
+  end
+  M.Signum = function(opts) return new(Signum, opts, { momentum = 0.9, wd_lh = 0 }) end
+  help.doc(M.Signum, [[
+mx.optimizer.Signum{learning_rate = 0.01, momentum = 0.9, wd_lh = 0, wd = 0,
+  ...} -> an optimizer: SIGN momentUM (Bernstein et al.), each step lr times
+the sign of the momentum (signum_update), or of the gradient with momentum
+= 0 (signsgd_update). wd_lh is a decoupled decay. create('signum', opts)
+makes the same.]])
+
+  -- ---- Ftrl (ftrl_update).
+  local Ftrl = setmetatable({}, { __index = Optimizer })
+  Ftrl.__index = Ftrl
+  function Ftrl:create_state(_, w)
+    local o = { dtype = w.dtype, ctx = w.ctx }
+    return { mx.nd.zeros(w.shape, o), mx.nd.zeros(w.shape, o) }
+  end
+  function Ftrl:update(index, weight, grad, state)
+    local lr, wd = self:_lr_wd(index)
+    local p = self:_common(lr, wd)
+    p.lamda1, p.beta, p.out = self.lamda1, self.beta, weight
+    mx.nd.ftrl_update(weight, grad, state[1], state[2], p)
+  end
+  M.Ftrl = function(opts)
+    return new(Ftrl, opts, { learning_rate = 0.1, lamda1 = 0.01, beta = 1 })
+  end
+  help.doc(M.Ftrl, [[
+mx.optimizer.Ftrl{learning_rate = 0.1, lamda1 = 0.01, beta = 1, wd = 0, ...}
+-> an optimizer: Follow the Regularized Leader (McMahan et al.), one fused
+ftrl_update per parameter with its z and n states. create('ftrl', opts)
+makes the same.]])
+
+  -- ---- AdaDelta (no fused op in MXNet either: NDArray operations).
+  local AdaDelta = setmetatable({}, { __index = Optimizer })
+  AdaDelta.__index = AdaDelta
+  function AdaDelta:create_state(_, w)
+    local o = { dtype = w.dtype, ctx = w.ctx }
+    return { mx.nd.zeros(w.shape, o), mx.nd.zeros(w.shape, o) }
+  end
+  function AdaDelta:update(index, weight, grad, state)
+    local _, wd = self:_lr_wd(index)
+    local acc_g, acc_delta = state[1], state[2]
+    local rho, eps = self.rho, self.epsilon
+    local g = grad * self.rescale_grad
+    if self.clip_gradient then
+      g = mx.nd.clip(g, { a_min = -self.clip_gradient, a_max = self.clip_gradient })
+    end
+    mx.nd.elemwise_add(acc_g * rho, g * g * (1 - rho), { out = acc_g })
+    local delta = mx.nd.sqrt(acc_delta + eps) / mx.nd.sqrt(acc_g + eps) * g
+    mx.nd.elemwise_add(acc_delta * rho, delta * delta * (1 - rho), { out = acc_delta })
+    weight:sub_(delta + weight * wd)
+  end
+  M.AdaDelta = function(opts) return new(AdaDelta, opts, { rho = 0.9, epsilon = 1e-5 }) end
+  help.doc(M.AdaDelta, [[
+mx.optimizer.AdaDelta{rho = 0.9, epsilon = 1e-5, wd = 0, ...} -> an
+optimizer: AdaDelta (Zeiler), MXNet's form: acc_g = rho * acc_g + (1 - rho)
+* g^2, delta = sqrt(acc_delta + eps) / sqrt(acc_g + eps) * g, acc_delta =
+rho * acc_delta + (1 - rho) * delta^2, weight -= delta + wd * weight. The
+learning rate is not used. NDArray operations (MXNet has no fused op
+either). create('adadelta', opts) makes the same.]])
+
+  -- ---- LAMB (lamb_update_phase1 and _phase2).
+  local LAMB = setmetatable({}, { __index = Optimizer })
+  LAMB.__index = LAMB
+  LAMB.create_state = Adam.create_state
+  function LAMB:update(index, weight, grad, state)
+    local lr, wd, t = self:_lr_wd(index)
+    local p = self:_common(lr, wd)
+    p.lr, p.out = nil, nil
+    p.beta1, p.beta2, p.epsilon, p.t = self.beta1, self.beta2, self.epsilon, t
+    p.bias_correction = self.bias_correction
+    local g = mx.nd.lamb_update_phase1(weight, grad, state[1], state[2], p)
+    local r1, r2 = mx.nd.norm(weight), mx.nd.norm(g)
+    mx.nd.lamb_update_phase2(weight, g, r1, r2, { lr = lr, lower_bound = self.lower_bound or -1,
+      upper_bound = self.upper_bound or -1, out = weight })
+  end
+  M.LAMB = function(opts)
+    return new(LAMB, opts, { learning_rate = 0.001, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-6,
+      bias_correction = true })
+  end
+  help.doc(M.LAMB, [[
+mx.optimizer.LAMB{learning_rate = 0.001, beta1 = 0.9, beta2 = 0.999,
+  epsilon = 1e-6, lower_bound =, upper_bound =, bias_correction = true, wd =
+  0, ...} -> an optimizer: LAMB (You et al.), Adam's direction scaled per
+layer by the trust ratio norm(weight) / norm(direction): lamb_update_phase1,
+two norms, lamb_update_phase2. create('lamb', opts) makes the same.]])
+
   local registry = { sgd = M.SGD, nag = M.NAG, adam = M.Adam, rmsprop = M.RMSProp,
-    adagrad = M.AdaGrad }
+    adagrad = M.AdaGrad, adamw = M.AdamW, signum = M.Signum, ftrl = M.Ftrl,
+    adadelta = M.AdaDelta, lamb = M.LAMB }
 
   function M.create(name, opts)
     if type(name) == 'table' then return name end
@@ -261,7 +467,8 @@ mx.optimizer.Optimizer's; create('adagrad', opts) makes the same.]])
   help.doc(M.create, [[
 mx.optimizer.create(name, {learning_rate =, wd =, momentum =, rescale_grad =,
 clip_gradient =, lr_scheduler =, ...}) -> an optimizer; name is 'sgd', 'nag',
-'adam', 'rmsprop' or 'adagrad' (an optimizer object is returned as it is).
+'adam', 'adamw', 'rmsprop', 'adagrad', 'adadelta', 'ftrl', 'signum' or
+'lamb' (an optimizer object is returned as it is).
 Also create{name = 'sgd', learning_rate = 0.1}, as MXNet's keywords.]])
 
   -- updater(index, grad, weight), keeping one state per index (MXNet's get_updater).
@@ -282,7 +489,7 @@ first call; note the order of the arguments, grad before weight, as in
 MXNet.]])
 
   M.Optimizer = help.doc(Optimizer, [[
-mx.optimizer.Optimizer: the base class of SGD, NAG, Adam, RMSProp and AdaGrad,
+mx.optimizer.Optimizer: the base class of every optimizer (SGD, NAG, Adam, ...),
 with the options they all read. opt:update(index, weight, grad, state)
 updates a weight in place, with the state made by opt:create_state(index,
 weight).
@@ -300,8 +507,10 @@ the rate (an error under an lr_scheduler); opt:set_mults_from_symbol(sym)
 reads the multipliers of a symbol.]])
   help.doc(M, [[
 mx.optimizer: create(name, {learning_rate, wd, rescale_grad, clip_gradient,
-lr_scheduler, momentum, ...}) for 'sgd', 'nag', 'adam', 'rmsprop', 'adagrad';
-SGD{...}, NAG, Adam, RMSProp, AdaGrad; FactorScheduler, MultiFactorScheduler;
+lr_scheduler, momentum, ...}) for 'sgd', 'nag', 'adam', 'adamw', 'rmsprop',
+'adagrad', 'adadelta', 'ftrl', 'signum', 'lamb'; SGD{...}, NAG, Adam, AdamW,
+RMSProp, AdaGrad, AdaDelta, Ftrl, Signum, LAMB; FactorScheduler,
+MultiFactorScheduler, PolyScheduler, CosineScheduler (all with warm-up);
 get_updater(opt). opt:create_state(i, w), opt:update(i, w, g, state). Weight
 decay applies to *_weight and *_gamma parameters only (MXNet's rule).]])
   return M
