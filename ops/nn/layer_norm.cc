@@ -1,6 +1,7 @@
-// LayerNorm and InstanceNorm: normalisation over one axis (LayerNorm) or
-// over the spatial positions of each sample and channel (InstanceNorm),
-// then a learned scale (gamma) and shift (beta). Kernels in norm_groups-inl.h.
+// LayerNorm, InstanceNorm and GroupNorm: normalisation over one axis
+// (LayerNorm), over the spatial positions of each sample and channel
+// (InstanceNorm) or of each sample and group of channels (GroupNorm), then a
+// learned scale (gamma) and shift (beta). Kernels in norm_groups-inl.h.
 #include "engine/op/op_attr_types.h"
 #include "engine/op/params.h"
 #include "ops/nn/nn_common.h"
@@ -39,6 +40,25 @@ struct InstanceNormParam : Params<InstanceNormParam> {
   }
 };
 
+struct GroupNormParam : Params<GroupNormParam> {
+  int num_groups = 1;
+  float eps = 1e-5f;
+  bool output_mean_var = false;
+  static void Declare(ParamDecl<GroupNormParam>& d) {
+    d.field("num_groups", &GroupNormParam::num_groups)
+        .set_default(1)
+        .set_lower_bound(1)
+        .describe("Total number of groups.");
+    d.field("eps", &GroupNormParam::eps)
+        .set_default(1e-5f)
+        .set_lower_bound(0.f)
+        .describe("Added to the variance, for numerical stability.");
+    d.field("output_mean_var", &GroupNormParam::output_mean_var)
+        .set_default(false)
+        .describe("Also output the mean and the standard deviation of each group.");
+  }
+};
+
 std::vector<std::string> DataGammaBeta(const NodeAttrs&) {
   return {"data", "gamma", "beta"};
 }
@@ -62,6 +82,22 @@ norm::Geom InstanceGeom(const NodeAttrs& attrs, const Shape& s) {
   g.n = s.ProdRange(2, s.ndim());
   g.per_group = true;
   g.channels = s[1];
+  g.span = g.n;
+  return g;
+}
+
+norm::Geom GroupGeom(const NodeAttrs& attrs, const Shape& s) {
+  TS_CHECK(s.ndim() >= 3) << OpLabel(attrs) << ": data must be (batch, channel, spatial...), got "
+                          << s;
+  const int64_t groups = ParamsOf<GroupNormParam>(attrs).num_groups;
+  TS_CHECK(s[1] % groups == 0) << OpLabel(attrs) << ": the " << s[1] << " channels of data " << s
+                               << " do not split into num_groups = " << groups << " groups";
+  norm::Geom g;
+  g.outer = s[0] * groups;
+  g.span = s.ProdRange(2, s.ndim());
+  g.n = s[1] / groups * g.span;
+  g.per_group = true;
+  g.channels = groups;
   return g;
 }
 
@@ -90,6 +126,49 @@ bool InstanceNormShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vect
   AssignNamed(attrs, in, 2, Shape{s[1]}, "beta", "one per channel");
   AssignShape(attrs, out, 0, s, "output");
   return true;
+}
+
+bool GroupNormShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  if (!(*in)[0].known() && (*out)[0].known()) (*in)[0] = (*out)[0];
+  const Shape& s = (*in)[0];
+  if (!s.known()) return false;
+  GroupGeom(attrs, s);
+  AssignNamed(attrs, in, 1, Shape{s[1]}, "gamma", "one per channel");
+  AssignNamed(attrs, in, 2, Shape{s[1]}, "beta", "one per channel");
+  AssignShape(attrs, out, 0, s, "output");
+  const Shape stat{s[0], ParamsOf<GroupNormParam>(attrs).num_groups};
+  AssignShape(attrs, out, 1, stat, "output");
+  AssignShape(attrs, out, 2, stat, "output");
+  return true;
+}
+
+void GroupNormForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                      const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  const norm::Geom g = GroupGeom(attrs, in[0].shape());
+  SwitchFloatDType(
+      in[0].dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        norm::Forward<T>(ctx.run_ctx, g, in[0].dptr<T>(), in[1].dptr<T>(), in[2].dptr<T>(),
+                         ParamsOf<GroupNormParam>(attrs).eps, out[0].dptr<T>(), req[0],
+                         req[1] != kNullOp ? out[1].dptr<T>() : nullptr,
+                         req[2] != kNullOp ? out[2].dptr<T>() : nullptr);
+      },
+      "GroupNorm");
+}
+
+void GroupNormBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                       const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  const norm::Geom g = GroupGeom(attrs, in[1].shape());
+  SwitchFloatDType(
+      in[1].dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        norm::Backward<T>(ctx.run_ctx, g, in[0].dptr<T>(), in[1].dptr<T>(), in[2].dptr<T>(),
+                          ParamsOf<GroupNormParam>(attrs).eps, out[0].dptr<T>(), req[0],
+                          out[1].dptr<T>(), req[1], out[2].dptr<T>(), req[2], in[2].Size());
+      },
+      "_backward_GroupNorm");
 }
 
 template <bool kLayer>
@@ -154,6 +233,7 @@ std::vector<NodeEntry> NormGrad(const NodePtr& n, const std::vector<NodeEntry>& 
 
 constexpr char kLayerBackward[] = "_backward_LayerNorm";
 constexpr char kInstanceBackward[] = "_backward_InstanceNorm";
+constexpr char kGroupBackward[] = "_backward_GroupNorm";
 
 }  // namespace
 
@@ -229,5 +309,50 @@ TS_REGISTER_OP(_backward_InstanceNorm)
                            })
     .set_attr<FInferType>("FInferType", FloatSameType)
     .set_attr<FCompute>(kFComputeCPU, NormBackward<false>);
+
+TS_REGISTER_OP(GroupNorm)
+    .describe(
+        R"(Group normalisation (Wu and He, 2018): the channels of data (batch, channel,
+spatial...) split into num_groups groups; for each sample and group,
+out = gamma * (x - mean) / sqrt(var + eps) + beta over the group's channels
+and spatial positions.
+
+gamma and beta have one value per channel. With output_mean_var=True the
+mean and the standard deviation, (batch, num_groups), are outputs 2 and 3.
+num_groups=1 normalises each sample as LayerNorm over all but the batch axis
+would; num_groups=channels is InstanceNorm.)")
+    .set_num_inputs(3)
+    .set_num_outputs(3)
+    .set_attr_parser(ParamParser<GroupNormParam>)
+    .add_argument("data", "NDArray", "The input, (batch, channel, spatial...).")
+    .add_argument("gamma", "NDArray", "Scale, one per channel.")
+    .add_argument("beta", "NDArray", "Shift, one per channel.")
+    .add_arguments(GroupNormParam::Fields())
+    .set_attr<FListInputNames>("FListInputNames", DataGammaBeta)
+    .set_attr<FListOutputNames>("FListOutputNames",
+                                [](const NodeAttrs&) {
+                                  return std::vector<std::string>{"output", "mean", "std"};
+                                })
+    .set_attr<FNumVisibleOutputs>("FNumVisibleOutputs",
+                                  [](const NodeAttrs& a) {
+                                    return ParamsOf<GroupNormParam>(a).output_mean_var ? 3u : 1u;
+                                  })
+    .set_attr<FInferShape>("FInferShape", GroupNormShape)
+    .set_attr<FInferType>("FInferType", FloatSameType)
+    .set_attr<FCompute>(kFComputeCPU, GroupNormForward)
+    .set_attr<FGradient>("FGradient", NormGrad<kGroupBackward>);
+
+TS_REGISTER_OP(_backward_GroupNorm)
+    .describe("Gradient of GroupNorm: (out_grad, data, gamma) -> (data, gamma, beta) gradients.")
+    .set_num_inputs(3)
+    .set_num_outputs(3)
+    .set_attr_parser(ParamParser<GroupNormParam>)
+    .set_attr<TIsBackward>("TIsBackward", true)
+    .set_attr<FInferShape>("FInferShape",
+                           [](const NodeAttrs& a, std::vector<Shape>* in, std::vector<Shape>* out) {
+                             return NormBackwardShape(a, in, out, GroupNormShape);
+                           })
+    .set_attr<FInferType>("FInferType", FloatSameType)
+    .set_attr<FCompute>(kFComputeCPU, GroupNormBackward);
 
 }  // namespace tessera::op

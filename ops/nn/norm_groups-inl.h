@@ -1,10 +1,13 @@
-// The kernels LayerNorm and InstanceNorm share: normalise groups of n
-// elements to zero mean and unit variance, then scale and shift.
+// The kernels LayerNorm, InstanceNorm and GroupNorm share: normalise groups
+// of n elements to zero mean and unit variance, then scale and shift.
 //
 // A group is (o, i) over the elements x[(o * n + k) * inner + i], k < n.
 // LayerNorm: the axis is k, gamma/beta are indexed by k. InstanceNorm: the
 // spatial positions are k (inner = 1), one group per (sample, channel), and
-// gamma/beta are indexed by the channel, o % channels.
+// gamma/beta are indexed by the channel, o % channels. GroupNorm: a group is
+// (sample, group of channels), its n elements the channels' spatial
+// positions one channel after another (span of them each): gamma/beta are
+// indexed by the channel, (o % groups) * (n / span) + k / span.
 //
 // The backward recomputes each group's statistics from x (one more pass over
 // the data, no saved state), then, with x^ = (x - mean) / std and
@@ -23,11 +26,14 @@ namespace tessera::op::norm {
 
 struct Geom {
   int64_t outer = 1, n = 1, inner = 1;
-  bool per_group = false;  // gamma by group (o % channels) instead of by k
-  int64_t channels = 1;
+  bool per_group = false;  // gamma by channel within the group instead of by k
+  int64_t channels = 1;    // per_group: groups per sample (channels for InstanceNorm)
+  int64_t span = 1;        // per_group: elements per channel within a group
   int64_t groups() const { return outer * inner; }
   int64_t index(int64_t o, int64_t k, int64_t i) const { return (o * n + k) * inner + i; }
-  int64_t affine(int64_t o, int64_t k) const { return per_group ? o % channels : k; }
+  int64_t affine(int64_t o, int64_t k) const {
+    return per_group ? (o % channels) * (n / span) + k / span : k;
+  }
 };
 
 template <typename T, typename A>

@@ -243,6 +243,7 @@ test('layer gradients against finite differences', function()
   check_layer(nn.GlobalAvgPool2D(), r({ 2, 3, 3, 3 }), {})
   check_layer(nn.LayerNorm(), r({ 3, 4 }), { gamma = r({ 4 }), beta = r({ 4 }) })
   check_layer(nn.InstanceNorm(), r({ 2, 3, 4 }), { gamma = r({ 3 }), beta = r({ 3 }) })
+  check_layer(nn.GroupNorm { num_groups = 2 }, r({ 2, 4, 3 }), { gamma = r({ 4 }), beta = r({ 4 }) })
   check_layer(nn.BatchNorm(), r({ 4, 3, 2 }), { gamma = r({ 3 }), beta = r({ 3 }),
     running_mean = r({ 3 }), running_var = r({ 3 }, 0.5, 1) })
   check_layer(nn.LeakyReLU(0.1), r({ 3, 4 }), {})
@@ -252,6 +253,27 @@ test('layer gradients against finite differences', function()
   check_layer(nn.GELU(), r({ 3, 4 }), {})
   check_layer(nn.Swish(1.5), r({ 3, 4 }), {})
   check_layer(nn.Flatten(), r({ 2, 3, 2 }), {})
+end)
+
+test('GroupNorm: values from the definition; 1 group and one group per channel', function()
+  local x = mx.nd.array({ { { 1, 2 }, { 3, 4 }, { 5, 6 }, { 7, 9 } } })  -- (1, 4, 2)
+  local gamma, beta = mx.nd.array({ 1, 2, 1, 1 }), mx.nd.array({ 0, 0, 1, 0 })
+  local y = mx.nd.GroupNorm(x, gamma, beta, { num_groups = 2, eps = 0 })
+  -- group 1: {1, 2, 3, 4}, mean 2.5, std sqrt(1.25); group 2: {5, 6, 7, 9}, mean 6.75
+  local s1 = math.sqrt(1.25)
+  local v2 = ((5 - 6.75) ^ 2 + (6 - 6.75) ^ 2 + (7 - 6.75) ^ 2 + (9 - 6.75) ^ 2) / 4
+  local s2 = math.sqrt(v2)
+  close(y, { { { -1.5 / s1, -0.5 / s1 }, { 2 * 0.5 / s1, 2 * 1.5 / s1 },
+    { (5 - 6.75) / s2 + 1, (6 - 6.75) / s2 + 1 }, { 0.25 / s2, 2.25 / s2 } } }, 1e-5)
+  local ones, zeros = mx.nd.ones({ 4 }), mx.nd.zeros({ 4 })
+  local z = mx.nd.random.uniform(0, 1, { 2, 4, 3 })
+  close(mx.nd.GroupNorm(z, ones, zeros, { num_groups = 4 }), mx.nd.InstanceNorm(z, ones, zeros, { eps = 1e-5 }), 1e-5)
+  assert_error(function() mx.nd.GroupNorm(z, ones, zeros, { num_groups = 3 }) end,
+    'do not split into num_groups = 3')
+  local gn = nn.GroupNorm { num_groups = 2 }
+  gn:initialize()
+  assert_eq(gn(z).shape, { 2, 4, 3 })
+  assert_eq(gn.gamma.shape, { 4 })
 end)
 
 test('Embedding, Dropout (train and predict), Lambda, HybridLambda', function()

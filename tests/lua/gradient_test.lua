@@ -219,6 +219,7 @@ cases.BatchNorm = {{{{4, 3, 2}}, {{3}, 0.5, 1.5}, {{3}}}, {fix_gamma = false},
   aux = {{{3}}, {{3}, 0.5, 1.5}}}
 cases.LayerNorm = {{{{2, 3, 4}}, {{3}, 0.5, 1.5}, {{3}}}, {axis = 2}}
 cases.InstanceNorm = {{{{2, 3, 2, 2}}, {{3}, 0.5, 1.5}, {{3}}}}
+cases.GroupNorm = {{{{2, 4, 3}}, {{4}, 0.5, 1.5}, {{4}}}, {num_groups = 2}}
 cases.Pad = {{{{1, 2, 3, 2}}}, {pad_width = {0, 0, 0, 0, 2, 1, 1, 1}, mode = 'reflect'}}
 cases.Deconvolution = {{{{2, 2, 3, 3}}, {{2, 2, 3, 2}}, {{4}}},
   {kernel = {3, 2}, stride = {2, 1}, pad = {1, 0}, adj = {1, 0}, num_filter = 4, num_group = 2,

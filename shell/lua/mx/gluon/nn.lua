@@ -323,6 +323,25 @@ return function(mx, G)
   end
   nn.InstanceNorm = InstanceNorm
 
+  -- One gamma and beta per channel (as MXNet 2.0 and PyTorch; MXNet 1.x's
+  -- GroupNorm had one per group).
+  local GroupNorm = HybridBlock:extend('GroupNorm')
+  function GroupNorm:__init(opts)
+    opts = opts or {}
+    check_positive(opts.num_groups or 1, 'GroupNorm', 'num_groups')
+    HybridBlock.__init(self, opts)
+    self._num_groups, self._eps = opts.num_groups or 1, opts.epsilon or 1e-5
+    self:name_scope(function() norm_params(self, opts, false) end)
+  end
+  function GroupNorm:hybrid_forward(F, x, p)
+    return F.GroupNorm(x, p.gamma, p.beta, named(F, self, { num_groups = self._num_groups,
+      eps = self._eps }))
+  end
+  function GroupNorm:_repr()
+    return ('GroupNorm(num_groups = %d, eps = %g)'):format(self._num_groups, self._eps)
+  end
+  nn.GroupNorm = GroupNorm
+
   -- ---- convolution and pooling ---------------------------------------------
   local layouts = { 'NCW', 'NCHW', 'NCDHW' }
 
@@ -481,7 +500,8 @@ in_channels, ...}); Conv1D/2D/3DTranspose (+ output_padding);
 MaxPool/AvgPool 1D/2D/3D(pool_size = 2, {strides, padding, ceil_mode,
 count_include_pad}); GlobalMaxPool/GlobalAvgPool 1D/2D/3D; BatchNorm{axis = 2,
 momentum = 0.9, epsilon = 1e-5, center, scale, use_global_stats,
-in_channels}; LayerNorm{axis = -1}; InstanceNorm; Dropout(rate);
+in_channels}; LayerNorm{axis = -1}; InstanceNorm; GroupNorm{num_groups = 1}
+(one gamma per channel); Dropout(rate);
 Embedding(input_dim, output_dim); Flatten; Activation(name); LeakyReLU(alpha);
 PReLU; ELU(alpha); SELU; GELU; Swish(beta); Sequential, HybridSequential
 (net:add(a, b, ...)); Lambda(fn | op name), HybridLambda(fn(F, x) | op name).
