@@ -183,6 +183,18 @@ test('child registration by assignment, names, collect_params, net[i]', function
   assert_eq(#net:children(), 2)
 end)
 
+test("shared parameters: params = another block's", function()
+  local a = nn.Dense(3, { in_units = 2 })
+  local b = nn.Dense(3, { in_units = 2, params = a.params })
+  assert_eq(b.weight, a.weight)
+  a:initialize()
+  local x = mx.nd.array({ { 1, 2 } })
+  close(b(x), a(x))
+  local l = mx.autograd.record(function() return (a(x) + b(x)):sum() end)
+  l:backward()
+  close(a.weight:grad(), { { 2, 4 }, { 2, 4 }, { 2, 4 } })
+end)
+
 test('Dense: deferred shapes, values equal FullyConnected, repr', function()
   local d = nn.Dense(3, { activation = 'relu' })
   d:initialize(mx.init.Xavier())
@@ -610,6 +622,30 @@ test('vision transforms on samples and on batches agree', function()
   local batch = mx.nd.stack({ img, img }, { axis = 1 })
   close(t(batch)[1], one)
   assert_eq(t.batchable, true)
+  -- The image transforms work on HWC images.
+  local big = mx.nd.random.uniform(0, 255, { 20, 30, 3 }):astype('uint8')
+  local function differs(a, b)
+    return (a:astype('float32') - b:astype('float32')):abs():sum():totable()[1] > 0
+  end
+  assert_eq(T.Resize(8)(big).shape, { 8, 8, 3 })
+  assert_eq(T.Resize({ 12, 6 })(big).shape, { 6, 12, 3 })
+  assert_eq(T.Resize(10, { keep_ratio = true })(big).shape, { 10, 15, 3 })
+  local cc = T.CenterCrop(10)(big)
+  close(cc, mx.nd.slice(big, { begin = { 5, 10, 0 }, ['end'] = { 15, 20, 3 } }))
+  assert_eq(T.RandomResizedCrop(16)(big).shape, { 16, 16, 3 })
+  local flips = 0
+  for _ = 1, 40 do
+    local f = T.RandomFlipLeftRight()(big)
+    if differs(f, big) then
+      flips = flips + 1
+      close(f, mx.nd.flip(big, { axis = 2 }))
+    end
+  end
+  assert_eq(flips > 5 and flips < 35, true)
+  local aug = T.Compose({ T.RandomResizedCrop(8), T.RandomFlipLeftRight(), T.ToTensor() })
+  assert_eq(aug.batchable, false)
+  assert_eq(aug(big).shape, { 3, 8, 8 })
+  assert_error(function() T.Resize('big') end, 'size must be a number')
 end)
 
 test('a ResNet-like block forward and backward under both engines', function()

@@ -340,6 +340,56 @@ return function(mx, G)
     self.mean, self.std = mean or 0, std or 1
   end
 
+  -- Size as MXNet's transforms take it: a number (square) or {width, height}.
+  local function wh(size, who)
+    if type(size) == 'number' then return { size, size } end
+    if type(size) == 'table' and #size == 2 then return size end
+    error(who .. ': size must be a number or {width, height}', 4)
+  end
+
+  -- Resize(size, {keep_ratio = false, interpolation = 1}) of an HWC image:
+  -- with keep_ratio and a number, the shorter side becomes size.
+  local Resize = transform('Resize', function(self, x)
+    if self.keep_ratio and type(self.size) == 'number' then
+      return mx.image.resize_short(x, self.size, { interp = self.interp })
+    end
+    local s = wh(self.size, 'Resize')
+    return mx.image.imresize(x, s[1], s[2], { interp = self.interp })
+  end, false)
+  function Resize:__init(size, opts)
+    opts = opts or {}
+    wh(size, 'Resize')
+    self.size, self.keep_ratio, self.interp = size, opts.keep_ratio or false, opts.interpolation or 1
+  end
+
+  -- CenterCrop(size, {interpolation = 1}): the centre, resized to size when
+  -- the image is smaller (MXNet's image.center_crop).
+  local CenterCrop = transform('CenterCrop', function(self, x)
+    return (mx.image.center_crop(x, self.size, { interp = self.interp }))
+  end, false)
+  function CenterCrop:__init(size, opts)
+    self.size, self.interp = wh(size, 'CenterCrop'), (opts or {}).interpolation or 1
+  end
+
+  -- RandomResizedCrop(size, {scale = {0.08, 1}, ratio = {3/4, 4/3},
+  -- interpolation = 1}): a random area and aspect ratio, resized to size.
+  local RandomResizedCrop = transform('RandomResizedCrop', function(self, x)
+    return (mx.image.random_size_crop(x, self.size, self.scale, self.ratio, { interp = self.interp }))
+  end, false)
+  function RandomResizedCrop:__init(size, opts)
+    opts = opts or {}
+    self.size = wh(size, 'RandomResizedCrop')
+    self.scale, self.ratio = opts.scale or { 0.08, 1 }, opts.ratio or { 3 / 4, 4 / 3 }
+    self.interp = opts.interpolation or 1
+  end
+
+  -- RandomFlipLeftRight(): mirrors an HWC image with probability 1/2.
+  local RandomFlip = transform('RandomFlipLeftRight', function(_, x)
+    if math.random() < 0.5 then return mx.nd.flip(x, { axis = 2 }) end
+    return x
+  end, false)
+  function RandomFlip:__init() end
+
   -- Transforms applied in order; batchable when all are.
   local Compose = class.root('Compose')
   function Compose:__init(list)
@@ -399,7 +449,8 @@ last_batch = 'keep' | 'discard' | 'rollover'); DataLoader(dataset,
 {batch_size, shuffle, sampler, last_batch, batch_sampler, batchify_fn,
 num_workers}) iterated as `for x, y in loader:iter() do`; vision.MNIST(root,
 {train = true}), vision.FashionMNIST, vision.transforms (ToTensor,
-Normalize(mean, std), Compose). Indices are 1-based. Batches of array
+Normalize(mean, std), Resize(size, {keep_ratio}), CenterCrop(size),
+RandomResizedCrop(size, {scale, ratio}), RandomFlipLeftRight(), Compose). Indices are 1-based. Batches of array
 datasets are gathered with one take per array, and batchable transforms run
 once per batch. num_workers is accepted; batches are made on the
 interpreter's thread, their ops run on the engine's.]])
