@@ -1,6 +1,6 @@
 -- mx.gluon: layers for Lua (MXNet's Gluon). Parameter, ParameterDict,
 -- Block, HybridBlock and SymbolBlock load with the namespace; nn, loss,
--- data, Trainer and utils on first use.
+-- data, Trainer, utils and model_zoo on first use.
 local help = require 'tessera.help'
 
 return function(mx)
@@ -11,7 +11,8 @@ return function(mx)
   local B = require('tessera.mx.gluon.block')(mx, P)
   G.Block, G.HybridBlock, G.SymbolBlock = B.Block, B.HybridBlock, B.SymbolBlock
 
-  local lazy = { nn = 'nn', loss = 'loss', data = 'data', Trainer = 'trainer', utils = 'utils' }
+  local lazy = { nn = 'nn', loss = 'loss', data = 'data', Trainer = 'trainer', utils = 'utils',
+    model_zoo = 'model_zoo' }
   setmetatable(G, {
     __index = function(t, k)
       local file = lazy[k]
@@ -52,7 +53,8 @@ Lua patterns anchored at the start, '|' between alternatives
   help.doc(G, [[
 mx.gluon: layers for Lua, MXNet's Gluon. Block, HybridBlock, SymbolBlock,
 Parameter, ParameterDict, Constant; nn (layers), loss, data (datasets,
-samplers, DataLoader, vision), Trainer, utils.
+samplers, DataLoader, vision), Trainer, utils, model_zoo.vision (ResNet,
+VGG, AlexNet, DenseNet, SqueezeNet, MobileNet v1/v2, Inception v3).
   local nn = mx.gluon.nn
   local net = nn.HybridSequential()
   net:add(nn.Dense(128, {activation = 'relu'}), nn.Dense(10))

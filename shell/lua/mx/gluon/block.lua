@@ -84,6 +84,7 @@ return function(mx, P)
     local hint = opts.hint or cls._alias or tostring(rawget(cls, '__name') or 'block'):lower()
     local prefix, params = create_scope(hint, opts.prefix, opts.params)
     rawset(self, 'prefix', prefix)
+    rawset(self, '_empty_prefix', opts.prefix == '')
     rawset(self, 'name', prefix:sub(-1) == '_' and prefix:sub(1, -2) or prefix)
     rawset(self, 'params', params)
     rawset(self, '_counts', {})
@@ -112,6 +113,9 @@ return function(mx, P)
   -- Runs fn with this block's name scope current: blocks made inside get
   -- names under its prefix (MXNet's `with self.name_scope():`).
   function Block:name_scope(fn)
+    -- A block made with prefix '' opens no scope of its own: what it makes
+    -- is named in the enclosing scope (MXNet's _BlockScope).
+    if self._empty_prefix then return fn() end
     scopes[#scopes + 1] = self
     local ok, err = pcall(fn)
     table.remove(scopes)
