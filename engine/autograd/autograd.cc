@@ -108,6 +108,12 @@ NDArray GetGrad(const NDArray& x) {
   return Info(*n)->grad;
 }
 
+OpReqType GetGradReq(const NDArray& x) {
+  const Node* n = x.ag_node().get();
+  if (!n || !n->is_variable() || !Info(*n) || Info(*n)->grad.is_none()) return kNullOp;
+  return Info(*n)->req;
+}
+
 void Backward(const std::vector<NDArray>& heads, const std::vector<NDArray>& head_grads,
               bool retain_graph, bool is_train) {
   TS_CHECK(!heads.empty()) << "backward: no arrays given";
@@ -177,6 +183,9 @@ void Backward(const std::vector<NDArray>& heads, const std::vector<NDArray>& hea
   for (size_t k = 0; k < xs.size(); ++k) {
     AGInfo& info = *Info(*xs[k].node);
     const NDArray& g = value_of(grads[k]);
+    const bool in_place = g.var() == info.grad.var() && g.byte_offset() == info.grad.byte_offset();
+    TS_DCHECK(!in_place || info.req == kWriteTo);
+    if (in_place) continue;  // written into the buffer by its node (a CachedOp's executor)
     std::vector<NDArray> out{info.grad};
     if (info.req == kAddTo)
       Invoke(MakeAttrs("elemwise_add"), {info.grad, g}, &out);

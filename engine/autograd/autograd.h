@@ -27,9 +27,12 @@ bool SetTraining(bool on);
 NDArray AttachGrad(NDArray* x, OpReqType req = kWriteTo);
 // The gradient buffer of x; none when x has no attached gradient.
 NDArray GetGrad(const NDArray& x);
+// How backward writes that buffer (kNullOp when there is none).
+OpReqType GetGradReq(const NDArray& x);
 
 // Gradients of `heads` (head_grads: one per head, or none arrays for ones)
-// into the buffers of every attached variable they depend on. Without
+// into the buffers of every attached variable they depend on (a gradient
+// that a node wrote into the buffer itself, a CachedOp's, is left there). Without
 // retain_graph the recorded graph is freed: a second backward through it is
 // an error. is_train: the training mode of the backward ops.
 void Backward(const std::vector<NDArray>& heads, const std::vector<NDArray>& head_grads = {},

@@ -2,6 +2,7 @@
 
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "engine/autograd/autograd.h"
@@ -16,12 +17,38 @@ using graph::NodeEntry;
 using graph::NodePtr;
 using op::Node;
 
+namespace {
+
+// Gradient buffers an executor writes directly (a parameter's own buffer,
+// attach_grad with 'write'), held from the recorded forward to its backward.
+// Two executors writing one buffer would overwrite each other's gradient
+// before autograd sums them: a buffer held here makes the next call compute
+// into an array of its own instead.
+struct Claims {
+  std::mutex mu;
+  std::unordered_set<const void*> held;
+  bool TryHold(const void* v) {
+    std::lock_guard<std::mutex> lock(mu);
+    return held.insert(v).second;
+  }
+  void Drop(const void* v) {
+    std::lock_guard<std::mutex> lock(mu);
+    held.erase(v);
+  }
+};
+Claims& GradClaims() {
+  static Claims* c = new Claims;  // used from static destructors: never freed
+  return *c;
+}
+
+}  // namespace
+
 // One bound executor and what it was bound for.
 struct CachedOp::Slot {
   std::string key;
   std::unique_ptr<graph::Executor> exe;
   std::vector<NDArray> data_args;  // per input: the executor's own array (data inputs)
-  std::vector<bool> grad;          // per input: a gradient is computed
+  std::vector<Grad> grad;          // per input: how its gradient is computed
   bool in_use = false;             // reserved by a recorded forward (guarded by the op's mutex)
   uint64_t generation = 0;         // forwards run on it
 };
@@ -34,17 +61,22 @@ struct CachedOp::Call {
   uint64_t generation = 0;
   size_t num_inputs = 0, num_outputs = 0;
   bool backward_ran = false;
+  std::vector<const void*> claims;  // gradient buffers written directly
 
-  Call(std::shared_ptr<CachedOp> o, std::shared_ptr<Slot> s, size_t n_in, size_t n_out)
+  Call(std::shared_ptr<CachedOp> o, std::shared_ptr<Slot> s, size_t n_in, size_t n_out,
+       std::vector<const void*> held)
       : op(std::move(o)),
         slot(std::move(s)),
         generation(slot->generation),
         num_inputs(n_in),
-        num_outputs(n_out) {}
+        num_outputs(n_out),
+        claims(std::move(held)) {}
   Call(const Call&) = delete;
   Call& operator=(const Call&) = delete;
   ~Call() { Release(); }
   void Release() {
+    for (const void* v : claims) GradClaims().Drop(v);
+    claims.clear();
     if (!slot) return;
     std::lock_guard<std::mutex> lock(op->mu_);
     if (slot->generation == generation) slot->in_use = false;
@@ -101,21 +133,22 @@ size_t CachedOp::num_executors() const {
 }
 
 // Context, then per input: dtype and shape, the bound array's identity
-// (parameters), whether it wants a gradient.
-std::string CachedOp::Key(const std::vector<NDArray>& inputs, const std::vector<bool>& grad,
+// (parameters), how its gradient is computed (and into which buffer).
+std::string CachedOp::Key(const std::vector<NDArray>& inputs, const std::vector<Grad>& grad,
                           Context ctx) const {
   std::ostringstream k;
   k << ctx.ToString();
   for (size_t i = 0; i < inputs.size(); ++i) {
     const NDArray& a = inputs[i];
-    k << '|' << DTypeName(a.dtype()) << a.shape() << (grad[i] ? 'g' : '-');
+    k << '|' << DTypeName(a.dtype()) << a.shape() << "-od"[static_cast<int>(grad[i])];
     if (!is_data_[i]) k << a.var() << '+' << a.byte_offset();
+    if (grad[i] == Grad::kDirect) k << '>' << GetGrad(a).var();
   }
   return k.str();
 }
 
 std::shared_ptr<CachedOp::Slot> CachedOp::Bind(const std::vector<NDArray>& inputs,
-                                               const std::vector<bool>& grad, Context ctx,
+                                               const std::vector<Grad>& grad, Context ctx,
                                                std::string key) {
   auto slot = std::make_shared<Slot>();
   slot->key = std::move(key);
@@ -136,10 +169,9 @@ std::shared_ptr<CachedOp::Slot> CachedOp::Bind(const std::vector<NDArray>& input
     } else {
       args[j] = a.Detach();
     }
-    if (grad[i]) {
-      arg_grads[j] = NDArray(a.shape(), ctx, a.dtype());
-      req[j] = kWriteTo;
-    }
+    if (grad[i] == Grad::kOwned) arg_grads[j] = NDArray(a.shape(), ctx, a.dtype());
+    if (grad[i] == Grad::kDirect) arg_grads[j] = GetGrad(a);
+    if (grad[i] != Grad::kNone) req[j] = kWriteTo;
   }
   slot->exe = graph::Executor::Bind(sym_, ctx, std::move(args), std::move(arg_grads),
                                     std::move(req), std::move(aux));
@@ -147,7 +179,7 @@ std::shared_ptr<CachedOp::Slot> CachedOp::Bind(const std::vector<NDArray>& input
 }
 
 std::shared_ptr<CachedOp::Slot> CachedOp::TakeSlot(const std::vector<NDArray>& inputs,
-                                                   const std::vector<bool>& grad, Context ctx) {
+                                                   const std::vector<Grad>& grad, Context ctx) {
   std::string key = Key(inputs, grad, ctx);
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -166,21 +198,41 @@ std::shared_ptr<CachedOp::Slot> CachedOp::TakeSlot(const std::vector<NDArray>& i
   return s;
 }
 
+// Under record, each input autograd tracks gets a gradient: written straight
+// into a parameter's own buffer (attach_grad 'write', not held by another
+// pending call: claimed here), else into an array of the executor's.
+std::vector<CachedOp::Grad> CachedOp::PlanGradients(const std::vector<NDArray>& inputs,
+                                                    std::vector<const void*>* claims) const {
+  std::vector<Grad> grad(inputs.size(), Grad::kNone);
+  if (!IsRecording()) return grad;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const NDArray& a = inputs[i];
+    if (aux_index_[i] >= 0 || !a.ag_node()) continue;
+    grad[i] = Grad::kOwned;
+    const NDArray buffer = is_data_[i] ? NDArray() : GetGrad(a);
+    if (buffer.is_none() || GetGradReq(a) != kWriteTo || buffer.shape() != a.shape() ||
+        buffer.dtype() != a.dtype() || !GradClaims().TryHold(buffer.var()))
+      continue;
+    claims->push_back(buffer.var());
+    grad[i] = Grad::kDirect;
+  }
+  return grad;
+}
+
 std::vector<NDArray> CachedOp::Forward(const std::vector<NDArray>& inputs) {
   TS_CHECK(inputs.size() == input_names_.size())
       << "CachedOp: " << inputs.size() << " inputs given, the graph has " << input_names_.size();
   const Context ctx = inputs.empty() ? Context::CPU() : inputs[0].ctx();
-  const bool recording = IsRecording();
-  std::vector<bool> grad(inputs.size(), false);
-  bool any_grad = false;
   for (size_t i = 0; i < inputs.size(); ++i) {
     TS_CHECK(!inputs[i].is_none()) << "CachedOp: input '" << input_names_[i] << "' is empty";
     TS_CHECK(inputs[i].ctx() == ctx)
         << "CachedOp: input '" << input_names_[i] << "' is on " << inputs[i].ctx().ToString()
         << ", input '" << input_names_[0] << "' on " << ctx.ToString();
-    grad[i] = recording && aux_index_[i] < 0 && inputs[i].ag_node() != nullptr;
-    any_grad = any_grad || grad[i];
   }
+  std::vector<const void*> claims;
+  const std::vector<Grad> grad = PlanGradients(inputs, &claims);
+  bool any_grad = false;
+  for (Grad g : grad) any_grad = any_grad || g != Grad::kNone;
   std::shared_ptr<Slot> slot = TakeSlot(inputs, grad, ctx);
   for (size_t i = 0; i < inputs.size(); ++i)
     if (is_data_[i]) CopyFromTo(inputs[i], slot->data_args[i]);
@@ -189,13 +241,15 @@ std::vector<NDArray> CachedOp::Forward(const std::vector<NDArray>& inputs) {
   out.reserve(num_outputs());
   for (const NDArray& o : slot->exe->outputs()) out.push_back(o.CopyTo(ctx));
   if (!any_grad) {
+    TS_DCHECK(claims.empty());
     std::lock_guard<std::mutex> lock(mu_);
     slot->in_use = false;
     return out;
   }
   auto attrs = std::make_shared<op::NodeAttrs>();
   attrs->op = op::Op::Get("_CachedOp");
-  attrs->parsed = std::make_shared<Call>(shared_from_this(), slot, inputs.size(), out.size());
+  attrs->parsed = std::make_shared<Call>(shared_from_this(), slot, inputs.size(), out.size(),
+                                         std::move(claims));
   RecordCall(attrs, inputs, &out);
   return out;
 }
@@ -204,7 +258,8 @@ namespace {
 
 // _backward_CachedOp: the executor's backward from the output gradients;
 // the gradients of the inputs that wanted one (none arrays for the others,
-// which autograd does not read).
+// which autograd does not read). A gradient written into a parameter's own
+// buffer is that buffer: autograd sees it is already in place.
 std::vector<NDArray> RunBackward(const op::NodeAttrs& attrs, const std::vector<NDArray>& ograds) {
   auto& call = const_cast<CachedOp::Call&>(CallOf(attrs));
   // The executor's plan lets backward reuse the memory of the forward values
@@ -222,8 +277,8 @@ std::vector<NDArray> RunBackward(const op::NodeAttrs& attrs, const std::vector<N
   std::vector<NDArray> out(call.num_inputs);
   for (size_t i = 0; i < call.num_inputs; ++i) {
     const int a = call.op->arg_index(i);
-    if (a >= 0 && s.grad[i]) out[i] = grads[static_cast<size_t>(a)];
-    TS_DCHECK(!s.grad[i] || !out[i].is_none());
+    if (a >= 0 && s.grad[i] != CachedOp::Grad::kNone) out[i] = grads[static_cast<size_t>(a)];
+    TS_DCHECK(s.grad[i] == CachedOp::Grad::kNone || !out[i].is_none());
   }
   call.Release();
   return out;

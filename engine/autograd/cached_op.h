@@ -18,9 +18,13 @@
 // executor's backward from the thread that runs autograd's backward. The
 // executor that ran a recorded forward is reserved until that backward (or
 // until the recorded node goes away): a second forward before it binds
-// another executor, so their saved activations never mix.
+// another executor, so their saved activations never mix. A parameter's
+// gradient is written straight into its own buffer (attach_grad 'write')
+// unless another pending call writes that buffer too; autograd then skips
+// its copy.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -52,13 +56,18 @@ class CachedOp : public std::enable_shared_from_this<CachedOp> {
 
   struct Slot;
   struct Call;
+  // How an input's gradient is computed: none, into an array the executor
+  // owns, or straight into the parameter's own gradient buffer.
+  enum class Grad : uint8_t { kNone, kOwned, kDirect };
 
  private:
-  std::shared_ptr<Slot> TakeSlot(const std::vector<NDArray>& inputs, const std::vector<bool>& grad,
+  std::vector<Grad> PlanGradients(const std::vector<NDArray>& inputs,
+                                  std::vector<const void*>* claims) const;
+  std::shared_ptr<Slot> TakeSlot(const std::vector<NDArray>& inputs, const std::vector<Grad>& grad,
                                  Context ctx);
-  std::shared_ptr<Slot> Bind(const std::vector<NDArray>& inputs, const std::vector<bool>& grad,
+  std::shared_ptr<Slot> Bind(const std::vector<NDArray>& inputs, const std::vector<Grad>& grad,
                              Context ctx, std::string key);
-  std::string Key(const std::vector<NDArray>& inputs, const std::vector<bool>& grad,
+  std::string Key(const std::vector<NDArray>& inputs, const std::vector<Grad>& grad,
                   Context ctx) const;
 
   graph::Symbol sym_;

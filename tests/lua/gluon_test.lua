@@ -387,8 +387,12 @@ test('hybridized block called twice before backward (shared weights); retain_gra
   local a = mx.nd.random.uniform(-1, 1, { 3, 5 })
   local b = mx.nd.random.uniform(-1, 1, { 3, 5 })
   local w = net[1].weight
+  -- Two calls share the weights, and the loss also reads one weight op by
+  -- op: three contributions summed into one buffer.
   local function grad_of()
-    local l = mx.autograd.record(function() return (net(a) * net(b)):sum() end)
+    local l = mx.autograd.record(function()
+      return (net(a) * net(b)):sum() + (w:data() * w:data()):sum() * 0.5
+    end)
     l:backward()
     return w:grad():copy()
   end
@@ -398,6 +402,22 @@ test('hybridized block called twice before backward (shared weights); retain_gra
   -- A training loop reuses its executors: they are released by backward.
   for _ = 1, 5 do grad_of() end
   assert_eq(net:_num_executors(), 2)
+  -- One call, with the weight also read op by op.
+  local function grad_one()
+    local l = mx.autograd.record(function() return net(a):sum() + w:data():sum() end)
+    l:backward()
+    return w:grad():copy()
+  end
+  net:hybridize(false)
+  local ref1 = grad_one()
+  net:hybridize()
+  close(grad_one(), ref1, 1e-5)
+  -- grad_req 'add' accumulates through the bound graph too.
+  w.grad_req = 'add'  -- a fresh zero buffer
+  grad_one()
+  grad_one()
+  close(w:grad(), ref1 * 2, 1e-5)
+  w.grad_req = 'write'
   -- One forward serves one backward through the bound graph: a second
   -- backward (retain_graph) is a clear error, never stale values.
   local y = mx.autograd.record(function() return net(a):sum() end)

@@ -1,7 +1,8 @@
 -- mx.init: parameter initializers. An initializer is called as
 -- init(name, array) and fills the array in place, choosing by MXNet's name
 -- rules: *weight -> the initializer's own rule, *bias and *beta -> 0,
--- *gamma -> 1, *moving_mean -> 0, *moving_var -> 1, *moving_inv_var -> 0,
+-- *gamma -> 1, *moving_mean and *running_mean -> 0, *moving_var and
+-- *running_var -> 1 (Gluon's BatchNorm names), *moving_inv_var -> 0,
 -- *moving_avg -> 0; a variable's __init__ attribute (from mx.init.Constant
 -- and friends' :dumps()) overrides the rule.
 local help = require 'tessera.help'
@@ -30,9 +31,9 @@ return function(mx)
       error('initializer: call as init(name, array)', 3)
     end
     if ends(name, 'moving_mean') or ends(name, 'moving_inv_var') or ends(name, 'moving_avg')
-        or ends(name, 'bias') or ends(name, 'beta') then
+        or ends(name, 'running_mean') or ends(name, 'bias') or ends(name, 'beta') then
       fill(arr, 0)
-    elseif ends(name, 'moving_var') or ends(name, 'gamma') then
+    elseif ends(name, 'moving_var') or ends(name, 'running_var') or ends(name, 'gamma') then
       fill(arr, 1)
     elseif ends(name, 'weight') then
       self:init_weight(name, arr)
@@ -167,8 +168,8 @@ mx.init.Initializer: the base class of the initializers. init(name, array),
 or init:init(name, array), fills the array in place by the parameter's name
 and returns it.
 
-Names ending in bias, beta, moving_mean, moving_inv_var or moving_avg get 0;
-gamma and moving_var get 1; weight gets the initializer's own rule,
+Names ending in bias, beta, moving_mean, running_mean, moving_inv_var or
+moving_avg get 0; gamma, moving_var and running_var get 1; weight gets the initializer's own rule,
 init_weight(self, name, array); any other name goes to init_default(self,
 name, array) when the initializer has one, and is an error otherwise. An
 initializer of one's own:
@@ -179,6 +180,7 @@ mx.init: Uniform{scale = 0.07}, Normal{sigma = 0.01}, Xavier{rnd_type =
 'uniform' | 'gaussian', factor_type = 'avg' | 'in' | 'out', magnitude = 3},
 MSRAPrelu{factor_type, slope = 0.25}, Zero(), One(), Constant{value}, Mixed(
 {patterns}, {inits}). init(name, array) fills the array by MXNet's name rules:
-weights by the initializer, bias/beta/moving_mean 0, gamma/moving_var 1.]])
+weights by the initializer, bias/beta/moving_mean/running_mean 0,
+gamma/moving_var/running_var 1.]])
   return M
 end
