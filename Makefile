@@ -25,6 +25,7 @@ bench: deps configure
 	@bash scripts/bench/conv_vs_torch.sh $(BUILD)
 	@bash scripts/bench/lua_vs_peers.sh $(BUILD)/tessera
 	@bash scripts/bench/train_vs_torch.sh $(BUILD)/tessera
+	@bash scripts/bench/gluon_vs_torch.sh $(BUILD)/tessera
 	@bash scripts/bench/runahead.sh $(BUILD)/tessera
 	@bash scripts/bench/image_iter_vs_torch.sh $(BUILD)/tessera
 	@bash scripts/bench/lenet_epoch_records.sh $(BUILD)/tessera
