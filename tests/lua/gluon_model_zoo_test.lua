@@ -263,3 +263,23 @@ test('help documents the constructors', function()
     assert_eq(type(require('tessera.help').lookup(vision[k])), 'string', k)
   end
 end)
+
+test('resnet18_v1: a forward and backward on a small batch under both engines', function()
+  local results = {}
+  for _, engine in ipairs({ 'threaded', 'naive' }) do
+    mx.engine.set_type(engine)
+    mx.random.seed(4)
+    local net = mx.gluon.model_zoo.vision.resnet18_v1 { classes = 10, thumbnail = true }
+    net:initialize(mx.init.Xavier())
+    local x = mx.nd.random.uniform(0, 1, { 2, 3, 32, 32 })
+    local loss_fn = mx.gluon.loss.SoftmaxCrossEntropyLoss()
+    local l = mx.autograd.record(function() return loss_fn(net(x), mx.nd.array({ 1, 7 })) end)
+    l:backward()
+    results[engine] = { l:sum():totable()[1],
+      net.features[1].weight:grad():abs():sum():totable()[1] }
+  end
+  mx.engine.set_type('threaded')
+  assert_near(results.naive[1], results.threaded[1], 1e-3)
+  assert_near(results.naive[2], results.threaded[2], 1e-3 * results.threaded[2])
+  assert_eq(results.threaded[2] > 0, true)
+end)

@@ -251,6 +251,7 @@ test('layer gradients against finite differences', function()
   check_layer(nn.Conv2DTranspose(2, 3, { strides = 2 }), r({ 1, 3, 3, 3 }),
     { weight = r({ 3, 2, 3, 3 }), bias = r({ 2 }) })
   check_layer(nn.AvgPool2D(2), r({ 1, 2, 4, 4 }), {})
+  check_layer(nn.GlobalMaxPool1D(), r({ 2, 3, 5 }), {})
   check_layer(nn.MaxPool1D(3, { strides = 1, padding = 1 }), r({ 1, 2, 6 }), {})
   check_layer(nn.GlobalAvgPool2D(), r({ 2, 3, 3, 3 }), {})
   check_layer(nn.LayerNorm(), r({ 3, 4 }), { gamma = r({ 4 }), beta = r({ 4 }) })
@@ -265,6 +266,11 @@ test('layer gradients against finite differences', function()
   check_layer(nn.GELU(), r({ 3, 4 }), {})
   check_layer(nn.Swish(1.5), r({ 3, 4 }), {})
   check_layer(nn.Flatten(), r({ 2, 3, 2 }), {})
+  -- Embedding: the gradient of its weight (the indices have none).
+  local emb = nn.Embedding(4, 3, { dtype = 'float64' })
+  local idx = mx.nd.array({ 0, 3, 3, 1 }, { dtype = 'float64' })
+  tu.check_autograd_gradient(function(w) return emb:hybrid_forward(mx.nd, idx, { weight = w }) end,
+    { r({ 4, 3 }) }, { rtol = 2e-2, atol = 1e-4 })
 end)
 
 test('GroupNorm: values from the definition; 1 group and one group per channel', function()
@@ -286,6 +292,14 @@ test('GroupNorm: values from the definition; 1 group and one group per channel',
   gn:initialize()
   assert_eq(gn(z).shape, { 2, 4, 3 })
   assert_eq(gn.gamma.shape, { 4 })
+end)
+
+test('3-D convolution and pooling layers: a clear error until the operators have 3-D', function()
+  local c = nn.Conv3D(2, 2)
+  c:initialize()
+  assert_error(function() c(mx.nd.ones({ 1, 1, 3, 3, 3 })) end, 'only 1%-D .* and 2%-D')
+  assert_error(function() nn.MaxPool3D(2)(mx.nd.ones({ 1, 1, 2, 4, 4 })) end,
+    'only 1%-D and 2%-D pooling')
 end)
 
 test('Embedding, Dropout (train and predict), Lambda, HybridLambda', function()
