@@ -595,6 +595,38 @@ test('a small network learns with Trainer (imperative and hybridized)', function
   end
 end)
 
+test('data parallel on two contexts: the same weights as on one', function()
+  local function run(ctx_list, hybrid)
+    mx.random.seed(3)
+    local net = nn.HybridSequential()
+    net:add(nn.Dense(8, { activation = 'relu' }), nn.Dense(2))
+    net:initialize(mx.init.Xavier(), ctx_list)
+    if hybrid then net:hybridize() end
+    local tr = gluon.Trainer(net:collect_params(), 'sgd', { learning_rate = 0.1, momentum = 0.5 })
+    local loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+    local x = mx.nd.random.uniform(-1, 1, { 8, 4 })
+    local y = mx.nd.array({ 0, 1, 0, 1, 1, 0, 1, 0 })
+    for _ = 1, 3 do
+      local xs = gluon.utils.split_and_load(x, ctx_list)
+      local ys = gluon.utils.split_and_load(y, ctx_list)
+      local losses = {}
+      mx.autograd.record(function()
+        for i = 1, #xs do losses[i] = loss_fn(net(xs[i]), ys[i]) end
+      end)
+      mx.autograd.backward(losses)
+      tr:step(8)
+    end
+    local w = net[1].weight
+    if #ctx_list > 1 then close(w:data(ctx_list[2]), w:data(ctx_list[1])) end
+    return w:data(ctx_list[1]):copyto(mx.cpu())
+  end
+  local one = run({ mx.cpu(0) }, false)
+  close(run({ mx.cpu(0), mx.cpu(1) }, false), one, 1e-5)
+  close(run({ mx.cpu(0), mx.cpu(1) }, true), one, 1e-5)
+  assert_error(function() gluon.utils.split_and_load(mx.nd.ones({ 3, 2 }), { mx.cpu(0), mx.cpu(1) }) end,
+    'do not split evenly')
+end)
+
 -- ---- data ------------------------------------------------------------------------
 
 test('ArrayDataset, samplers, DataLoader (last_batch modes, shuffle, batch path)', function()
