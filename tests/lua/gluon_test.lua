@@ -570,7 +570,7 @@ test('Trainer: 1/batch_size, weight decay on every parameter, lr_mult, states', 
   assert_error(function() t2:load_states(tmpname('.none')) end)
   os.remove(path)
   assert_error(function() gluon.Trainer({ q }, 'sgd', {}, { kvstore = 'dist_sync' }) end,
-    'not available')
+    'not built yet')
   assert_error(function() tr:step(0) end, 'batch_size must be a positive number')
 end)
 
@@ -596,13 +596,14 @@ test('a small network learns with Trainer (imperative and hybridized)', function
 end)
 
 test('data parallel on two contexts: the same weights as on one', function()
-  local function run(ctx_list, hybrid)
+  local function run(ctx_list, hybrid, kvstore)
     mx.random.seed(3)
     local net = nn.HybridSequential()
     net:add(nn.Dense(8, { activation = 'relu' }), nn.Dense(2))
     net:initialize(mx.init.Xavier(), ctx_list)
     if hybrid then net:hybridize() end
-    local tr = gluon.Trainer(net:collect_params(), 'sgd', { learning_rate = 0.1, momentum = 0.5 })
+    local tr = gluon.Trainer(net:collect_params(), 'sgd', { learning_rate = 0.1, momentum = 0.5 },
+      { kvstore = kvstore })
     local loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
     local x = mx.nd.random.uniform(-1, 1, { 8, 4 })
     local y = mx.nd.array({ 0, 1, 0, 1, 1, 0, 1, 0 })
@@ -623,6 +624,8 @@ test('data parallel on two contexts: the same weights as on one', function()
   local one = run({ mx.cpu(0) }, false)
   close(run({ mx.cpu(0), mx.cpu(1) }, false), one, 1e-5)
   close(run({ mx.cpu(0), mx.cpu(1) }, true), one, 1e-5)
+  close(run({ mx.cpu(0), mx.cpu(1) }, false, false), one, 1e-5)
+  close(run({ mx.cpu(0), mx.cpu(1) }, false, 'local'), one, 1e-5)
   assert_error(function() gluon.utils.split_and_load(mx.nd.ones({ 3, 2 }), { mx.cpu(0), mx.cpu(1) }) end,
     'do not split evenly')
 end)

@@ -46,11 +46,16 @@ return function(mx, G)
 
   function Trainer:__init(params, optimizer, optimizer_params, opts)
     opts = opts or {}
+    -- The store that sums gradients over a parameter's contexts: one given,
+    -- or made from its type ('device' by default, as MXNet's).
     local kv = opts.kvstore
-    if kv ~= nil and kv ~= 'device' and kv ~= 'local' and kv ~= false then
-      error(("Trainer: kvstore '%s' is not available in this build (gradients are reduced "
-        .. "in-process: use 'device', 'local' or nil)"):format(tostring(kv)), 2)
+    if kv == nil then kv = 'device' end
+    if type(kv) == 'string' then kv = mx.kv.create(kv) end
+    if kv ~= false and not class.isinstance(kv, mx.kv.KVStore) then
+      error('Trainer: kvstore must be a type name, a KVStore or false', 2)
     end
+    rawset(self, '_kv', kv or nil)
+    rawset(self, '_kv_ready', {})
     rawset(self, '_params', param_list(params))
     local seen = {}
     for _, p in ipairs(self._params) do
@@ -75,12 +80,20 @@ return function(mx, G)
 
   function Trainer:set_learning_rate(lr) self._optimizer:set_learning_rate(lr) end
 
-  -- Sums each parameter's gradients over its contexts into every copy.
+  -- Sums each parameter's gradients over its contexts into every copy:
+  -- through the store (push the copies, pull the sum), or directly without
+  -- one. A parameter on one context has nothing to sum.
   function Trainer:allreduce_grads()
-    for _, p in ipairs(self._params) do
+    for i, p in ipairs(self._params) do
       if p.grad_req ~= 'null' and p:_is_ready() then
         local grads = p:list_grad()
-        if #grads > 1 then
+        if #grads > 1 and self._kv then
+          if not self._kv_ready[i] then
+            self._kv:init(i, grads[1])
+            self._kv_ready[i] = true
+          end
+          self._kv:pushpull(i, grads, { out = grads })
+        elseif #grads > 1 then
           local sum = grads[1]:copy()
           for j = 2, #grads do sum = sum + grads[j]:as_in_context(sum.ctx) end
           for j = 1, #grads do sum:copyto(grads[j]) end
@@ -188,6 +201,8 @@ contexts and updates (allreduce_grads() and update(batch_size) apart);
 trainer.learning_rate, trainer:set_learning_rate(lr),
 trainer:save_states(path), trainer:load_states(path). Weight decay applies
 to every parameter times its wd_mult, and lr_mult scales its rate (MXNet's
-Trainer). kvstore: 'device' (the default) or 'local' reduce in-process.]])
+Trainer). kvstore: 'device' (the default), 'local', a store from mx.kv.create,
+or false (summed directly): the gradients of a parameter on several contexts
+are summed through it.]])
   return Trainer
 end

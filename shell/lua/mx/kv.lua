@@ -1,0 +1,278 @@
+-- mx.kv: key-value stores for parameters (MXNet's KVStore), in this process:
+-- 'local' (values merged on the CPU) and 'device' (merged on the device of
+-- the first value given). A push sums the values given for a key (one per
+-- device), a pull copies the stored value out (broadcast to every array
+-- given). With an optimizer (set_optimizer), a push updates the stored value
+-- with the pushed sum as its gradient; without one, the sum replaces it.
+-- Every step is NDArray operations, so pushes and pulls are engine ops
+-- ordered by the arrays' variables, as any other. The stores across
+-- processes (dist_*) and NCCL are not built yet.
+local class = require 'tessera.class'
+local help = require 'tessera.help'
+
+return function(mx)
+  local M = {}
+  local KVStore = class.root('KVStore')
+
+  local kinds = { ['local'] = true, device = true }
+
+  function KVStore:__init(kind)
+    self.type = kind
+    self.rank, self.num_workers = 0, 1
+    self._store, self._shapes, self._states, self._residual = {}, {}, {}, {}
+  end
+
+  function KVStore:__tostring() return ('KVStore(%s)'):format(self.type) end
+
+  local function key_text(k) return type(k) == 'string' and ("'" .. k .. "'") or tostring(k) end
+
+  local function check_key(k, who)
+    if type(k) ~= 'number' and type(k) ~= 'string' then
+      error(('%s: keys are integers or strings, got %s'):format(who, type(k)), 4)
+    end
+    if type(k) == 'number' and k % 1 ~= 0 then
+      error(('%s: integer keys must be whole numbers, got %s'):format(who, tostring(k)), 4)
+    end
+  end
+
+  -- (key, value) or ({keys}, {values}) as lists of keys and of value lists
+  -- (a value is one array or a list of them, one per device).
+  local function pairs_of(keys, values, who)
+    local ks, vs = keys, values
+    if type(keys) ~= 'table' then ks, vs = { keys }, { values } end
+    if #ks ~= #vs then
+      error(('%s: %d keys but %d values'):format(who, #ks, #vs), 3)
+    end
+    local out = {}
+    for i, k in ipairs(ks) do
+      check_key(k, who)
+      local v = vs[i]
+      if mx.nd.is_ndarray(v) then v = { v } end
+      if type(v) ~= 'table' or #v == 0 then
+        error(('%s: the value of key %s must be an NDArray or a list of them'):format(who,
+          key_text(k)), 3)
+      end
+      for j, a in ipairs(v) do
+        if not mx.nd.is_ndarray(a) then
+          error(('%s: value %d of key %s is not an NDArray'):format(who, j, key_text(k)), 3)
+        end
+      end
+      out[i] = { k, v }
+    end
+    return out
+  end
+
+  local function same_shape(a, b) return table.concat(a, ',') == table.concat(b, ',') end
+
+  local function shape_text(s) return '(' .. table.concat(s, ',') .. ')' end
+
+  -- Where the store keeps a key's value.
+  function KVStore:_ctx(v) return self.type == 'local' and mx.cpu() or v[1].ctx end
+
+  function KVStore:init(keys, values)
+    for _, kv in ipairs(pairs_of(keys, values, 'kv:init')) do
+      local k, v = kv[1], kv[2]
+      if self._store[k] then
+        error(('kv:init: key %s is already initialized'):format(key_text(k)), 2)
+      end
+      self._store[k] = v[1]:copyto(self:_ctx(v))
+      self._shapes[k] = v[1].shape
+    end
+  end
+
+  -- MXNet's 2-bit compression: with the key's residual r (per device), v =
+  -- g + r is sent as +threshold where v >= threshold, -threshold where v <=
+  -- -threshold and 0 elsewhere, and r keeps what was not sent.
+  function KVStore:_compress(k, j, g)
+    local t = self._compression.threshold
+    local rk = self._residual[k] or {}
+    self._residual[k] = rk
+    local r = rk[j] or mx.nd.zeros(g.shape, { dtype = g.dtype, ctx = g.ctx })
+    local v = g + r
+    local q = (mx.nd._greater_equal_scalar(v, { scalar = t })
+      - mx.nd._lesser_equal_scalar(v, { scalar = -t })) * t
+    rk[j] = v - q
+    return q
+  end
+
+  -- The sum of the values pushed for k, on the store's context.
+  function KVStore:_merge(k, v)
+    local ctx = self._store[k].ctx
+    local sum
+    for j, a in ipairs(v) do
+      if not same_shape(a.shape, self._shapes[k]) then
+        error(('kv:push: key %s was initialized with shape %s, value %d has shape %s'):format(
+          key_text(k), shape_text(self._shapes[k]), j, shape_text(a.shape)), 4)
+      end
+      if self._compression then a = self:_compress(k, j, a) end
+      a = a:as_in_context(ctx)
+      sum = sum and sum + a or a:copy()
+    end
+    return sum
+  end
+
+  function KVStore:push(keys, values, opts)
+    for _, kv in ipairs(pairs_of(keys, values, 'kv:push')) do
+      local k, v = kv[1], kv[2]
+      if not self._store[k] then
+        error(('kv:push: key %s was never initialized (kv:init first)'):format(key_text(k)), 2)
+      end
+      local merged = self:_merge(k, v)
+      if self._updater then
+        self._updater(k, merged, self._store[k])
+      else
+        merged:copyto(self._store[k])
+      end
+    end
+  end
+
+  -- kv:pull(keys, {out = arrays}): the stored values into out (one array or
+  -- a list per key, every array of a list getting the value).
+  function KVStore:pull(keys, opts)
+    opts = opts or {}
+    local out = opts.out
+    if out == nil then error('kv:pull: out = array(s) is required', 2) end
+    for _, kv in ipairs(pairs_of(keys, out, 'kv:pull')) do
+      local k, v = kv[1], kv[2]
+      local stored = self._store[k]
+      if not stored then
+        error(('kv:pull: key %s was never initialized (kv:init first)'):format(key_text(k)), 2)
+      end
+      for j, a in ipairs(v) do
+        if not same_shape(a.shape, stored.shape) then
+          error(('kv:pull: key %s holds shape %s, out %d has shape %s'):format(key_text(k),
+            shape_text(stored.shape), j, shape_text(a.shape)), 2)
+        end
+        stored:copyto(a)
+      end
+    end
+  end
+
+  function KVStore:pushpull(keys, values, opts)
+    self:push(keys, values, opts)
+    self:pull(keys, { out = (opts and opts.out) or values })
+  end
+
+  -- The value of the first array given, stored and copied to out.
+  function KVStore:broadcast(keys, values, opts)
+    self:init(keys, values)
+    self:pull(keys, opts)
+  end
+
+  function KVStore:set_optimizer(opt)
+    opt = mx.optimizer.create(opt)
+    self._optimizer = opt
+    self._updater = function(k, grad, weight)
+      local st = self._states[k]
+      if st == nil then
+        st = opt:create_state(k, weight) or false
+        self._states[k] = st
+      end
+      opt:update(k, weight, grad, st or nil)
+    end
+  end
+
+  function KVStore:set_updater(fn)
+    if type(fn) ~= 'function' then error('kv:set_updater: expected a function(key, grad, stored)', 2) end
+    self._updater = fn
+  end
+
+  function KVStore:set_gradient_compression(opts)
+    opts = opts or {}
+    if opts.type ~= '2bit' then
+      error("kv:set_gradient_compression: type must be '2bit', got " .. tostring(opts.type), 2)
+    end
+    local t = opts.threshold or 0.5
+    if type(t) ~= 'number' or t <= 0 then
+      error('kv:set_gradient_compression: threshold must be a positive number', 2)
+    end
+    self._compression = { type = '2bit', threshold = t }
+  end
+
+  local function state_name(k, j)
+    return (type(k) == 'string' and 's:' .. k or 'i:' .. k) .. (j and (':' .. j) or '')
+  end
+
+  function KVStore:save_optimizer_states(path)
+    if not self._optimizer then error('kv:save_optimizer_states: no optimizer is set', 2) end
+    local out = { ['meta:num_update'] = mx.nd.array({ self._optimizer.num_update }, { dtype = 'float64' }) }
+    for k, st in pairs(self._states) do
+      if mx.nd.is_ndarray(st) then
+        out[state_name(k)] = st
+      elseif st then
+        for j, a in ipairs(st) do out[state_name(k, j)] = a end
+      end
+      out['count:' .. state_name(k)] = mx.nd.array({ self._optimizer.counts[k] or 0 },
+        { dtype = 'float64' })
+    end
+    mx.nd.save(path, out)
+  end
+
+  function KVStore:load_optimizer_states(path)
+    if not self._optimizer then error('kv:load_optimizer_states: no optimizer is set', 2) end
+    local loaded = mx.nd.load(path)
+    if #loaded > 0 or not loaded['meta:num_update'] then
+      error(("kv:load_optimizer_states: '%s' was not written by save_optimizer_states"):format(path), 2)
+    end
+    local function key_of(text)
+      local kind, rest = text:match('^([is]):(.*)$')
+      if kind == 'i' then return tonumber(rest) end
+      return rest
+    end
+    local states = {}
+    for name, a in pairs(loaded) do
+      local kt, j = name:match('^([is]:.-):(%d+)$')
+      if kt and not name:match('^count:') then
+        local k = key_of(kt)
+        states[k] = type(states[k]) == 'table' and states[k] or {}
+        states[k][tonumber(j)] = a
+      elseif name:match('^[is]:') then
+        states[key_of(name)] = a
+      end
+    end
+    for k, st in pairs(states) do
+      local stored = self._store[k]
+      local ctx = stored and stored.ctx or mx.cpu()
+      if mx.nd.is_ndarray(st) then st = st:as_in_context(ctx)
+      else for j, a in ipairs(st) do st[j] = a:as_in_context(ctx) end end
+      self._states[k] = st
+    end
+    for name, a in pairs(loaded) do
+      local kt = name:match('^count:(.*)$')
+      if kt then self._optimizer.counts[key_of(kt)] = a:totable()[1] end
+    end
+    self._optimizer.num_update = loaded['meta:num_update']:totable()[1]
+  end
+
+  -- One process: nothing to wait for but the work pushed.
+  function KVStore:barrier() mx.nd.waitall() end
+
+  function M.create(kind)
+    kind = kind or 'local'
+    if kinds[kind] then return KVStore(kind) end
+    if type(kind) == 'string' and (kind:match('^dist') or kind == 'nccl' or kind == 'horovod') then
+      error(("mx.kv.create: '%s' is not built yet: the stores across processes (MPI) and "
+        .. "NCCL come later; 'local' and 'device' work in one process"):format(kind), 2)
+    end
+    error(("mx.kv.create: unknown type '%s' (local, device)"):format(tostring(kind)), 2)
+  end
+  M.KVStore = KVStore
+
+  help.doc(M.create, [[
+mx.kv.create(type = 'local') -> a KVStore: 'local' (values merged on the CPU)
+or 'device' (on the first value's device), in this process. kv:init(key(s),
+value(s)); kv:push(key(s), value(s)) sums the values given for a key (a list
+per key: one per device) and, with an optimizer, updates the stored value
+with the sum as gradient, else stores the sum; kv:pull(key(s), {out =
+array(s)}) copies the stored value into every array given; kv:pushpull;
+kv:broadcast(key, value, {out =}); kv:set_optimizer(opt);
+kv:set_updater(fn(key, grad, stored)); kv:set_gradient_compression{type =
+'2bit', threshold = 0.5}; kv:save_optimizer_states(path) /
+load_optimizer_states(path); kv.rank (0), kv.num_workers (1), kv.type;
+kv:barrier(). Keys are integers or strings. The stores across processes
+(dist_sync, dist_async) and NCCL are not built yet.]])
+  help.doc(M, [[
+mx.kv: key-value stores for parameters (MXNet's KVStore): create('local' |
+'device'), in this process. See help(mx.kv.create).]])
+  return M
+end

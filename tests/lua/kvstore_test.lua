@@ -1,0 +1,106 @@
+-- mx.kv in one process: MXNet's KVStore semantics for 'local' and
+-- 'device' (init, push sums, pull broadcasts, updaters, optimizers and their
+-- states, 2-bit compression), and the errors.
+
+local function close(a, b) mx.test_utils.assert_almost_equal(a, b, { rtol = 1e-6, atol = 1e-6 }) end
+
+test('init, push of one value, pull into several arrays', function()
+  for _, kind in ipairs({ 'local', 'device' }) do
+    local kv = mx.kv.create(kind)
+    assert_eq(kv.type, kind)
+    assert_eq(kv.rank, 0)
+    assert_eq(kv.num_workers, 1)
+    kv:init(3, mx.nd.ones({ 2, 3 }))
+    local a, b = mx.nd.zeros({ 2, 3 }), mx.nd.zeros({ 2, 3 })
+    kv:pull(3, { out = { a, b } })
+    close(a, { { 1, 1, 1 }, { 1, 1, 1 } })
+    close(b, a)
+    kv:push(3, mx.nd.ones({ 2, 3 }) * 8)
+    kv:pull(3, { out = a })
+    close(a, { { 8, 8, 8 }, { 8, 8, 8 } })
+  end
+end)
+
+test('a push of several values stores their sum; lists of keys; string keys', function()
+  local kv = mx.kv.create('local')
+  kv:init({ 'w', 'b' }, { mx.nd.zeros({ 2 }), mx.nd.zeros({ 1 }) })
+  kv:push({ 'w', 'b' }, { { mx.nd.array({ 1, 2 }), mx.nd.array({ 10, 20 }, { ctx = mx.cpu(1) }) },
+    mx.nd.array({ 5 }) })
+  local w, b = mx.nd.zeros({ 2 }), mx.nd.zeros({ 1 })
+  kv:pull({ 'w', 'b' }, { out = { w, b } })
+  close(w, { 11, 22 })
+  close(b, { 5 })
+  local o1, o2 = mx.nd.zeros({ 2 }), mx.nd.zeros({ 2 }, { ctx = mx.cpu(1) })
+  kv:pushpull('w', { mx.nd.ones({ 2 }), mx.nd.ones({ 2 }) }, { out = { o1, o2 } })
+  close(o1, { 2, 2 })
+  close(o2, { 2, 2 })
+  local out = mx.nd.zeros({ 3 })
+  kv:broadcast(7, mx.nd.array({ 1, 2, 3 }), { out = out })
+  close(out, { 1, 2, 3 })
+end)
+
+test('an updater or an optimizer runs on the stored value at each push', function()
+  local kv = mx.kv.create('local')
+  kv:init(0, mx.nd.ones({ 2 }))
+  kv:set_updater(function(_, grad, stored) stored:add_(grad * 2) end)
+  kv:push(0, { mx.nd.ones({ 2 }), mx.nd.ones({ 2 }) })
+  local o = mx.nd.zeros({ 2 })
+  kv:pull(0, { out = o })
+  close(o, { 5, 5 })
+  -- SGD with momentum: w = w + mom, mom = 0.5 mom - 0.1 g.
+  local kv2 = mx.kv.create('device')
+  kv2:set_optimizer(mx.optimizer.create('sgd', { learning_rate = 0.1, momentum = 0.5 }))
+  kv2:init('p', mx.nd.array({ 1, 1 }))
+  for _ = 1, 2 do kv2:push('p', mx.nd.array({ 1, -1 })) end
+  kv2:pull('p', { out = o })
+  close(o, { 1 - 0.1 - 0.15, 1 + 0.1 + 0.15 })
+  -- The states survive a save and a load into a fresh store.
+  local path = os.tmpname()
+  kv2:save_optimizer_states(path)
+  local kv3 = mx.kv.create('device')
+  kv3:set_optimizer(mx.optimizer.create('sgd', { learning_rate = 0.1, momentum = 0.5 }))
+  kv3:init('p', o)
+  kv3:load_optimizer_states(path)
+  kv2:push('p', mx.nd.array({ 1, -1 }))
+  kv3:push('p', mx.nd.array({ 1, -1 }))
+  local o2, o3 = mx.nd.zeros({ 2 }), mx.nd.zeros({ 2 })
+  kv2:pull('p', { out = o2 })
+  kv3:pull('p', { out = o3 })
+  close(o3, o2)
+  os.remove(path)
+end)
+
+test("2-bit compression: MXNet's rule with residuals", function()
+  local kv = mx.kv.create('local')
+  kv:set_gradient_compression { type = '2bit', threshold = 0.5 }
+  kv:init(1, mx.nd.zeros({ 4 }))
+  local o = mx.nd.zeros({ 4 })
+  -- g + r: 0.6 -> +0.5 (r 0.1); -0.7 -> -0.5 (r -0.2); 0.3 -> 0 (r 0.3); -0.5 -> -0.5 (r 0)
+  kv:push(1, mx.nd.array({ 0.6, -0.7, 0.3, -0.5 }))
+  kv:pull(1, { out = o })
+  close(o, { 0.5, -0.5, 0, -0.5 })
+  -- Next: 0.1 + 0.3 = 0.4 -> 0; -0.2 - 0.3 = -0.5 -> -0.5; 0.3 + 0.3 = 0.6 -> 0.5; 0 -> 0
+  kv:push(1, mx.nd.array({ 0.3, -0.3, 0.3, 0 }))
+  kv:pull(1, { out = o })
+  close(o, { 0, -0.5, 0.5, 0 })
+  assert_error(function() kv:set_gradient_compression { type = '1bit' } end, "must be '2bit'")
+  assert_error(function() kv:set_gradient_compression { type = '2bit', threshold = 0 } end,
+    'threshold must be a positive number')
+end)
+
+test('errors: unknown and unbuilt types, keys, shapes', function()
+  assert_error(function() mx.kv.create('dist_sync') end, 'not built yet')
+  assert_error(function() mx.kv.create('shared') end, "unknown type 'shared'")
+  local kv = mx.kv.create()
+  assert_eq(kv.type, 'local')
+  kv:init(1, mx.nd.ones({ 2, 2 }))
+  assert_error(function() kv:init(1, mx.nd.ones({ 2, 2 })) end, 'already initialized')
+  assert_error(function() kv:push(2, mx.nd.ones({ 2 })) end, 'never initialized')
+  assert_error(function() kv:push(1, mx.nd.ones({ 3 })) end,
+    'initialized with shape %(2,2%), value 1 has shape %(3%)')
+  assert_error(function() kv:pull(1, { out = mx.nd.ones({ 3 }) }) end, 'holds shape %(2,2%)')
+  assert_error(function() kv:pull(1) end, 'out = array')
+  assert_error(function() kv:init(1.5, mx.nd.ones({ 1 })) end, 'whole numbers')
+  assert_error(function() kv:init({ 1, 2 }, { mx.nd.ones({ 1 }) }) end, '2 keys but 1 values')
+  assert_error(function() kv:save_optimizer_states(os.tmpname()) end, 'no optimizer')
+end)
