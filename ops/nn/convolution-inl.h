@@ -23,16 +23,18 @@ struct ConvolutionParam : Params<ConvolutionParam> {
   std::optional<std::string> layout;
   static void Declare(ParamDecl<ConvolutionParam>& d) {
     d.field("kernel", &ConvolutionParam::kernel)
-        .describe("Convolution kernel size: (w,) or (h, w).");
+        .describe("Convolution kernel size: (w,), (h, w) or (d, h, w).");
     d.field("stride", &ConvolutionParam::stride)
         .set_default(Shape())
-        .describe("Convolution stride: (w,) or (h, w). Defaults to 1 for each dimension.");
+        .describe(
+            "Convolution stride: (w,), (h, w) or (d, h, w). Defaults to 1 for each dimension.");
     d.field("dilate", &ConvolutionParam::dilate)
         .set_default(Shape())
-        .describe("Convolution dilation: (w,) or (h, w). Defaults to 1 for each dimension.");
+        .describe(
+            "Convolution dilation: (w,), (h, w) or (d, h, w). Defaults to 1 for each dimension.");
     d.field("pad", &ConvolutionParam::pad)
         .set_default(Shape())
-        .describe("Zero padding on both sides: (w,) or (h, w). Defaults to no padding.");
+        .describe("Zero padding on both sides: (w,), (h, w) or (d, h, w). Defaults to no padding.");
     d.field("num_filter", &ConvolutionParam::num_filter)
         .set_range(1, 100000)
         .describe("Convolution filter (channel) number.");
@@ -57,22 +59,27 @@ struct ConvolutionParam : Params<ConvolutionParam> {
         .describe("Turn off cudnn for this layer.");
     d.field("layout", &ConvolutionParam::layout)
         .set_default(std::nullopt)
-        .describe("Data layout: None (the default for the data's rank), 'NCW' or 'NCHW'.");
+        .describe("Data layout: None (the default for the data's rank), 'NCW', 'NCHW' or 'NCDHW'.");
   }
 };
 
 // The convolution as 2-D: 1-D data is seen as height 1.
+// 1-D and 2-D data are 3-D data of depth (and height) one: the depth fields
+// keep their neutral values there.
 struct ConvGeom {
-  int spatial = 2;  // 1 or 2
-  int64_t n = 0, c = 0, h = 1, w = 0;
+  int spatial = 2;  // 1, 2 or 3
+  int64_t n = 0, c = 0, d = 1, h = 1, w = 0;
   int64_t f = 0, g = 1;
-  int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1, ph = 0, pw = 0;
-  int64_t oh = 1, ow = 0;
+  int64_t kd = 1, kh = 1, kw = 1, sd = 1, sh = 1, sw = 1, dd = 1, dh = 1, dw = 1;
+  int64_t pd = 0, ph = 0, pw = 0;
+  int64_t od = 1, oh = 1, ow = 0;
   bool bias = true;
 
   int64_t cg() const { return c / g; }
   int64_t fg() const { return f / g; }
-  int64_t ksize() const { return kh * kw; }
+  int64_t ksize() const { return kd * kh * kw; }
+  int64_t in_size() const { return d * h * w; }      // one channel of the data
+  int64_t out_size() const { return od * oh * ow; }  // one channel of the output
 };
 
 // Checks the parameters against the data shape (ndim, channels divisible by
@@ -81,15 +88,16 @@ struct ConvGeom {
 // where noted: the output size is then 0.
 ConvGeom MakeConvGeom(const NodeAttrs& attrs, const Shape& data);
 
-// oneDNN float32 paths (convolution_dnnl.cc). `req` as for every kernel.
+// oneDNN float32 paths (convolution_dnnl.cc), 1-D and 2-D; 3-D runs the
+// reference kernels. `req` as for every kernel.
 void DnnlConvForward(const ConvGeom& g, const OpContext& ctx, const float* data,
                      const float* weight, const float* bias, float* out, OpReqType req);
 void DnnlConvBackward(const ConvGeom& g, const OpContext& ctx, const float* ograd,
                       const float* data, const float* weight, float* gdata, OpReqType req_data,
                       float* gweight, OpReqType req_weight, float* gbias, OpReqType req_bias);
 
-// Reference kernels (im2col + GEMM) for float32 and float64; `col` holds
-// cg * ksize * oh * ow elements.
+// Reference kernels (im2col + GEMM) for float32 and float64, 1-D to 3-D;
+// `col` holds cg * ksize * out_size elements.
 template <typename T>
 void RefConvForward(const ConvGeom& g, const T* data, const T* weight, const T* bias, T* out,
                     OpReqType req, T* col, int threads);
@@ -122,7 +130,7 @@ void ForFloatAndDouble(const NodeAttrs& attrs, DType t, const char* what, F fn) 
 template <typename T>
 T* ColSpace(const OpContext& ctx, const ConvGeom& g) {
   return ctx.requested[0].get_space_typed<T>(
-      static_cast<size_t>(std::max<int64_t>(1, g.cg() * g.ksize() * g.oh * g.ow)));
+      static_cast<size_t>(std::max<int64_t>(1, g.cg() * g.ksize() * g.out_size())));
 }
 
 }  // namespace tessera::op

@@ -25,26 +25,27 @@ ConvGeom MakeConvGeom(const NodeAttrs& attrs, const Shape& data) {
   const auto& p = ParamsOf<ConvolutionParam>(attrs);
   ConvGeom g;
   const int spatial = p.kernel.ndim();
-  TS_CHECK(spatial == 1 || spatial == 2)
+  TS_CHECK(spatial >= 1 && spatial <= 3)
       << OpLabel(attrs) << ": parameter 'kernel' is " << p.kernel
-      << ", only 1-D (w,) and 2-D (h, w) convolution is supported";
+      << ", only 1-D (w,), 2-D (h, w) and 3-D (d, h, w) convolution is supported";
   g.spatial = spatial;
   CheckSpatialLayout(attrs, p.layout, spatial);
+  static const char* const kLayouts[] = {"", "NCW", "NCHW", "NCDHW"};
   TS_CHECK(data.ndim() == spatial + 2)
       << OpLabel(attrs) << ": data has shape " << data << " but a " << spatial << "-D kernel "
-      << p.kernel << " needs " << spatial + 2 << "-D data (" << (spatial == 1 ? "NCW" : "NCHW")
-      << ")";
+      << p.kernel << " needs " << spatial + 2 << "-D data (" << kLayouts[spatial] << ")";
   g.n = data[0];
   g.c = data[1];
-  g.h = spatial == 2 ? data[2] : 1;
+  g.d = spatial == 3 ? data[2] : 1;
+  g.h = spatial >= 2 ? data[spatial] : 1;
   g.w = data[spatial + 1];
   g.f = p.num_filter;
   g.g = p.num_group;
   g.bias = !p.no_bias;
-  SpatialTuple(attrs, "kernel", p.kernel, spatial, 1, 1, data, &g.kh, &g.kw);
-  SpatialTuple(attrs, "stride", p.stride, spatial, 1, 1, data, &g.sh, &g.sw);
-  SpatialTuple(attrs, "dilate", p.dilate, spatial, 1, 1, data, &g.dh, &g.dw);
-  SpatialTuple(attrs, "pad", p.pad, spatial, 0, 0, data, &g.ph, &g.pw);
+  SpatialTuple3(attrs, "kernel", p.kernel, spatial, 1, 1, data, &g.kd, &g.kh, &g.kw);
+  SpatialTuple3(attrs, "stride", p.stride, spatial, 1, 1, data, &g.sd, &g.sh, &g.sw);
+  SpatialTuple3(attrs, "dilate", p.dilate, spatial, 1, 1, data, &g.dd, &g.dh, &g.dw);
+  SpatialTuple3(attrs, "pad", p.pad, spatial, 0, 0, data, &g.pd, &g.ph, &g.pw);
   TS_CHECK(g.f % g.g == 0) << OpLabel(attrs) << ": num_filter " << g.f
                            << " is not divisible by num_group " << g.g;
   TS_CHECK(g.c == 0 || g.c % g.g == 0)
@@ -52,17 +53,19 @@ ConvGeom MakeConvGeom(const NodeAttrs& attrs, const Shape& data) {
       << "), not divisible by num_group " << g.g;
   // The spatial parameters are at most kMaxSpatialParam (SpatialTuple), so
   // only the data's sizes can take these sums past 64 bits.
-  const int64_t ekh = g.dh * (g.kh - 1) + 1, ekw = g.dw * (g.kw - 1) + 1;
-  auto out_dim = [&](int64_t x, int64_t pd, int64_t ek, int64_t s, const char* axis) -> int64_t {
+  auto out_dim = [&](int64_t x, int64_t pd, int64_t k, int64_t dl, int64_t s,
+                     const char* axis) -> int64_t {
     if (x == 0) return 0;
+    const int64_t ek = dl * (k - 1) + 1;
     const int64_t padded = AddDims(x, 2 * pd, OpLabel(attrs));
     TS_CHECK(padded >= ek) << OpLabel(attrs) << ": kernel " << p.kernel << " (dilated size " << ek
                            << " along " << axis << ") exceeds the padded input " << padded
                            << " of data of shape " << data;
     return (padded - ek) / s + 1;
   };
-  g.oh = spatial == 2 ? out_dim(g.h, g.ph, ekh, g.sh, "height") : 1;
-  g.ow = out_dim(g.w, g.pw, ekw, g.sw, "width");
+  g.od = spatial == 3 ? out_dim(g.d, g.pd, g.kd, g.dd, g.sd, "depth") : 1;
+  g.oh = spatial >= 2 ? out_dim(g.h, g.ph, g.kh, g.dh, g.sh, "height") : 1;
+  g.ow = out_dim(g.w, g.pw, g.kw, g.dw, g.sw, "width");
   return g;
 }
 
@@ -101,12 +104,14 @@ bool ConvolutionShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vecto
   }
   const ConvGeom g = MakeConvGeom(attrs, data);
   std::vector<int64_t> wdims{g.f, g.c == 0 ? 0 : g.c / g.g};
-  if (spatial == 2) wdims.push_back(g.kh);
+  if (spatial == 3) wdims.push_back(g.kd);
+  if (spatial >= 2) wdims.push_back(g.kh);
   wdims.push_back(g.kw);
   AssignShape(attrs, in, 1, Shape(wdims), "weight");
   if (!p.no_bias) AssignShape(attrs, in, 2, Shape{g.f}, "bias");
   std::vector<int64_t> odims{g.n, g.f};
-  if (spatial == 2) odims.push_back(g.oh);
+  if (spatial == 3) odims.push_back(g.od);
+  if (spatial >= 2) odims.push_back(g.oh);
   odims.push_back(g.ow);
   AssignShape(attrs, out, 0, Shape(odims), "output");
   ConvDataFromOutput(attrs, in, (*out)[0]);
@@ -141,7 +146,7 @@ void ConvolutionCompute(const NodeAttrs& attrs, const OpContext& ctx, const std:
                         const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
   if (req[0] == kNullOp) return;
   const ConvGeom g = MakeConvGeom(attrs, in[0].shape());
-  if (g.n == 0 || g.f == 0 || g.oh * g.ow == 0) return;
+  if (g.n == 0 || g.f == 0 || g.out_size() == 0) return;
   const DType t = out[0].dtype();
   if (t == DType::kFloat32 && !g_force_reference.load()) {
     DnnlConvForward(g, ctx, in[0].dptr<float>(), in[1].dptr<float>(),
@@ -199,44 +204,59 @@ struct ConvolutionGrad {
 
 namespace {
 
-// col[(c * kh + i) * kw + j][y * ow + x] = data[c][y*sh - ph + i*dh][x*sw - pw + j*dw].
+// col[((c * kd + a) * kh + i) * kw + j][(z * oh + y) * ow + x] =
+//   data[c][z*sd - pd + a*dd][y*sh - ph + i*dh][x*sw - pw + j*dw], 0 outside.
+// 1-D and 2-D data have depth (and height) one: the outer loops run once.
 template <typename T>
 void Im2Col(const ConvGeom& g, const T* data, T* col) {
-  const int64_t cg = g.cg(), ohw = g.oh * g.ow;
+  const int64_t cg = g.cg(), osz = g.out_size(), hw = g.h * g.w;
   for (int64_t c = 0; c < cg; ++c)
-    for (int64_t i = 0; i < g.kh; ++i)
-      for (int64_t j = 0; j < g.kw; ++j) {
-        T* row = col + ((c * g.kh + i) * g.kw + j) * ohw;
-        const T* plane = data + c * g.h * g.w;
-        for (int64_t y = 0; y < g.oh; ++y) {
-          const int64_t iy = y * g.sh - g.ph + i * g.dh;
-          for (int64_t x = 0; x < g.ow; ++x) {
-            const int64_t ix = x * g.sw - g.pw + j * g.dw;
-            row[y * g.ow + x] =
-                (iy >= 0 && iy < g.h && ix >= 0 && ix < g.w) ? plane[iy * g.w + ix] : T(0);
+    for (int64_t a = 0; a < g.kd; ++a)
+      for (int64_t i = 0; i < g.kh; ++i)
+        for (int64_t j = 0; j < g.kw; ++j) {
+          T* row = col + (((c * g.kd + a) * g.kh + i) * g.kw + j) * osz;
+          for (int64_t z = 0; z < g.od; ++z) {
+            const int64_t iz = z * g.sd - g.pd + a * g.dd;
+            const bool z_in = iz >= 0 && iz < g.d;
+            const T* plane = data + (c * g.d + (z_in ? iz : 0)) * hw;
+            T* orow = row + z * g.oh * g.ow;
+            for (int64_t y = 0; y < g.oh; ++y) {
+              const int64_t iy = y * g.sh - g.ph + i * g.dh;
+              for (int64_t x = 0; x < g.ow; ++x) {
+                const int64_t ix = x * g.sw - g.pw + j * g.dw;
+                orow[y * g.ow + x] = (z_in && iy >= 0 && iy < g.h && ix >= 0 && ix < g.w)
+                                         ? plane[iy * g.w + ix]
+                                         : T(0);
+              }
+            }
           }
         }
-      }
 }
 
 // The adjoint: adds col back into data.
 template <typename T>
 void Col2Im(const ConvGeom& g, const T* col, T* data) {
-  const int64_t cg = g.cg(), ohw = g.oh * g.ow;
+  const int64_t cg = g.cg(), osz = g.out_size(), hw = g.h * g.w;
   for (int64_t c = 0; c < cg; ++c)
-    for (int64_t i = 0; i < g.kh; ++i)
-      for (int64_t j = 0; j < g.kw; ++j) {
-        const T* row = col + ((c * g.kh + i) * g.kw + j) * ohw;
-        T* plane = data + c * g.h * g.w;
-        for (int64_t y = 0; y < g.oh; ++y) {
-          const int64_t iy = y * g.sh - g.ph + i * g.dh;
-          if (iy < 0 || iy >= g.h) continue;
-          for (int64_t x = 0; x < g.ow; ++x) {
-            const int64_t ix = x * g.sw - g.pw + j * g.dw;
-            if (ix >= 0 && ix < g.w) plane[iy * g.w + ix] += row[y * g.ow + x];
+    for (int64_t a = 0; a < g.kd; ++a)
+      for (int64_t i = 0; i < g.kh; ++i)
+        for (int64_t j = 0; j < g.kw; ++j) {
+          const T* row = col + (((c * g.kd + a) * g.kh + i) * g.kw + j) * osz;
+          for (int64_t z = 0; z < g.od; ++z) {
+            const int64_t iz = z * g.sd - g.pd + a * g.dd;
+            if (iz < 0 || iz >= g.d) continue;
+            T* plane = data + (c * g.d + iz) * hw;
+            const T* orow = row + z * g.oh * g.ow;
+            for (int64_t y = 0; y < g.oh; ++y) {
+              const int64_t iy = y * g.sh - g.ph + i * g.dh;
+              if (iy < 0 || iy >= g.h) continue;
+              for (int64_t x = 0; x < g.ow; ++x) {
+                const int64_t ix = x * g.sw - g.pw + j * g.dw;
+                if (ix >= 0 && ix < g.w) plane[iy * g.w + ix] += orow[y * g.ow + x];
+              }
+            }
           }
         }
-      }
 }
 
 }  // namespace
@@ -245,10 +265,10 @@ template <typename T>
 void RefConvForward(const ConvGeom& g, const T* data, const T* weight, const T* bias, T* out,
                     OpReqType req, T* col, int threads) {
   if (req == kNullOp) return;
-  const int64_t ohw = g.oh * g.ow, cg = g.cg(), fg = g.fg(), k = cg * g.ksize();
+  const int64_t ohw = g.out_size(), cg = g.cg(), fg = g.fg(), k = cg * g.ksize();
   for (int64_t n = 0; n < g.n; ++n)
     for (int64_t gi = 0; gi < g.g; ++gi) {
-      Im2Col(g, data + (n * g.c + gi * cg) * g.h * g.w, col);
+      Im2Col(g, data + (n * g.c + gi * cg) * g.in_size(), col);
       T* o = out + (n * g.f + gi * fg) * ohw;
       Gemm(false, false, fg, ohw, k, T(1), weight + gi * fg * k, k, col, ohw,
            req == kAddTo ? T(1) : T(0), o, ohw, threads);
@@ -262,9 +282,9 @@ template <typename T>
 void RefConvBackward(const ConvGeom& g, const T* ograd, const T* data, const T* weight, T* gdata,
                      OpReqType req_data, T* gweight, OpReqType req_weight, T* gbias,
                      OpReqType req_bias, T* col, int threads) {
-  const int64_t ohw = g.oh * g.ow, cg = g.cg(), fg = g.fg(), k = cg * g.ksize();
+  const int64_t ohw = g.out_size(), cg = g.cg(), fg = g.fg(), k = cg * g.ksize();
   if (req_data == kWriteTo || req_data == kWriteInplace)
-    std::fill(gdata, gdata + g.n * g.c * g.h * g.w, T(0));
+    std::fill(gdata, gdata + g.n * g.c * g.in_size(), T(0));
   if (req_weight == kWriteTo || req_weight == kWriteInplace)
     std::fill(gweight, gweight + g.f * k, T(0));
   for (int64_t n = 0; n < g.n; ++n)
@@ -273,10 +293,10 @@ void RefConvBackward(const ConvGeom& g, const T* ograd, const T* data, const T* 
       if (req_data != kNullOp) {
         Gemm(true, false, k, ohw, fg, T(1), weight + gi * fg * k, k, og, ohw, T(0), col, ohw,
              threads);
-        Col2Im(g, col, gdata + (n * g.c + gi * cg) * g.h * g.w);
+        Col2Im(g, col, gdata + (n * g.c + gi * cg) * g.in_size());
       }
       if (req_weight != kNullOp) {
-        Im2Col(g, data + (n * g.c + gi * cg) * g.h * g.w, col);
+        Im2Col(g, data + (n * g.c + gi * cg) * g.in_size(), col);
         Gemm(false, true, fg, k, ohw, T(1), og, ohw, col, ohw, T(1), gweight + gi * fg * k, k,
              threads);
       }
@@ -307,19 +327,20 @@ template void RefConvBackward<double>(const ConvGeom&, const double*, const doub
 // ---------------------------------------------------------------------------
 
 TS_REGISTER_OP(Convolution)
-    .describe(R"(Computes 1-D or 2-D convolution (cross-correlation) with a bias, as MXNet.
+    .describe(R"(Computes 1-D, 2-D or 3-D convolution (cross-correlation) with a bias, as MXNet.
 
-data is (batch, channel, width) or (batch, channel, height, width); weight is
-(num_filter, channel / num_group, [kernel_h,] kernel_w) and bias (num_filter,).
-The output is (batch, num_filter, [out_h,] out_w) with
+data is (batch, channel, width), (batch, channel, height, width) or (batch,
+channel, depth, height, width); weight is (num_filter, channel / num_group,
+[[kernel_d,] kernel_h,] kernel_w) and bias (num_filter,). The output is
+(batch, num_filter, [[out_d,] out_h,] out_w) with
 out = floor((x + 2 * pad - dilate * (kernel - 1) - 1) / stride) + 1.
 num_group splits the channels into groups convolved separately (num_group =
-channels with num_filter a multiple of it: depthwise). float32 runs on oneDNN,
-float64 on reference kernels.)")
+channels with num_filter a multiple of it: depthwise). float32 1-D and 2-D
+run on oneDNN; float64, and 3-D, on reference kernels (im2col and GEMM).)")
     .set_num_inputs(ConvNumInputs)
     .set_num_outputs(1)
     .set_attr_parser(ParamParser<ConvolutionParam>)
-    .add_argument("data", "NDArray", "Input data, NCW or NCHW.")
+    .add_argument("data", "NDArray", "Input data, NCW, NCHW or NCDHW.")
     .add_argument("weight", "NDArray", "Weight matrix.")
     .add_argument("bias", "NDArray", "Bias parameter (absent when no_bias).")
     .add_arguments(ConvolutionParam::Fields())

@@ -174,7 +174,7 @@ size_t Count(const memory::desc& d) {
 void DnnlConvForward(const ConvGeom& g, const OpContext& ctx, const float* data,
                      const float* weight, const float* bias, float* out, OpReqType req) {
   if (req == kNullOp) return;
-  if (!nn_dnnl::Available())
+  if (!nn_dnnl::Available() || g.spatial == 3)
     return RefConvForward<float>(g, data, weight, bias, out, req, ColSpace<float>(ctx, g),
                                  ctx.run_ctx.omp_threads);
   try {
@@ -232,7 +232,7 @@ void DnnlConvForward(const ConvGeom& g, const OpContext& ctx, const float* data,
 void DnnlConvBackward(const ConvGeom& g, const OpContext& ctx, const float* ograd,
                       const float* data, const float* weight, float* gdata, OpReqType req_data,
                       float* gweight, OpReqType req_weight, float* gbias, OpReqType req_bias) {
-  if (!nn_dnnl::Available())
+  if (!nn_dnnl::Available() || g.spatial == 3)
     return RefConvBackward<float>(g, ograd, data, weight, gdata, req_data, gweight, req_weight,
                                   gbias, req_bias, ColSpace<float>(ctx, g),
                                   ctx.run_ctx.omp_threads);

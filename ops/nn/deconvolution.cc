@@ -29,13 +29,14 @@ struct DeconvolutionParam : Params<DeconvolutionParam> {
   bool cudnn_off = false;
   std::optional<std::string> layout;
   static void Declare(ParamDecl<DeconvolutionParam>& d) {
-    d.field("kernel", &DeconvolutionParam::kernel).describe("Kernel size: (w,) or (h, w).");
+    d.field("kernel", &DeconvolutionParam::kernel)
+        .describe("Kernel size: (w,), (h, w) or (d, h, w).");
     d.field("stride", &DeconvolutionParam::stride)
         .set_default(Shape())
-        .describe("Stride: (w,) or (h, w). Defaults to 1.");
+        .describe("Stride: (w,), (h, w) or (d, h, w). Defaults to 1.");
     d.field("dilate", &DeconvolutionParam::dilate)
         .set_default(Shape())
-        .describe("Dilation: (w,) or (h, w). Defaults to 1.");
+        .describe("Dilation: (w,), (h, w) or (d, h, w). Defaults to 1.");
     d.field("pad", &DeconvolutionParam::pad)
         .set_default(Shape())
         .describe("Padding removed from both sides of the output. Defaults to 0.");
@@ -66,19 +67,21 @@ struct DeconvolutionParam : Params<DeconvolutionParam> {
         .describe("Accepted, unused on CPU.");
     d.field("layout", &DeconvolutionParam::layout)
         .set_default(std::nullopt)
-        .describe("None, 'NCW' or 'NCHW'.");
+        .describe("None, 'NCW', 'NCHW' or 'NCDHW'.");
   }
 };
 
-// The convolution geometry of the deconvolution of `data` (N, C, [H,] W).
+// The convolution geometry of the deconvolution of `data` (N, C, [[D,] H,] W).
 ConvGeom DeconvGeom(const NodeAttrs& attrs, const Shape& data) {
   const auto& p = ParamsOf<DeconvolutionParam>(attrs);
   const int k = p.kernel.ndim();
-  TS_CHECK(k == 1 || k == 2) << OpLabel(attrs) << ": kernel must have 1 or 2 dimensions, got "
+  TS_CHECK(k >= 1 && k <= 3) << OpLabel(attrs) << ": kernel must have 1, 2 or 3 dimensions, got "
                              << p.kernel;
+  static const char* const kAxes[] = {"", "width", "height, width", "depth, height, width"};
   TS_CHECK(data.ndim() == k + 2) << OpLabel(attrs) << ": a " << k
-                                 << "-D kernel needs data (batch, channel, "
-                                 << (k == 2 ? "height, width" : "width") << "), got " << data;
+                                 << "-D kernel needs data (batch, channel, " << kAxes[k]
+                                 << "), got " << data;
+  CheckSpatialLayout(attrs, p.layout, k);
   for (const Shape* t : {&p.stride, &p.dilate, &p.pad, &p.adj, &p.target_shape})
     TS_CHECK(t->ndim() == 0 || t->ndim() == k)
         << OpLabel(attrs) << ": kernel " << p.kernel << " and " << *t << " differ in rank";
@@ -91,13 +94,14 @@ ConvGeom DeconvGeom(const NodeAttrs& attrs, const Shape& data) {
   TS_CHECK(g.f % g.g == 0 && g.c % g.g == 0)
       << OpLabel(attrs) << ": input channels " << g.f << " and num_filter " << g.c
       << " must both be divisible by num_group " << g.g;
-  const int64_t in_h = k == 2 ? data[2] : 1, in_w = data[k + 1];
-  int64_t pad_h, pad_w, adj_h, adj_w;
-  SpatialTuple(attrs, "kernel", p.kernel, k, 1, 1, data, &g.kh, &g.kw);
-  SpatialTuple(attrs, "stride", p.stride, k, 1, 1, data, &g.sh, &g.sw);
-  SpatialTuple(attrs, "dilate", p.dilate, k, 1, 1, data, &g.dh, &g.dw);
-  SpatialTuple(attrs, "pad", p.pad, k, 0, 0, data, &pad_h, &pad_w);
-  SpatialTuple(attrs, "adj", p.adj, k, 0, 0, data, &adj_h, &adj_w);
+  const int64_t in_d = k == 3 ? data[2] : 1, in_h = k >= 2 ? data[k] : 1, in_w = data[k + 1];
+  int64_t pad_d, pad_h, pad_w, adj_d, adj_h, adj_w;
+  SpatialTuple3(attrs, "kernel", p.kernel, k, 1, 1, data, &g.kd, &g.kh, &g.kw);
+  SpatialTuple3(attrs, "stride", p.stride, k, 1, 1, data, &g.sd, &g.sh, &g.sw);
+  SpatialTuple3(attrs, "dilate", p.dilate, k, 1, 1, data, &g.dd, &g.dh, &g.dw);
+  SpatialTuple3(attrs, "pad", p.pad, k, 0, 0, data, &pad_d, &pad_h, &pad_w);
+  SpatialTuple3(attrs, "adj", p.adj, k, 0, 0, data, &adj_d, &adj_h, &adj_w);
+  g.od = in_d;
   g.oh = in_h;
   g.ow = in_w;
   // The output size along tuple axis `idx` and the padding that gives it:
@@ -124,14 +128,17 @@ ConvGeom DeconvGeom(const NodeAttrs& attrs, const Shape& data) {
                       << data;
     return out;
   };
-  g.h = k == 2 ? size(in_h, g.kh, g.sh, g.dh, pad_h, adj_h, 0, &g.ph) : 1;
-  if (k != 2) g.ph = 0;
+  g.d = k == 3 ? size(in_d, g.kd, g.sd, g.dd, pad_d, adj_d, 0, &g.pd) : 1;
+  if (k != 3) g.pd = 0;
+  g.h = k >= 2 ? size(in_h, g.kh, g.sh, g.dh, pad_h, adj_h, k - 2, &g.ph) : 1;
+  if (k < 2) g.ph = 0;
   g.w = size(in_w, g.kw, g.sw, g.dw, pad_w, adj_w, k - 1, &g.pw);
   g.bias = false;  // added here, per output channel
   return g;
 }
 
 Shape OutputShape(const ConvGeom& g) {
+  if (g.spatial == 3) return Shape{g.n, g.c, g.d, g.h, g.w};
   return g.spatial == 2 ? Shape{g.n, g.c, g.h, g.w} : Shape{g.n, g.c, g.w};
 }
 
@@ -205,7 +212,7 @@ void DeconvForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vect
                          ColSpace<T>(ctx, g), ctx.run_ctx.omp_threads);
     if (!bias) return;
     const T* b = in[2].dptr<T>();
-    const int64_t plane = g.h * g.w;
+    const int64_t plane = g.in_size();
     for (int64_t n = 0; n < g.n; ++n)
       for (int64_t c = 0; c < g.c; ++c) {
         T* row = y + (n * g.c + c) * plane;
@@ -240,7 +247,7 @@ void DeconvBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vec
     }
     if (!bias || req[2] == kNullOp) return;
     T* db = out[2].dptr<T>();
-    const int64_t plane = g.h * g.w;
+    const int64_t plane = g.in_size();
     for (int64_t c = 0; c < g.c; ++c) {
       AccType<T> s = 0;
       for (int64_t n = 0; n < g.n; ++n) {
@@ -275,12 +282,12 @@ TS_REGISTER_OP(Deconvolution)
 
 For input (N, C, H, W) and kernel (kh, kw) the output is (N, num_filter,
 (H - 1) * stride - 2 * pad + dilate * (kh - 1) + 1 + adj, ...); weight is
-(C, num_filter / num_group, kh, kw). With target_shape, pad and adj are
+(C, num_filter / num_group, kh, kw); 1-D and 3-D the same per axis. With target_shape, pad and adj are
 chosen to give that output size. The bias is off by default, as in MXNet.)")
     .set_num_inputs(NumInputs)
     .set_num_outputs(1)
     .set_attr_parser(ParamParser<DeconvolutionParam>)
-    .add_argument("data", "NDArray", "Input, (batch, channel, [height,] width).")
+    .add_argument("data", "NDArray", "Input, (batch, channel, [[depth,] height,] width).")
     .add_argument("weight", "NDArray", "Weight, (channel, num_filter / num_group, kernel...).")
     .add_argument("bias", "NDArray", "Bias, (num_filter,), unless no_bias.")
     .add_arguments(DeconvolutionParam::Fields())

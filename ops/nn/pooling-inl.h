@@ -1,4 +1,4 @@
-// Pooling (1-D and 2-D; max, avg, sum; global; 'valid' and 'full'
+// Pooling (1-D, 2-D and 3-D; max, avg, sum; global; 'valid' and 'full'
 // conventions), MXNet's parameters and semantics: windows are clipped to the
 // input, avg divides by the window size counted over the padding
 // (count_include_pad, default True) or over the input elements only, and the
@@ -34,7 +34,7 @@ struct PoolingParam : Params<PoolingParam> {
   static void Declare(ParamDecl<PoolingParam>& d) {
     d.field("kernel", &PoolingParam::kernel)
         .set_default(Shape())
-        .describe("Pooling kernel size: (w,) or (h, w). Ignored when global_pool.");
+        .describe("Pooling kernel size: (w,), (h, w) or (d, h, w). Ignored when global_pool.");
     d.field("pool_type", &PoolingParam::pool_type)
         .set_default(pool::kMaxPool)
         .add_enum("max", pool::kMaxPool)
@@ -58,10 +58,11 @@ struct PoolingParam : Params<PoolingParam> {
             "'full' the same with ceil ('same' is not supported).");
     d.field("stride", &PoolingParam::stride)
         .set_default(Shape())
-        .describe("Stride for pooling: (w,) or (h, w). Defaults to 1 for each dimension.");
+        .describe(
+            "Stride for pooling: (w,), (h, w) or (d, h, w). Defaults to 1 for each dimension.");
     d.field("pad", &PoolingParam::pad)
         .set_default(Shape())
-        .describe("Pad for pooling: (w,) or (h, w). Defaults to no padding.");
+        .describe("Pad for pooling: (w,), (h, w) or (d, h, w). Defaults to no padding.");
     d.field("p_value", &PoolingParam::p_value)
         .set_default(std::nullopt)
         .describe("Value of p for Lp pooling (unused: 'lp' is not supported).");
@@ -72,18 +73,21 @@ struct PoolingParam : Params<PoolingParam> {
             "True, as MXNet.");
     d.field("layout", &PoolingParam::layout)
         .set_default(std::nullopt)
-        .describe("Data layout: None (the default for the data's rank), 'NCW' or 'NCHW'.");
+        .describe("Data layout: None (the default for the data's rank), 'NCW', 'NCHW' or 'NCDHW'.");
   }
 };
 
-// The pooling as 2-D over (batch * channel) planes: 1-D data is seen as
-// height 1.
+// The pooling as 3-D over (batch * channel) planes: 1-D and 2-D data are
+// seen as depth (and height) 1.
 struct PoolGeom {
   int spatial = 2;
-  int64_t planes = 0, h = 1, w = 0, kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0;
-  int64_t oh = 1, ow = 0;
+  int64_t planes = 0, d = 1, h = 1, w = 0, kd = 1, kh = 1, kw = 1, sd = 1, sh = 1, sw = 1;
+  int64_t pd = 0, ph = 0, pw = 0;
+  int64_t od = 1, oh = 1, ow = 0;
   int type = pool::kMaxPool;
   bool include_pad = true;
+  int64_t in_size() const { return d * h * w; }
+  int64_t out_size() const { return od * oh * ow; }
 };
 
 // Checks the parameters against the data shape (the supported types and
@@ -103,8 +107,9 @@ PoolGeom MakePoolGeom(const NodeAttrs& attrs, const Shape& data);
 bool PoolHasWorkspace(const NodeAttrs& attrs);
 int64_t PoolWorkspaceBytes(const NodeAttrs& attrs, const PoolGeom& g, int64_t n, int64_t c);
 
-// oneDNN float32 paths on the plain layout (pooling_dnnl.cc), for data of
-// shape (n, c, ...). They return false, having written nothing, where
+// oneDNN float32 paths on the plain layout (pooling_dnnl.cc), for 1-D and
+// 2-D data of shape (n, c, ...). They return false, having written nothing,
+// for 3-D data (the plain kernels run it), where
 // oneDNN's semantics differ from MXNet's (sum; avg counting the padding when
 // a 'full' window reaches past it; padding as large as the kernel), for a
 // `req` they do not serve (forward: write; backward: write to a separate

@@ -27,8 +27,8 @@ PoolGeom MakePoolGeom(const NodeAttrs& attrs, const Shape& data) {
   g.type = p.pool_type;
   g.include_pad = p.count_include_pad.value_or(true);
   const int spatial = p.global_pool ? data.ndim() - 2 : p.kernel.ndim();
-  TS_CHECK(spatial == 1 || spatial == 2)
-      << OpLabel(attrs) << ": only 1-D and 2-D pooling is supported, got "
+  TS_CHECK(spatial >= 1 && spatial <= 3)
+      << OpLabel(attrs) << ": only 1-D, 2-D and 3-D pooling is supported, got "
       << (p.global_pool ? "data of shape " : "kernel ") << (p.global_pool ? data : p.kernel);
   TS_CHECK(data.ndim() == spatial + 2)
       << OpLabel(attrs) << ": data has shape " << data << " but a " << spatial << "-D kernel "
@@ -36,18 +36,21 @@ PoolGeom MakePoolGeom(const NodeAttrs& attrs, const Shape& data) {
   CheckSpatialLayout(attrs, p.layout, spatial);
   g.spatial = spatial;
   g.planes = MulDims(data[0], data[1], OpLabel(attrs));
-  g.h = spatial == 2 ? data[2] : 1;
+  g.d = spatial == 3 ? data[2] : 1;
+  g.h = spatial >= 2 ? data[spatial] : 1;
   g.w = data[spatial + 1];
   if (p.global_pool) {
+    g.kd = g.d;
     g.kh = g.h;
     g.kw = g.w;
+    g.od = 1;
     g.oh = 1;
     g.ow = 1;
     return g;
   }
-  SpatialTuple(attrs, "kernel", p.kernel, spatial, 1, 1, data, &g.kh, &g.kw);
-  SpatialTuple(attrs, "stride", p.stride, spatial, 1, 1, data, &g.sh, &g.sw);
-  SpatialTuple(attrs, "pad", p.pad, spatial, 0, 0, data, &g.ph, &g.pw);
+  SpatialTuple3(attrs, "kernel", p.kernel, spatial, 1, 1, data, &g.kd, &g.kh, &g.kw);
+  SpatialTuple3(attrs, "stride", p.stride, spatial, 1, 1, data, &g.sd, &g.sh, &g.sw);
+  SpatialTuple3(attrs, "pad", p.pad, spatial, 0, 0, data, &g.pd, &g.ph, &g.pw);
   auto out_dim = [&](int64_t x, int64_t k, int64_t s, int64_t pd, const char* axis) -> int64_t {
     if (x == 0) return 0;
     // pd is at most kMaxSpatialParam (SpatialTuple): only x can overflow the sum.
@@ -58,7 +61,8 @@ PoolGeom MakePoolGeom(const NodeAttrs& attrs, const Shape& data) {
     const int64_t span = padded - k;
     return 1 + (p.pooling_convention == pool::kFull ? (span + s - 1) / s : span / s);
   };
-  g.oh = spatial == 2 ? out_dim(g.h, g.kh, g.sh, g.ph, "height") : 1;
+  g.od = spatial == 3 ? out_dim(g.d, g.kd, g.sd, g.pd, "depth") : 1;
+  g.oh = spatial >= 2 ? out_dim(g.h, g.kh, g.sh, g.ph, "height") : 1;
   g.ow = out_dim(g.w, g.kw, g.sw, g.pw, "width");
   return g;
 }
@@ -69,8 +73,9 @@ bool PoolHasWorkspace(const NodeAttrs& attrs) {
 
 int64_t PoolWorkspaceBytes(const NodeAttrs& attrs, const PoolGeom& g, int64_t n, int64_t c) {
   const std::string label = OpLabel(attrs) + " workspace";
-  const int64_t per = MulDims(g.kh, g.kw, label) <= 255 ? 1 : 4;
-  const int64_t outputs = MulDims(MulDims(n, c, label), MulDims(g.oh, g.ow, label), label);
+  const int64_t per = MulDims(MulDims(g.kd, g.kh, label), g.kw, label) <= 255 ? 1 : 4;
+  const int64_t outputs =
+      MulDims(MulDims(n, c, label), MulDims(MulDims(g.od, g.oh, label), g.ow, label), label);
   return AddDims(MulDims(outputs, per, label), 1, label);
 }
 
@@ -100,7 +105,8 @@ bool PoolingShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Sh
   if (data.ndim() == 0) return false;
   const PoolGeom g = MakePoolGeom(attrs, data);
   std::vector<int64_t> od{data[0], data[1]};
-  if (g.spatial == 2) od.push_back(g.oh);
+  if (g.spatial == 3) od.push_back(g.od);
+  if (g.spatial >= 2) od.push_back(g.oh);
   od.push_back(g.ow);
   AssignShape(attrs, out, 0, Shape(od), "output");
   PoolDataFromOutput(attrs, in, (*out)[0]);
@@ -146,22 +152,27 @@ uint32_t PoolingBackwardNumInputs(const NodeAttrs& attrs) {
   return PoolHasWorkspace(attrs) ? 4 : 3;
 }
 
-// The window of output (y, x): [h0, h1) x [w0, w1) clipped to the input, and
-// the avg divisor.
+// The window of output (z, y, x): [d0, d1) x [h0, h1) x [w0, w1) clipped to
+// the input, and the avg divisor.
 struct Window {
-  int64_t h0, h1, w0, w1, size;
+  int64_t d0, d1, h0, h1, w0, w1, size;
 };
 
-inline Window WindowAt(const PoolGeom& g, int64_t y, int64_t x) {
+inline Window WindowAt(const PoolGeom& g, int64_t z, int64_t y, int64_t x) {
   Window r;
-  int64_t hs = y * g.sh - g.ph, ws = x * g.sw - g.pw;
-  int64_t he = std::min(hs + g.kh, g.h + g.ph), we = std::min(ws + g.kw, g.w + g.pw);
-  r.size = (he - hs) * (we - ws);
+  int64_t ds = z * g.sd - g.pd, hs = y * g.sh - g.ph, ws = x * g.sw - g.pw;
+  int64_t de = std::min(ds + g.kd, g.d + g.pd), he = std::min(hs + g.kh, g.h + g.ph),
+          we = std::min(ws + g.kw, g.w + g.pw);
+  r.size = (de - ds) * (he - hs) * (we - ws);
+  ds = std::max<int64_t>(ds, 0);
   hs = std::max<int64_t>(hs, 0);
   ws = std::max<int64_t>(ws, 0);
+  de = std::min(de, g.d);
   he = std::min(he, g.h);
   we = std::min(we, g.w);
-  if (!g.include_pad) r.size = (he - hs) * (we - ws);
+  if (!g.include_pad) r.size = (de - ds) * (he - hs) * (we - ws);
+  r.d0 = ds;
+  r.d1 = de;
   r.h0 = hs;
   r.h1 = he;
   r.w0 = ws;
@@ -169,37 +180,50 @@ inline Window WindowAt(const PoolGeom& g, int64_t y, int64_t x) {
   return r;
 }
 
+// The window's elements, as offsets in one plane of the input, in order
+// (depth, then row, then column): fn(offset) -> false stops.
+template <typename F>
+inline void ForWindow(const PoolGeom& g, const Window& wd, F fn) {
+  for (int64_t a = wd.d0; a < wd.d1; ++a)
+    for (int64_t i = wd.h0; i < wd.h1; ++i)
+      for (int64_t j = wd.w0; j < wd.w1; ++j)
+        if (!fn((a * g.h + i) * g.w + j)) return;
+}
+
 template <typename T>
 void PoolForward(const PoolGeom& g, const T* in, T* out, OpReqType req,
                  [[maybe_unused]] int threads) {
   using A = AccType<T>;
-  const int64_t ihw = g.h * g.w, ohw = g.oh * g.ow;
+  const int64_t isz = g.in_size(), osz = g.out_size();
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static) if (g.planes > 1)
 #endif
   for (int64_t pl = 0; pl < g.planes; ++pl) {
-    const T* src = in + pl * ihw;
-    T* dst = out + pl * ohw;
-    for (int64_t y = 0; y < g.oh; ++y)
-      for (int64_t x = 0; x < g.ow; ++x) {
-        const Window wd = WindowAt(g, y, x);
-        A v;
-        if (g.type == pool::kMaxPool) {
-          v = std::numeric_limits<A>::lowest();
-          for (int64_t i = wd.h0; i < wd.h1; ++i)
-            for (int64_t j = wd.w0; j < wd.w1; ++j) {
-              const A e = static_cast<A>(src[i * g.w + j]);
+    const T* src = in + pl * isz;
+    T* dst = out + pl * osz;
+    for (int64_t z = 0; z < g.od; ++z)
+      for (int64_t y = 0; y < g.oh; ++y)
+        for (int64_t x = 0; x < g.ow; ++x) {
+          const Window wd = WindowAt(g, z, y, x);
+          A v;
+          if (g.type == pool::kMaxPool) {
+            v = std::numeric_limits<A>::lowest();
+            ForWindow(g, wd, [&](int64_t at) {
+              const A e = static_cast<A>(src[at]);
               if (e > v) v = e;
-            }
-        } else {
-          v = 0;
-          for (int64_t i = wd.h0; i < wd.h1; ++i)
-            for (int64_t j = wd.w0; j < wd.w1; ++j) v += static_cast<A>(src[i * g.w + j]);
-          if (g.type == pool::kAvgPool) v = wd.size > 0 ? v / static_cast<A>(wd.size) : A(0);
+              return true;
+            });
+          } else {
+            v = 0;
+            ForWindow(g, wd, [&](int64_t at) {
+              v += static_cast<A>(src[at]);
+              return true;
+            });
+            if (g.type == pool::kAvgPool) v = wd.size > 0 ? v / static_cast<A>(wd.size) : A(0);
+          }
+          T& o = dst[(z * g.oh + y) * g.ow + x];
+          o = req == kAddTo ? static_cast<T>(static_cast<A>(o) + v) : static_cast<T>(v);
         }
-        T& o = dst[y * g.ow + x];
-        o = req == kAddTo ? static_cast<T>(static_cast<A>(o) + v) : static_cast<T>(v);
-      }
   }
 }
 
@@ -208,8 +232,8 @@ void PoolForward(const PoolGeom& g, const T* in, T* out, OpReqType req,
 // equal to it (row-major), as in the general loop, without the window
 // arithmetic and search loops. A NaN output matches none and routes nothing.
 bool IsMax2x2(const PoolGeom& g) {
-  return g.type == pool::kMaxPool && g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 &&
-         g.ph == 0 && g.pw == 0 && 2 * g.oh <= g.h && 2 * g.ow <= g.w;
+  return g.type == pool::kMaxPool && g.spatial <= 2 && g.kh == 2 && g.kw == 2 && g.sh == 2 &&
+         g.sw == 2 && g.ph == 0 && g.pw == 0 && 2 * g.oh <= g.h && 2 * g.ow <= g.w;
 }
 
 template <typename T>
@@ -234,44 +258,46 @@ template <typename T>
 void PoolBackward(const PoolGeom& g, const T* ograd, const T* in, const T* out, T* gin,
                   OpReqType req, [[maybe_unused]] int threads) {
   using A = AccType<T>;
-  const int64_t ihw = g.h * g.w, ohw = g.oh * g.ow;
+  const int64_t isz = g.in_size(), osz = g.out_size();
   const bool max2x2 = IsMax2x2(g);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static) if (g.planes > 1)
 #endif
   for (int64_t pl = 0; pl < g.planes; ++pl) {
-    const T* src = in + pl * ihw;
-    const T* og = ograd + pl * ohw;
-    const T* o = out + pl * ohw;
-    T* gi = gin + pl * ihw;
+    const T* src = in + pl * isz;
+    const T* og = ograd + pl * osz;
+    const T* o = out + pl * osz;
+    T* gi = gin + pl * isz;
     // Accumulate in place: for write, start from zero.
-    if (req != kAddTo) std::fill(gi, gi + ihw, T(0));
+    if (req != kAddTo) std::fill(gi, gi + isz, T(0));
     if (max2x2) {
       MaxPool2x2BackwardPlane(g, og, src, o, gi);
       continue;
     }
-    for (int64_t y = 0; y < g.oh; ++y)
-      for (int64_t x = 0; x < g.ow; ++x) {
-        const Window wd = WindowAt(g, y, x);
-        const A gv = static_cast<A>(og[y * g.ow + x]);
-        if (g.type == pool::kMaxPool) {
-          const T m = o[y * g.ow + x];
-          int64_t at = -1;
-          for (int64_t i = wd.h0; i < wd.h1 && at < 0; ++i)
-            for (int64_t j = wd.w0; j < wd.w1; ++j)
-              if (src[i * g.w + j] == m) {
-                at = i * g.w + j;
-                break;
-              }
-          if (at >= 0) gi[at] = static_cast<T>(static_cast<A>(gi[at]) + gv);
-        } else {
-          const A share =
-              g.type == pool::kAvgPool ? (wd.size > 0 ? gv / static_cast<A>(wd.size) : A(0)) : gv;
-          for (int64_t i = wd.h0; i < wd.h1; ++i)
-            for (int64_t j = wd.w0; j < wd.w1; ++j)
-              gi[i * g.w + j] = static_cast<T>(static_cast<A>(gi[i * g.w + j]) + share);
+    for (int64_t z = 0; z < g.od; ++z)
+      for (int64_t y = 0; y < g.oh; ++y)
+        for (int64_t x = 0; x < g.ow; ++x) {
+          const Window wd = WindowAt(g, z, y, x);
+          const int64_t oat = (z * g.oh + y) * g.ow + x;
+          const A gv = static_cast<A>(og[oat]);
+          if (g.type == pool::kMaxPool) {
+            const T m = o[oat];
+            int64_t found = -1;
+            ForWindow(g, wd, [&](int64_t at) {
+              if (src[at] != m) return true;
+              found = at;
+              return false;
+            });
+            if (found >= 0) gi[found] = static_cast<T>(static_cast<A>(gi[found]) + gv);
+          } else {
+            const A share =
+                g.type == pool::kAvgPool ? (wd.size > 0 ? gv / static_cast<A>(wd.size) : A(0)) : gv;
+            ForWindow(g, wd, [&](int64_t at) {
+              gi[at] = static_cast<T>(static_cast<A>(gi[at]) + share);
+              return true;
+            });
+          }
         }
-      }
   }
 }
 
@@ -281,7 +307,7 @@ void PoolBackward(const PoolGeom& g, const T* ograd, const T* in, const T* out, 
 bool PoolForwardAny(const PoolGeom& g, const OpContext& ctx, const TBlob& in, OpReqType req,
                     const TBlob& out, uint8_t* ws, int64_t ws_bytes) {
   const int threads = ctx.run_ctx.omp_threads;
-  if (in.dtype() == DType::kFloat32 && g.planes > 0 && g.oh * g.ow > 0) {
+  if (in.dtype() == DType::kFloat32 && g.spatial <= 2 && g.planes > 0 && g.oh * g.ow > 0) {
     const int64_t n = in.shape()[0], c = in.shape()[1];
     const float* x = in.dptr<float>();
     float* y = out.dptr<float>();
@@ -326,7 +352,7 @@ void PoolingBackwardCompute(const NodeAttrs& attrs, const OpContext& ctx,
   if (req[0] == kNullOp) return;
   const PoolGeom g = MakePoolGeom(attrs, in[1].shape());
   const int threads = ctx.run_ctx.omp_threads;
-  if (in[0].dtype() == DType::kFloat32 && g.planes > 0 && g.oh * g.ow > 0) {
+  if (in[0].dtype() == DType::kFloat32 && g.spatial <= 2 && g.planes > 0 && g.oh * g.ow > 0) {
     const int64_t n = in[1].shape()[0], c = in[1].shape()[1];
     const float* og = in[0].dptr<float>();
     float* gi = out[0].dptr<float>();
@@ -377,7 +403,8 @@ struct PoolingGrad {
 TS_REGISTER_OP(Pooling)
     .describe(R"(Performs pooling on the input, as MXNet.
 
-data is (batch, channel, width) or (batch, channel, height, width). pool_type
+data is (batch, channel, width), (batch, channel, height, width) or (batch,
+channel, depth, height, width) (3-D on the plain kernels). pool_type
 'max', 'avg' or 'sum' over windows of size kernel moved by stride over the
 input padded by pad on both sides. Output size per spatial axis:
 'valid' (default): floor((x + 2 * pad - kernel) / stride) + 1;

@@ -1,8 +1,9 @@
-// The spatial parameters of the operators on (batch, channel, [height,]
-// width) data, 1-D or 2-D (Convolution, Deconvolution, Pooling): a tuple
-// (w,) or (h, w) read as a height and a width, 1-D data being seen as 2-D
-// data of height one, and the layouts those operators accept. Errors name
-// the op, the parameter and the data's shape.
+// The spatial parameters of the operators on (batch, channel, [[depth,]
+// height,] width) data, 1-D, 2-D or 3-D (Convolution, Deconvolution,
+// Pooling): a tuple (w,), (h, w) or (d, h, w) read as a depth, a height and
+// a width, lower-dimensional data being seen as 3-D data of depth and height
+// one, and the layouts those operators accept. Errors name the op, the
+// parameter and the data's shape.
 #pragma once
 
 #include <cstdint>
@@ -42,8 +43,17 @@ inline void SpatialTuple(const NodeAttrs& attrs, const char* name, const Shape& 
     TS_CHECK(s[i] <= kMaxSpatialParam) << OpLabel(attrs) << ": parameter '" << name << "' is " << s
                                        << ", every value must be <= " << kMaxSpatialParam;
   }
-  *h = spatial == 2 ? s[0] : fill;
+  *h = spatial >= 2 ? s[spatial - 2] : fill;
   *w = s[spatial - 1];
+}
+
+// SpatialTuple with a depth: `s` for `spatial` (1, 2 or 3) dimensions as
+// (*d, *h, *w), `fill` on the axes that are not there.
+inline void SpatialTuple3(const NodeAttrs& attrs, const char* name, const Shape& s, int spatial,
+                          int64_t fill, int64_t min, const Shape& data, int64_t* d, int64_t* h,
+                          int64_t* w) {
+  SpatialTuple(attrs, name, s, spatial, fill, min, data, h, w);
+  *d = spatial == 3 && s.ndim() == 3 ? s[0] : fill;
 }
 
 // The value of a spatial tuple parameter at spatial axis `i` (0-based among
@@ -88,7 +98,7 @@ inline int64_t WindowInputSize(const NodeAttrs& attrs, int64_t out, int64_t wind
 inline void CheckSpatialLayout(const NodeAttrs& attrs, const std::optional<std::string>& layout,
                                int spatial) {
   if (!layout) return;
-  const char* want = spatial == 1 ? "NCW" : "NCHW";
+  const char* want = spatial == 1 ? "NCW" : (spatial == 2 ? "NCHW" : "NCDHW");
   TS_CHECK(*layout == want) << OpLabel(attrs) << ": layout '" << *layout
                             << "' is not supported with " << spatial
                             << " spatial dimension(s), expected '" << want << "'";

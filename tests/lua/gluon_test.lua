@@ -250,6 +250,13 @@ test('layer gradients against finite differences', function()
     { weight = r({ 2, 1, 3 }), bias = r({ 2 }) })
   check_layer(nn.Conv2DTranspose(2, 3, { strides = 2 }), r({ 1, 3, 3, 3 }),
     { weight = r({ 3, 2, 3, 3 }), bias = r({ 2 }) })
+  check_layer(nn.Conv3D(2, 2, { padding = { 1, 0, 0 } }), r({ 1, 2, 2, 3, 3 }),
+    { weight = r({ 2, 2, 2, 2, 2 }), bias = r({ 2 }) })
+  check_layer(nn.Conv3DTranspose(2, 2, { strides = 2 }), r({ 1, 1, 2, 2, 2 }),
+    { weight = r({ 1, 2, 2, 2, 2 }), bias = r({ 2 }) })
+  check_layer(nn.MaxPool3D(2), r({ 1, 2, 2, 4, 4 }), {})
+  check_layer(nn.AvgPool3D(2, { strides = 1 }), r({ 1, 1, 3, 3, 3 }), {})
+  check_layer(nn.GlobalAvgPool3D(), r({ 2, 2, 2, 3, 2 }), {})
   check_layer(nn.AvgPool2D(2), r({ 1, 2, 4, 4 }), {})
   check_layer(nn.GlobalMaxPool1D(), r({ 2, 3, 5 }), {})
   check_layer(nn.MaxPool1D(3, { strides = 1, padding = 1 }), r({ 1, 2, 6 }), {})
@@ -292,14 +299,6 @@ test('GroupNorm: values from the definition; 1 group and one group per channel',
   gn:initialize()
   assert_eq(gn(z).shape, { 2, 4, 3 })
   assert_eq(gn.gamma.shape, { 4 })
-end)
-
-test('3-D convolution and pooling layers: a clear error until the operators have 3-D', function()
-  local c = nn.Conv3D(2, 2)
-  c:initialize()
-  assert_error(function() c(mx.nd.ones({ 1, 1, 3, 3, 3 })) end, 'only 1%-D .* and 2%-D')
-  assert_error(function() nn.MaxPool3D(2)(mx.nd.ones({ 1, 1, 2, 4, 4 })) end,
-    'only 1%-D and 2%-D pooling')
 end)
 
 test('Embedding, Dropout (train and predict), Lambda, HybridLambda', function()

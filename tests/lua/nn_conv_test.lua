@@ -161,3 +161,92 @@ test('Deconvolution: output sizes, target_shape, float32 (oneDNN) against float6
       stride = {2, 2}, adj = {2, 2}, num_filter = 3})
   end, 'adj')
 end)
+
+-- 3-D: Convolution against the definition summed in Lua, Deconvolution as
+-- Convolution's transpose, Pooling windows, gradients by finite differences.
+local function direct_conv3d(X, W, B, xs, ws, pad, stride)
+  local out = {}
+  local od = math.floor((xs[3] + 2 * pad[1] - ws[3]) / stride[1]) + 1
+  local oh = math.floor((xs[4] + 2 * pad[2] - ws[4]) / stride[2]) + 1
+  local ow = math.floor((xs[5] + 2 * pad[3] - ws[5]) / stride[3]) + 1
+  for n = 1, xs[1] do
+    out[n] = {}
+    for f = 1, ws[1] do
+      out[n][f] = {}
+      for z = 1, od do
+        out[n][f][z] = {}
+        for y = 1, oh do
+          out[n][f][z][y] = {}
+          for x = 1, ow do
+            local s = B[f]
+            for c = 1, xs[2] do for a = 1, ws[3] do for i = 1, ws[4] do for j = 1, ws[5] do
+              local iz = (z - 1) * stride[1] - pad[1] + a - 1
+              local iy = (y - 1) * stride[2] - pad[2] + i - 1
+              local ix = (x - 1) * stride[3] - pad[3] + j - 1
+              if iz >= 0 and iz < xs[3] and iy >= 0 and iy < xs[4] and ix >= 0 and ix < xs[5] then
+                s = s + X[n][c][iz + 1][iy + 1][ix + 1] * W[f][c][a][i][j]
+              end
+            end end end end
+            out[n][f][z][y][x] = s
+          end
+        end
+      end
+    end
+  end
+  return out
+end
+
+test('3-D Convolution, float64 and float32, against the definition', function()
+  local xs, ws = {2, 2, 4, 5, 3}, {3, 2, 2, 3, 2}
+  local x = mx.nd.random.uniform(-1, 1, xs, {dtype = 'float64'})
+  local w = mx.nd.random.uniform(-1, 1, ws, {dtype = 'float64'})
+  local b = mx.nd.random.uniform(-1, 1, {3}, {dtype = 'float64'})
+  local p = {kernel = {2, 3, 2}, num_filter = 3, pad = {1, 1, 0}, stride = {1, 2, 1}}
+  local y = mx.nd.Convolution(x, w, b, p)
+  assert_eq(y.shape, {2, 3, 5, 3, 2})
+  close(y, direct_conv3d(x:totable(), w:totable(), b:totable(), xs, ws, {1, 1, 0}, {1, 2, 1}), 1e-10)
+  close(mx.nd.Convolution(x:astype('float32'), w:astype('float32'), b:astype('float32'), p), y, 1e-5)
+  local args, outs = mx.sym.Convolution{data = mx.sym.Variable('data'), kernel = {3, 3, 3},
+    num_filter = 4, name = 'c'}:infer_shape{data = {1, 2, 5, 6, 7}}
+  assert_eq(args[2], {4, 2, 3, 3, 3})
+  assert_eq(outs[1], {1, 4, 3, 4, 5})
+  assert_error(function() mx.nd.Convolution(mx.nd.ones({1, 1, 4, 4}), mx.nd.ones({1, 1, 2, 2, 2}),
+    {kernel = {2, 2, 2}, num_filter = 1, no_bias = true}) end, '3%-D kernel .* needs 5%-D data %(NCDHW%)')
+  assert_error(function() mx.nd.Convolution(mx.nd.ones({1, 1, 2, 2, 2, 2}), mx.nd.ones({1, 1, 1, 1, 1, 1}),
+    {kernel = {1, 1, 1, 1}, num_filter = 1, no_bias = true}) end, 'only 1%-D')
+end)
+
+test('3-D Deconvolution is the transpose of 3-D Convolution; 3-D Pooling', function()
+  local x = mx.nd.random.uniform(-1, 1, {1, 2, 3, 4, 3}, {dtype = 'float64'})
+  local w = mx.nd.random.uniform(-1, 1, {2, 3, 2, 2, 2}, {dtype = 'float64'})
+  local p = {kernel = {2, 2, 2}, stride = {2, 1, 2}, pad = {0, 1, 1}, num_filter = 3, no_bias = true}
+  local y = mx.nd.Deconvolution(x, w, p)
+  assert_eq(y.shape, {1, 3, 6, 3, 4})
+  -- <deconv(x), u> = <x, conv(u)> with the same weight.
+  local u = mx.nd.random.uniform(-1, 1, y.shape, {dtype = 'float64'})
+  local cu = mx.nd.Convolution(u, w, {kernel = {2, 2, 2}, stride = {2, 1, 2}, pad = {0, 1, 1},
+    num_filter = 2, no_bias = true})
+  assert_near((y * u):sum():totable()[1], (x * cu):sum():totable()[1], 1e-9)
+  local v = mx.nd.array({1, 5, 2, 3, 7, 0, 4, 6}):reshape({1, 1, 2, 2, 2})
+  close(mx.nd.Pooling(v, {kernel = {2, 2, 2}, pool_type = 'max'}):reshape({1}), {7})
+  close(mx.nd.Pooling(v, {kernel = {2, 2, 2}, pool_type = 'avg'}):reshape({1}), {3.5})
+  close(mx.nd.Pooling(v, {kernel = {1, 2, 2}, pool_type = 'sum'}):reshape({2}), {11, 17})
+  local big = mx.nd.random.uniform(0, 1, {2, 3, 4, 6, 6})
+  assert_eq(mx.nd.Pooling(big, {kernel = {2, 3, 3}, stride = {2, 2, 2}, pad = {0, 1, 1},
+    pooling_convention = 'full'}).shape, {2, 3, 2, 4, 4})
+end)
+
+test('3-D gradients against finite differences', function()
+  local tu = mx.test_utils
+  local function r(shape) return mx.nd.random.uniform(-1, 1, shape, {dtype = 'float64'}) end
+  tu.check_numeric_gradient(mx.sym.Convolution{data = mx.sym.Variable('x'), weight = mx.sym.Variable('w'),
+    bias = mx.sym.Variable('b'), kernel = {2, 2, 2}, pad = {1, 0, 1}, stride = {1, 2, 1},
+    num_filter = 2}, {x = r({1, 2, 3, 4, 3}), w = r({2, 2, 2, 2, 2}), b = r({2})})
+  tu.check_numeric_gradient(mx.sym.Deconvolution{data = mx.sym.Variable('x'),
+    weight = mx.sym.Variable('w'), kernel = {2, 2, 2}, stride = {2, 1, 1}, num_filter = 2},
+    {x = r({1, 2, 2, 3, 2}), w = r({2, 2, 2, 2, 2})})
+  for _, t in ipairs({'max', 'avg', 'sum'}) do
+    tu.check_numeric_gradient(mx.sym.Pooling{data = mx.sym.Variable('x'), kernel = {2, 2, 2},
+      stride = {1, 2, 1}, pad = {1, 0, 0}, pool_type = t}, {x = r({1, 2, 3, 4, 3})})
+  end
+end)
