@@ -176,3 +176,60 @@ test("keyword tables with MXNet's names beside positional arguments", function()
   os.remove(dir .. '-symbol.json')
   os.remove(dir .. '-0003.params')
 end)
+
+test('data parallel Module on two contexts: the same weights as on one', function()
+  -- BatchNorm would see each context's slice only (not synchronised, as in
+  -- MXNet): the equivalence holds for layers without batch statistics.
+  local function net(bn)
+    local d = mx.sym.Variable('data')
+    local h = mx.sym.FullyConnected{data = d, num_hidden = 6, name = 'fc1'}
+    if bn then h = mx.sym.BatchNorm{data = h, name = 'bn'} end
+    h = mx.sym.Activation{data = h, act_type = 'tanh'}
+    h = mx.sym.FullyConnected{data = h, num_hidden = 3, name = 'fc2'}
+    return mx.sym.SoftmaxOutput{data = h, name = 'softmax'}
+  end
+  local x = mx.nd.random.uniform(-1, 1, {8, 5})
+  local y = mx.nd.array({0, 1, 2, 0, 1, 2, 0, 1})
+  local function run(ctx, opts)
+    opts = opts or {}
+    local mod = mx.mod.Module(net(opts.bn), {context = ctx, work_load_list = opts.work_load_list})
+    mod:bind{data_shapes = {{name = 'data', shape = {8, 5}}},
+      label_shapes = {{name = 'softmax_label', shape = {8}}}}
+    mx.random.seed(5)
+    mod:init_params{initializer = mx.init.Xavier()}
+    mod:init_optimizer{optimizer = 'sgd', kvstore = opts.kvstore,
+      optimizer_params = {learning_rate = 0.5, momentum = 0.9}}
+    for _ = 1, 4 do
+      mod:forward({data = {x}, label = {y}}, true)
+      mod:backward()
+      mod:update()
+    end
+    mod:forward({data = {x}}, false)
+    local a, aux = mod:get_params()
+    return mod, a, aux
+  end
+  local one, args1 = run(mx.cpu(0))
+  local two, args2 = run({mx.cpu(0), mx.cpu(1)})
+  for n, a in pairs(args1) do
+    mx.test_utils.assert_almost_equal(args2[n], a, {rtol = 1e-4, atol = 1e-5, names = {n, n}})
+  end
+  -- The outputs are joined along the batch.
+  assert_eq(two:get_outputs()[1].shape, {8, 3})
+  mx.test_utils.assert_almost_equal(two:get_outputs()[1], one:get_outputs()[1], {rtol = 1e-4, atol = 1e-5})
+  -- Uneven slices and the store left out give the same.
+  local _, args3 = run({mx.cpu(0), mx.cpu(1)}, {work_load_list = {3, 1}, kvstore = false})
+  mx.test_utils.assert_almost_equal(args3.fc1_weight, args1.fc1_weight, {rtol = 1e-4, atol = 1e-5})
+  assert_eq(two.slices, {{1, 4}, {5, 8}})
+  -- Auxiliary states: each context's running statistics, averaged.
+  local bn, bn_args, bn_aux = run({mx.cpu(0), mx.cpu(1)}, {bn = true})
+  local mean = (bn.execs[1].aux_dict.bn_moving_mean:copyto(mx.cpu())
+    + bn.execs[2].aux_dict.bn_moving_mean:copyto(mx.cpu())) / 2
+  mx.test_utils.assert_almost_equal(bn_aux.bn_moving_mean, mean)
+  assert_eq(bn_args.bn_gamma.shape, {6})
+  assert_error(function()
+    local m = mx.mod.Module(net(), {context = {mx.cpu(0), mx.cpu(1), mx.cpu(2)}})
+    m:bind{data_shapes = {{name = 'data', shape = {2, 5}}}, label_shapes = {{name = 'softmax_label', shape = {2}}}}
+  end, 'cannot be split over 3 contexts')
+  assert_error(function() mx.mod.Module(net(), {context = {mx.cpu(0)}, work_load_list = {1, 2}}) end,
+    'work_load_list has 2 entries for 1 contexts')
+end)

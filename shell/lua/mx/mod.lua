@@ -2,6 +2,13 @@
 -- MXNet's training loop (fit), evaluation (score, predict) and checkpoints
 -- in MXNet's files (PREFIX-symbol.json, PREFIX-%04d.params with arg:/aux:
 -- names, both written atomically).
+--
+-- With several contexts (context = {mx.cpu(0), mx.cpu(1)}, or GPUs) the
+-- Module is data parallel, as MXNet's DataParallelExecutorGroup: one
+-- executor per context bound to its slice of the batch (work_load_list
+-- weighs the slices), the gradients summed over the contexts (through a
+-- KVStore, mx.kv), one update, the new values copied to every context.
+-- self.exec is the first context's executor.
 local help = require 'tessera.help'
 
 return function(mx)
@@ -23,7 +30,18 @@ return function(mx)
     self.symbol = symbol
     self.data_names = opts.data_names or { 'data' }
     self.label_names = opts.label_names or { 'softmax_label' }
-    self.context = opts.context or mx.cpu()
+    local ctx = opts.context or mx.cpu()
+    if mx.context.is_context(ctx) then ctx = { ctx } end
+    if type(ctx) ~= 'table' or #ctx == 0 then
+      error('Module: context must be a context or a non-empty list of them', 2)
+    end
+    self.contexts, self.context = ctx, ctx[1]
+    local wl = opts.work_load_list or {}
+    if #wl == 0 then for i = 1, #ctx do wl[i] = 1 end end
+    if #wl ~= #ctx then
+      error(('Module: work_load_list has %d entries for %d contexts'):format(#wl, #ctx), 2)
+    end
+    self.work_load_list = wl
     self.fixed = set_of(opts.fixed_param_names)
     local args = symbol:list_arguments()
     local inputs = set_of(self.data_names)
@@ -77,15 +95,52 @@ return function(mx)
     if opts.inputs_need_grad then
       for _, n in ipairs(self.data_names) do reqs[n] = req end
     end
-    local args = { ctx = self.context, grad_req = reqs }
-    for k, v in pairs(shapes) do args[k] = v end
+    local batch = shapes[self.data_names[1]][1]
+    self.slices = self:_slices(batch)
     local old = self.exec
-    self.exec = self.symbol:simple_bind(args)
+    self.execs = {}
+    for i, ctx in ipairs(self.contexts) do
+      local args = { ctx = ctx, grad_req = reqs }
+      local rows = self.slices[i][2] - self.slices[i][1] + 1
+      for k, v in pairs(shapes) do
+        local sh = {}
+        for j, d in ipairs(v) do sh[j] = d end
+        sh[1] = rows
+        args[k] = sh
+      end
+      self.execs[i] = self.symbol:simple_bind(args)
+    end
+    self.exec = self.execs[1]
     self.data_shapes, self.label_shapes = opts.data_shapes, opts.label_shapes
     self.binded = true
     if old and self.params_initialized then
-      self.exec:copy_params_from(self:_param_arrays(old))
+      local a, x = self:_param_arrays(old)
+      for _, e in ipairs(self.execs) do e:copy_params_from(a, x) end
     end
+  end
+
+  -- The rows {first, last} (1-based) of a batch each context takes, by
+  -- work_load_list: MXNet's _split_input_slice.
+  function Module:_slices(batch)
+    local total = 0
+    for _, w in ipairs(self.work_load_list) do total = total + w end
+    local counts, sum = {}, 0
+    for i, w in ipairs(self.work_load_list) do
+      counts[i] = math.floor(w * batch / total + 0.5)
+      sum = sum + counts[i]
+    end
+    if sum < batch then counts[#counts] = counts[#counts] + batch - sum end
+    local slices, last = {}, 0
+    for i, c in ipairs(counts) do
+      local first = math.min(last, batch) + 1
+      last = math.min(first - 1 + c, batch)
+      if first > last then
+        error(('bind: a batch of %d cannot be split over %d contexts (some slices would be '
+          .. 'empty)'):format(batch, #self.contexts), 3)
+      end
+      slices[i] = { first, last }
+    end
+    return slices
   end
 
   function Module:_param_arrays(exe)
@@ -122,14 +177,22 @@ return function(mx)
     end
     for _, n in ipairs(self.param_names) do set(n, self.exec.arg_dict[n], arg_params) end
     for _, n in ipairs(self.aux_names) do set(n, self.exec.aux_dict[n], aux_params) end
+    local a, x = self:_param_arrays()
+    for i = 2, #self.execs do self.execs[i]:copy_params_from(a, x) end
     self.params_initialized = true
   end
 
+  -- The parameters on the CPU; auxiliary states (BatchNorm's running
+  -- statistics, each context's from its own slices) averaged over the
+  -- contexts, as MXNet's.
   function Module:get_params()
     local args, aux = {}, {}
     for n, a in pairs(self:_param_arrays()) do args[n] = a:copyto(mx.cpu()) end
-    local _, live_aux = self:_param_arrays()
-    for n, a in pairs(live_aux) do aux[n] = a:copyto(mx.cpu()) end
+    for _, n in ipairs(self.aux_names) do
+      local sum = self.execs[1].aux_dict[n]:copyto(mx.cpu())
+      for i = 2, #self.execs do sum = sum + self.execs[i].aux_dict[n]:copyto(mx.cpu()) end
+      aux[n] = #self.execs > 1 and sum / #self.execs or sum
+    end
     return args, aux
   end
 
@@ -152,26 +215,71 @@ return function(mx)
     self.optimizer = type(opts.optimizer) == 'table' and opts.optimizer
       or mx.optimizer.create(opts.optimizer or 'sgd', params)
     self.opt_states = {}
+    -- Several contexts sum their gradients through a store ('local' by
+    -- default; false sums them directly).
+    local kv = opts.kvstore
+    if kv == nil then kv = 'local' end
+    if type(kv) == 'string' then kv = mx.kv.create(kv) end
+    self.kvstore = (#self.execs > 1 and kv) or nil
+    self._kv_keys = {}
     self.optimizer_initialized = true
   end
 
   function Module:forward(batch, is_train)
     if not self.binded then error('forward: call bind first', 2) end
     if is_train == nil then is_train = self.for_training end
-    local feed = { is_train = is_train }
-    for i, n in ipairs(self.data_names) do feed[n] = batch.data[i] end
-    if batch.label then
-      for i, n in ipairs(self.label_names) do feed[n] = batch.label[i] end
+    local multi = #self.execs > 1
+    for k, exe in ipairs(self.execs) do
+      local first, last = self.slices[k][1], self.slices[k][2]
+      local function part(a) return multi and a[{ first, last }] or a end
+      local feed = { is_train = is_train }
+      for i, n in ipairs(self.data_names) do feed[n] = part(batch.data[i]) end
+      if batch.label then
+        for i, n in ipairs(self.label_names) do feed[n] = part(batch.label[i]) end
+      end
+      exe:forward(feed)
     end
-    self.exec:forward(feed)
   end
 
   function Module:backward(out_grads)
-    self.exec:backward(out_grads)
+    if #self.execs == 1 then return self.exec:backward(out_grads) end
+    for k, exe in ipairs(self.execs) do
+      local og
+      if out_grads then
+        og = {}
+        for i, g in ipairs(out_grads) do og[i] = g[{ self.slices[k][1], self.slices[k][2] }] end
+      end
+      exe:backward(og)
+    end
+  end
+
+  -- Each parameter's gradient summed over the contexts into the first
+  -- context's (through the store when there is one).
+  function Module:_reduce_grads()
+    for i, n in ipairs(self.param_names) do
+      local grads = {}
+      for k, exe in ipairs(self.execs) do grads[k] = exe.grad_dict[n] end
+      if grads[1] then
+        if self.kvstore then
+          if not self._kv_keys[i] then
+            self.kvstore:init(i, grads[1])
+            self._kv_keys[i] = true
+          end
+          self.kvstore:push(i, grads)
+          self.kvstore:pull(i, { out = grads[1] })
+        else
+          local sum = grads[1]
+          for k = 2, #grads do sum = sum + grads[k]:as_in_context(grads[1].ctx) end
+          if #grads > 1 then sum:copyto(grads[1]) end
+        end
+      end
+    end
   end
 
   function Module:update()
     if not self.optimizer_initialized then error('update: call init_optimizer first', 2) end
+    local multi = #self.execs > 1
+    if multi then self:_reduce_grads() end
     local opt = self.optimizer
     for i, n in ipairs(self.param_names) do
       local g = self.exec.grad_dict[n]
@@ -180,14 +288,26 @@ return function(mx)
           self.opt_states[i] = opt:create_state(i, self.exec.arg_dict[n]) or false
         end
         opt:update(i, self.exec.arg_dict[n], g, self.opt_states[i] or nil)
+        for k = 2, #self.execs do self.exec.arg_dict[n]:copyto(self.execs[k].arg_dict[n]) end
       end
     end
   end
 
-  function Module:get_outputs() return self.exec.outputs end
+  -- The outputs; with several contexts, each output's slices joined along
+  -- the batch axis on the first context.
+  function Module:get_outputs()
+    if #self.execs == 1 then return self.exec.outputs end
+    local outs = {}
+    for i = 1, #self.exec.outputs do
+      local parts = {}
+      for k, exe in ipairs(self.execs) do parts[k] = exe.outputs[i]:as_in_context(self.context) end
+      outs[i] = mx.nd.concat(parts, { dim = 1 })
+    end
+    return outs
+  end
 
   function Module:update_metric(metric, labels, pad)
-    local outs = self.exec.outputs
+    local outs = self:get_outputs()
     if pad and pad > 0 then
       local keep = outs[1].shape[1] - pad
       local o, l = {}, {}
@@ -237,7 +357,7 @@ Module:fit's progress and mx.callback.Speedometer measure with it.]])
     self:init_params { initializer = opts.initializer, arg_params = opts.arg_params,
       aux_params = opts.aux_params, allow_missing = opts.allow_missing,
       force_init = opts.force_init }
-    self:init_optimizer { optimizer = opts.optimizer or 'sgd',
+    self:init_optimizer { optimizer = opts.optimizer or 'sgd', kvstore = opts.kvstore,
       optimizer_params = opts.optimizer_params or { learning_rate = 0.01 } }
     local metric = mx.metric.create(opts.eval_metric or 'acc')
     local begin = opts.begin_epoch or 0
@@ -303,7 +423,7 @@ Module:fit's progress and mx.callback.Speedometer measure with it.]])
     local parts = {}
     for batch in function() return eval_data:next() end do
       self:forward(batch, false)
-      local out = self.exec.outputs[1]
+      local out = self:get_outputs()[1]
       local keep = out.shape[1] - (batch.pad or 0)
       parts[#parts + 1] = out:slice(1, keep):copy()
     end
@@ -392,12 +512,16 @@ epoch =}; mx.mod.Module.load(prefix, epoch) makes a Module from one.]])
 
   help.doc(Module, [[
 mx.mod.Module(symbol, {data_names = {'data'}, label_names = {'softmax_label'},
-  context = mx.cpu(), fixed_param_names = {}})
-mod:fit(train_iter, {eval_data =, num_epoch =, optimizer = 'sgd', optimizer_params =
+  context = mx.cpu() | {ctx, ...}, work_load_list = {1, ...}, fixed_param_names = {}})
+With several contexts the Module is data parallel: each batch split over
+them (weighted by work_load_list), gradients summed through a KVStore
+(init_optimizer{kvstore = 'local'}; false sums directly), one update,
+the outputs joined.
+mod:fit(train_iter, {eval_data =, num_epoch =, optimizer = 'sgd', kvstore = 'local', optimizer_params =
   {learning_rate =, momentum =, wd =}, eval_metric = 'acc', initializer =,
   batch_end_callback =, epoch_end_callback =, begin_epoch = 0})
 mod:bind{data_shapes, label_shapes, for_training}, init_params{initializer},
-init_optimizer{optimizer, optimizer_params}, forward(batch, is_train),
+init_optimizer{optimizer, optimizer_params, kvstore}, forward(batch, is_train),
 backward(), update(), update_metric(m, labels), get_outputs(),
 score(iter, metric), predict(iter), get_params(), set_params(args, aux),
 save_checkpoint(prefix, epoch); mx.mod.Module.load(prefix, epoch).
