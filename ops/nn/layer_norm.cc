@@ -63,6 +63,16 @@ std::vector<std::string> DataGammaBeta(const NodeAttrs&) {
   return {"data", "gamma", "beta"};
 }
 
+// LayerNorm's and GroupNorm's outputs: the mean and the standard deviation
+// are hidden unless output_mean_var.
+std::vector<std::string> OutputMeanStd(const NodeAttrs&) {
+  return {"output", "mean", "std"};
+}
+template <typename P>
+uint32_t VisibleOutputs(const NodeAttrs& attrs) {
+  return ParamsOf<P>(attrs).output_mean_var ? 3u : 1u;
+}
+
 // LayerNorm's geometry on `s`; the axis normalised (errors name the op).
 norm::Geom LayerGeom(const NodeAttrs& attrs, const Shape& s, int* axis_out = nullptr) {
   const int axis = NormalizeAxis(ParamsOf<LayerNormParam>(attrs).axis, s.ndim(), "LayerNorm");
@@ -252,14 +262,8 @@ size 1) are outputs 2 and 3.)")
     .add_argument("beta", "NDArray", "Shift, one per element of the axis.")
     .add_arguments(LayerNormParam::Fields())
     .set_attr<FListInputNames>("FListInputNames", DataGammaBeta)
-    .set_attr<FListOutputNames>("FListOutputNames",
-                                [](const NodeAttrs&) {
-                                  return std::vector<std::string>{"output", "mean", "std"};
-                                })
-    .set_attr<FNumVisibleOutputs>("FNumVisibleOutputs",
-                                  [](const NodeAttrs& a) {
-                                    return ParamsOf<LayerNormParam>(a).output_mean_var ? 3u : 1u;
-                                  })
+    .set_attr<FListOutputNames>("FListOutputNames", OutputMeanStd)
+    .set_attr<FNumVisibleOutputs>("FNumVisibleOutputs", VisibleOutputs<LayerNormParam>)
     .set_attr<FInferShape>("FInferShape", LayerNormShape)
     .set_attr<FInferType>("FInferType", FloatSameType)
     .set_attr<FCompute>(kFComputeCPU, NormForward<true>)
@@ -329,14 +333,8 @@ would; num_groups=channels is InstanceNorm.)")
     .add_argument("beta", "NDArray", "Shift, one per channel.")
     .add_arguments(GroupNormParam::Fields())
     .set_attr<FListInputNames>("FListInputNames", DataGammaBeta)
-    .set_attr<FListOutputNames>("FListOutputNames",
-                                [](const NodeAttrs&) {
-                                  return std::vector<std::string>{"output", "mean", "std"};
-                                })
-    .set_attr<FNumVisibleOutputs>("FNumVisibleOutputs",
-                                  [](const NodeAttrs& a) {
-                                    return ParamsOf<GroupNormParam>(a).output_mean_var ? 3u : 1u;
-                                  })
+    .set_attr<FListOutputNames>("FListOutputNames", OutputMeanStd)
+    .set_attr<FNumVisibleOutputs>("FNumVisibleOutputs", VisibleOutputs<GroupNormParam>)
     .set_attr<FInferShape>("FInferShape", GroupNormShape)
     .set_attr<FInferType>("FInferType", FloatSameType)
     .set_attr<FCompute>(kFComputeCPU, GroupNormForward)

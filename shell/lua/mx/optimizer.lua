@@ -346,10 +346,7 @@ decay (PyTorch's AdamW). create('adamw', opts) makes the same.]])
   -- ---- Signum and SignSGD (signum_update, signsgd_update).
   local Signum = setmetatable({}, { __index = Optimizer })
   Signum.__index = Signum
-  function Signum:create_state(_, w)
-    if self.momentum == 0 then return nil end
-    return mx.nd.zeros(w.shape, { dtype = w.dtype, ctx = w.ctx })
-  end
+  Signum.create_state = SGD.create_state  -- a momentum unless momentum = 0
   function Signum:update(index, weight, grad, state)
     local lr, wd = self:_lr_wd(index)
     local p = self:_common(lr, wd)
@@ -372,10 +369,7 @@ makes the same.]])
   -- ---- Ftrl (ftrl_update).
   local Ftrl = setmetatable({}, { __index = Optimizer })
   Ftrl.__index = Ftrl
-  function Ftrl:create_state(_, w)
-    local o = { dtype = w.dtype, ctx = w.ctx }
-    return { mx.nd.zeros(w.shape, o), mx.nd.zeros(w.shape, o) }
-  end
+  Ftrl.create_state = Adam.create_state  -- two arrays: z and n
   function Ftrl:update(index, weight, grad, state)
     local lr, wd = self:_lr_wd(index)
     local p = self:_common(lr, wd)
@@ -394,10 +388,7 @@ makes the same.]])
   -- ---- AdaDelta (no fused op in MXNet either: NDArray operations).
   local AdaDelta = setmetatable({}, { __index = Optimizer })
   AdaDelta.__index = AdaDelta
-  function AdaDelta:create_state(_, w)
-    local o = { dtype = w.dtype, ctx = w.ctx }
-    return { mx.nd.zeros(w.shape, o), mx.nd.zeros(w.shape, o) }
-  end
+  AdaDelta.create_state = Adam.create_state  -- two arrays: acc_g and acc_delta
   function AdaDelta:update(index, weight, grad, state)
     local _, wd = self:_lr_wd(index)
     local acc_g, acc_delta = state[1], state[2]
