@@ -13,7 +13,8 @@
 //   local rows = require('tessera.io').read_csv(path, 'CSVIter')  -- {{1, 2}, {3, 4}}
 //
 // and check_file(path, who), which readers of data files written in Lua
-// call before opening one.
+// call before opening one; list_dir(path, who) -> {files}, {folders}: the
+// names in a folder, each list sorted (byte order), hidden names left out.
 //
 // RecordIO files (engine/io/recordio.h), behind mx.recordio
 // (shell/lua/mx/recordio.lua):
@@ -37,7 +38,9 @@
 #include <sys/stat.h>
 #include <lua.hpp>
 
+#include <algorithm>
 #include <cerrno>
+#include <filesystem>
 
 #include <memory>
 #include <new>
@@ -139,6 +142,38 @@ int CheckFile(lua_State* L) {
   if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) return 0;
   lua_pushnumber(L, static_cast<lua_Number>(CheckRegularFile(path, who)));
   return 1;
+}
+
+void PushNames(lua_State* L, const std::vector<std::string>& names) {
+  lua_createtable(L, static_cast<int>(names.size()), 0);
+  for (size_t i = 0; i < names.size(); ++i) {
+    lua_pushlstring(L, names[i].data(), names[i].size());
+    lua_rawseti(L, -2, static_cast<int>(i + 1));
+  }
+}
+
+int ListDir(lua_State* L) {
+  const std::string who = CheckString(L, 2, "list_dir: who");
+  const std::string path = CheckString(L, 1, who + ": the path");
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  TS_CHECK(fs::is_directory(path, ec)) << who << ": " << path << " is not a folder";
+  std::vector<std::string> files, dirs;
+  for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.empty() || name[0] == '.') continue;
+    std::error_code kind;
+    if (it->is_directory(kind))
+      dirs.push_back(name);
+    else if (it->is_regular_file(kind))
+      files.push_back(name);
+  }
+  TS_CHECK(!ec) << who << ": cannot read the folder " << path << ": " << ec.message();
+  std::sort(files.begin(), files.end());
+  std::sort(dirs.begin(), dirs.end());
+  PushNames(L, files);
+  PushNames(L, dirs);
+  return 2;
 }
 
 int NumBatches(lua_State* L) {
@@ -461,6 +496,7 @@ void Open(lua_State* L, int) {
   SetFunctions(L, -1,
                {{"prefetcher", Guarded<New>, nullptr},
                 {"check_file", Guarded<CheckFile>, nullptr},
+                {"list_dir", Guarded<ListDir>, nullptr},
                 {"read_idx", Guarded<ReadIdx>, nullptr},
                 {"read_csv", Guarded<ReadCsv>, nullptr},
                 {"record_writer", Guarded<NewWriter>, nullptr},

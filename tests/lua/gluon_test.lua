@@ -716,6 +716,53 @@ test('vision transforms on samples and on batches agree', function()
   assert_error(function() T.Resize('big') end, 'size must be a number')
 end)
 
+test('vision.ImageFolderDataset and ImageRecordDataset', function()
+  local root = os.tmpname()
+  os.remove(root)
+  assert(os.execute(('mkdir -p %s/cat %s/dog %s/.hidden'):format(root, root, root)))
+  local function img(v) return mx.nd.full({ 4, 6, 3 }, v, { dtype = 'uint8' }) end
+  local function write(path, bytes)
+    local f = assert(io.open(path, 'wb'))
+    f:write(bytes)
+    f:close()
+  end
+  write(root .. '/cat/b.png', mx.image.imencode(img(10), { img_fmt = '.png' }))
+  write(root .. '/cat/a.PNG', mx.image.imencode(img(20), { img_fmt = '.png' }))
+  write(root .. '/cat/notes.txt', 'not an image')
+  write(root .. '/dog/x.png', mx.image.imencode(img(30), { img_fmt = '.png' }))
+  local ds = gluon.data.vision.ImageFolderDataset(root)
+  assert_eq(ds.synsets, { 'cat', 'dog' })
+  assert_eq(ds:len(), 3)
+  local x, y = ds:get(1)  -- a.PNG: names sorted in byte order
+  assert_eq(x.shape, { 4, 6, 3 })
+  close(x:astype('float32'):mean(), { 20 })
+  assert_eq(y, 0)
+  assert_eq(select(2, ds:get(3)), 1)
+  local gray = gluon.data.vision.ImageFolderDataset(root, { flag = 0 })
+  assert_eq(gray:get(1).shape, { 4, 6, 1 })
+  local loader = gluon.data.DataLoader(ds:transform_first(gluon.data.vision.transforms.ToTensor()),
+    { batch_size = 2 })
+  local bx, by = loader:iter()()
+  assert_eq(bx.shape, { 2, 3, 4, 6 })
+  close(by, { 0, 0 })
+  assert_error(function() gluon.data.vision.ImageFolderDataset(root .. '/none') end, 'is not a folder')
+  -- The same images packed as an indexed record file.
+  local rec = mx.recordio.MXIndexedRecordIO(root .. '/data.idx', root .. '/data.rec', 'w')
+  for i, v in ipairs({ 10, 20, 30 }) do
+    rec:write_idx(i - 1, mx.recordio.pack_img(mx.recordio.IRHeader(0, i % 2, i, 0), img(v),
+      95, '.png'))
+  end
+  rec:close()
+  local rds = gluon.data.vision.ImageRecordDataset(root .. '/data.rec')
+  assert_eq(rds:len(), 3)
+  local rx, ry = rds:get(3)
+  close(rx:astype('float32'):mean(), { 30 })
+  assert_eq(ry, 1)
+  assert_error(function() gluon.data.vision.ImageRecordDataset(root .. '/none.rec') end,
+    'ImageRecordDataset')
+  os.execute(('rm -rf %s'):format(root))
+end)
+
 test('a ResNet-like block forward and backward under both engines', function()
   local Residual = gluon.HybridBlock:extend('Residual')
   function Residual:__init(c)

@@ -436,6 +436,67 @@ return function(mx, G)
     end
     vision[name] = C
   end
+  -- ImageFolderDataset(root, {flag = 1, transform =}): root/CLASS/IMAGE,
+  -- the classes (sub-folders, sorted) numbered from 0 in `synsets`, the
+  -- images (.jpg, .jpeg, .png, sorted) read at get(i) as uint8 HWC arrays,
+  -- with their label (MXNet's).
+  local image_exts = { ['.jpg'] = true, ['.jpeg'] = true, ['.png'] = true }
+  local ImageFolder = Dataset:extend('ImageFolderDataset')
+  function ImageFolder:__init(root, opts)
+    if type(root) == 'table' then opts, root = root, root.root end
+    opts = opts or {}
+    if type(root) ~= 'string' then error('ImageFolderDataset: root must be a folder path', 2) end
+    local io_c = require 'tessera.io'
+    local ok, _, dirs = pcall(io_c.list_dir, root, 'ImageFolderDataset')
+    if not ok then error(_, 2) end
+    self._root, self._flag, self._transform = root, opts.flag or 1, opts.transform
+    self.synsets, self.items = {}, {}
+    for _, folder in ipairs(dirs) do
+      local label = #self.synsets
+      self.synsets[label + 1] = folder
+      local files = io_c.list_dir(root .. '/' .. folder, 'ImageFolderDataset')
+      for _, f in ipairs(files) do
+        local ext = (f:match('(%.[^.]+)$') or ''):lower()
+        if image_exts[ext] then
+          self.items[#self.items + 1] = { root .. '/' .. folder .. '/' .. f, label }
+        end
+      end
+    end
+  end
+  function ImageFolder:len() return #self.items end
+  function ImageFolder:get(i)
+    check_index(self, i)
+    local item = self.items[i]
+    local img = mx.image.imread(item[1], { flag = self._flag })
+    if self._transform then return self._transform(img, item[2]) end
+    return img, item[2]
+  end
+  vision.ImageFolderDataset = ImageFolder
+
+  -- ImageRecordDataset(filename, {flag = 1, transform =}): the images of an
+  -- indexed RecordIO file (FILE.rec with FILE.idx beside it, as im2rec
+  -- writes them), decoded at get(i), with the record's label (MXNet's).
+  local ImageRecord = Dataset:extend('ImageRecordDataset')
+  function ImageRecord:__init(filename, opts)
+    if type(filename) == 'table' then opts, filename = filename, filename.filename end
+    opts = opts or {}
+    if type(filename) ~= 'string' then error('ImageRecordDataset: filename must be a path', 2) end
+    local idx = filename:gsub('%.[^./]*$', '') .. '.idx'
+    local ok, rec = pcall(mx.recordio.MXIndexedRecordIO, idx, filename, 'r')
+    if not ok then error('ImageRecordDataset: ' .. tostring(rec), 2) end
+    self._rec, self._flag, self._transform = rec, opts.flag or 1, opts.transform
+  end
+  function ImageRecord:len() return #self._rec.keys end
+  function ImageRecord:get(i)
+    check_index(self, i)
+    local header, bytes = mx.recordio.unpack(self._rec:read_idx(self._rec.keys[i]))
+    local img = mx.image.imdecode(bytes, { flag = self._flag })
+    local label = header.label
+    if self._transform then return self._transform(img, label) end
+    return img, label
+  end
+  vision.ImageRecordDataset = ImageRecord
+
   idx_dataset('MNIST', { train = { 'train-images-idx3-ubyte', 'train-labels-idx1-ubyte' },
     test = { 't10k-images-idx3-ubyte', 't10k-labels-idx1-ubyte' } })
   idx_dataset('FashionMNIST', { train = { 'train-images-idx3-ubyte', 'train-labels-idx1-ubyte' },
@@ -448,7 +509,9 @@ SequentialSampler(n), RandomSampler(n), BatchSampler(sampler, batch_size,
 last_batch = 'keep' | 'discard' | 'rollover'); DataLoader(dataset,
 {batch_size, shuffle, sampler, last_batch, batch_sampler, batchify_fn,
 num_workers}) iterated as `for x, y in loader:iter() do`; vision.MNIST(root,
-{train = true}), vision.FashionMNIST, vision.transforms (ToTensor,
+{train = true}), vision.FashionMNIST, vision.ImageFolderDataset(root, {flag,
+transform}), vision.ImageRecordDataset(file.rec, {flag, transform}),
+vision.transforms (ToTensor,
 Normalize(mean, std), Resize(size, {keep_ratio}), CenterCrop(size),
 RandomResizedCrop(size, {scale, ratio}), RandomFlipLeftRight(), Compose). Indices are 1-based. Batches of array
 datasets are gathered with one take per array, and batchable transforms run
