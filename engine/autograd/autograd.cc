@@ -1,10 +1,13 @@
 #include "engine/autograd/autograd.h"
 
 #include <cctype>
+#include <map>
+#include <set>
 #include <unordered_map>
 
 #include "engine/graph/gradient.h"
 #include "engine/ndarray/imperative.h"
+#include "engine/op/op_attr_types.h"
 
 namespace tessera::autograd {
 
@@ -60,6 +63,41 @@ void Record(const std::shared_ptr<const op::NodeAttrs>& attrs, const std::vector
 }
 
 [[maybe_unused]] const bool kHookSet = (SetRecordHook(Record), true);
+
+// The arrays a gradient node writes when one of its outputs is a variable's
+// final gradient (write request): that variable's own buffer there, so no
+// copy follows, and new arrays of the inferred shapes and dtypes elsewhere.
+// Empty when the op cannot tell its output shapes and dtypes from its inputs.
+std::vector<NDArray> OutputsInto(const NodePtr& n, const std::vector<NDArray>& in,
+                                 const std::vector<NDArray>& into) {
+  static const auto& fshape = op::Op::GetAttr<op::FInferShape>("FInferShape");
+  static const auto& ftype = op::Op::GetAttr<op::FInferType>("FInferType");
+  const op::FInferShape* shape_fn = fshape.find(n->op());
+  const op::FInferType* type_fn = ftype.find(n->op());
+  if (!shape_fn || !type_fn || in.empty()) return {};
+  std::vector<Shape> in_shapes, out_shapes(into.size());
+  std::vector<DType> in_types, out_types(into.size(), DType::kUnknown);
+  for (const NDArray& a : in) {
+    in_shapes.push_back(a.shape());
+    in_types.push_back(a.dtype());
+  }
+  if (!(*shape_fn)(n->attrs, &in_shapes, &out_shapes) ||
+      !(*type_fn)(n->attrs, &in_types, &out_types))
+    return {};
+  const Context ctx = in[0].ctx();
+  std::vector<NDArray> out;
+  for (size_t o = 0; o < into.size(); ++o) {
+    if (!into[o].is_none()) {
+      if (into[o].shape() != out_shapes[o] || into[o].dtype() != out_types[o] ||
+          into[o].ctx() != ctx)
+        return {};
+      out.push_back(into[o]);
+    } else {
+      out.emplace_back(out_shapes[o], ctx, out_types[o]);
+    }
+  }
+  return out;
+}
 
 // Restores the recording flag on scope exit (backward never records).
 struct PauseRecording {
@@ -163,8 +201,21 @@ void Backward(const std::vector<NDArray>& heads, const std::vector<NDArray>& hea
     if (const AGInfo* info = Info(*e.node)) return info->outputs.at(e.index);
     return values.at(e.node.get()).at(e.index);
   };
-  InvokeOptions opt;
-  opt.is_train = is_train;
+  // The gradient nodes' outputs that something reads; the others are not
+  // computed (kNullOp): the gradient of a first layer's data, of a label.
+  std::set<std::pair<const Node*, uint32_t>> read;
+  for (const NodeEntry& g : grads) read.emplace(g.node.get(), g.index);
+  graph::DFSVisit(grads, [&](const NodePtr& n) {
+    for (const NodeEntry& e : n->inputs) read.emplace(e.node.get(), e.index);
+  });
+  // Outputs that are a variable's whole gradient, written into its buffer.
+  std::map<std::pair<const Node*, uint32_t>, NDArray> into_buffer;
+  for (size_t k = 0; k < xs.size(); ++k) {
+    const AGInfo& info = *Info(*xs[k].node);
+    if (info.req == kWriteTo && !Info(*grads[k].node))
+      into_buffer.emplace(std::make_pair(grads[k].node.get(), grads[k].index), info.grad);
+  }
+
   static const auto& on_caller = op::Op::GetAttr<FInvokeOnCaller>("FInvokeOnCaller");
   graph::DFSVisit(grads, [&](const NodePtr& n) {
     if (Info(*n) || values.count(n.get())) return;
@@ -175,7 +226,24 @@ void Backward(const std::vector<NDArray>& heads, const std::vector<NDArray>& hea
       values[n.get()] = (*f)(n->attrs, in);
       return;
     }
+    InvokeOptions opt;
+    opt.is_train = is_train;
+    const uint32_t n_out = n->num_outputs();
+    bool all_read = true;
+    for (uint32_t o = 0; o < n_out; ++o) all_read = all_read && read.count({n.get(), o});
+    if (!all_read)
+      for (uint32_t o = 0; o < n_out; ++o)
+        opt.req.push_back(read.count({n.get(), o}) ? kWriteTo : kNullOp);
     std::vector<NDArray> out;
+    std::vector<NDArray> into(n_out);
+    bool any_into = false;
+    for (uint32_t o = 0; o < n_out; ++o) {
+      auto it = into_buffer.find({n.get(), o});
+      if (it == into_buffer.end()) continue;
+      into[o] = it->second;
+      any_into = true;
+    }
+    if (any_into) out = OutputsInto(n, in, into);
     Invoke(std::make_shared<op::NodeAttrs>(n->attrs), in, &out, opt);
     values[n.get()] = std::move(out);
   });
