@@ -328,3 +328,47 @@ test('provide_data and provide_label are DataDescs', function()
   mod:bind{data_shapes = it.provide_data}
   assert_eq(mod.exec.arg_dict.data.shape, {3, 3})
 end)
+
+test('num_parts / part_index: contiguous shares that cover every row once', function()
+  local x = mx.nd.arange(0, 10):reshape({10, 1})
+  local y = mx.nd.arange(100, 110)
+  local seen = {}
+  local sizes = {}
+  for k = 0, 2 do
+    local it = mx.io.NDArrayIter{data = x, label = y, batch_size = 1, num_parts = 3, part_index = k}
+    sizes[k + 1] = it.num_data
+    for b in function() return it:next() end do seen[#seen + 1] = b.label[1]:totable()[1] end
+  end
+  -- part k of 3 over 10 rows: floor(10k/3) .. floor(10(k+1)/3) - 1
+  assert_eq(sizes, {3, 3, 4})
+  table.sort(seen)
+  assert_eq(seen, {100, 101, 102, 103, 104, 105, 106, 107, 108, 109})
+  local last = mx.io.NDArrayIter{data = x, batch_size = 2, num_parts = 3, part_index = 2}
+  assert_eq(last:next().data[1]:reshape({2}):totable(), {6, 7})
+  assert_error(function() mx.io.NDArrayIter{data = x, num_parts = 3, part_index = 3} end,
+    'part_index must be a whole number in 0..2')
+  assert_error(function() mx.io.NDArrayIter{data = x, num_parts = 0} end, 'num_parts')
+  assert_error(function() mx.io.NDArrayIter{data = mx.nd.ones({2, 1}), num_parts = 3, part_index = 0} end,
+    'holds none of the 2 rows')
+  assert_error(function() mx.io.NDArrayIter{data = x, batch_size = 4, num_parts = 3} end,
+    'batch_size 4 is more than the 3 rows')
+  -- MNISTIter and CSVIter share the same way.
+  local dir = os.tmpname()
+  os.remove(dir)
+  local img, lab = dir .. '-images', dir .. '-labels'
+  local pixels = {}
+  for i = 1, 4 * 2 * 2 do pixels[i] = i end
+  write_idx(img, 2051, {4, 2, 2}, pixels)
+  write_idx(lab, 2049, {4}, {3, 1, 4, 1})
+  local it = mx.io.MNISTIter{image = img, label = lab, batch_size = 2, num_parts = 2, part_index = 1}
+  assert_eq(rows(it:next()), {4, 1})
+  os.remove(img)
+  os.remove(lab)
+  local csv = os.tmpname()
+  local f = assert(io.open(csv, 'w'))
+  f:write('1,2\n3,4\n5,6\n')
+  f:close()
+  local c = mx.io.CSVIter{data_csv = csv, data_shape = {2}, batch_size = 1, num_parts = 3, part_index = 1}
+  assert_eq(c:next().data[1]:totable(), {{3, 4}})
+  os.remove(csv)
+end)

@@ -145,6 +145,28 @@ DataDesc.get_batch_axis(layout) is the (1-based) position of 'N'.]])
 
   -- `who` names the iterator the user made (MNISTIter and CSVIter are
   -- NDArrayIters) in errors raised `level` calls up.
+  -- num_parts / part_index: this worker's share of the rows, contiguous
+  -- (part k of p holds rows floor(k n / p) .. floor((k + 1) n / p) - 1,
+  -- 0-based), as MXNet's MNISTIter and dmlc's input splits share them.
+  function NDArrayIter:_shard(parts, index, who, level)
+    parts, index = parts or 1, index or 0
+    check_count(parts, who, 'num_parts', 1, nil, level)
+    if type(index) ~= 'number' or index % 1 ~= 0 or index < 0 or index >= parts then
+      error(('%s: part_index must be a whole number in 0..%d (num_parts %d), got %s'):format(who,
+        parts - 1, parts, tostring(index)), level)
+    end
+    if parts == 1 then return end
+    local n = self.num_data
+    local first, stop = math.floor(index * n / parts), math.floor((index + 1) * n / parts)
+    if stop <= first then
+      error(('%s: part %d of %d holds none of the %d rows'):format(who, index, parts, n), level)
+    end
+    for _, list in ipairs({ self.data, self.label }) do
+      for _, e in ipairs(list) do e.array = e.array[{ first + 1, stop }] end
+    end
+    self.num_data = stop - first
+  end
+
   local function new_ndarray_iter(opts, who, level)
     level = level + 1
     local self = setmetatable({}, NDArrayIter)
@@ -173,6 +195,7 @@ DataDesc.get_batch_axis(layout) is the (1-based) position of 'N'.]])
           e.array.shape[1], self.num_data), level)
       end
     end
+    self:_shard(opts.num_parts, opts.part_index, who, level + 1)
     -- A batch takes each row at most once (MXNet asks the same): a larger
     -- one would only repeat rows, and one of 1e9 would build its list of
     -- rows for ever.
@@ -268,11 +291,14 @@ DataDesc.get_batch_axis(layout) is the (1-based) position of 'N'.]])
   help.doc(M.NDArrayIter, [[
 mx.io.NDArrayIter{data = x | {x1, x2} | {name = x}, label = y, batch_size = 1,
   shuffle = false, last_batch_handle = 'pad' | 'discard' | 'roll_over',
-  data_name = 'data', label_name = 'softmax_label', seed = 0}
+  data_name = 'data', label_name = 'softmax_label', seed = 0, num_parts = 1,
+  part_index = 0}
 Batches of rows of in-memory arrays. 'pad' fills the last batch from the
 start (batch.pad says how many rows are filler); 'discard' drops it;
 'roll_over' carries its rows into the next epoch. batch_size is a whole
-number from 1 to the number of rows.]])
+number from 1 to the number of rows (of this part). num_parts / part_index
+(from 0) keep this worker's contiguous share of the rows: part k of p holds
+rows floor(k n / p) to floor((k + 1) n / p) - 1 (0-based).]])
 
   -- ---- MNIST (gzip'd or plain IDX files). The readers are C++
   -- (engine/io): they check every size a header claims against what the
@@ -339,14 +365,16 @@ number from 1 to the number of rows.]])
     local x, y = M.read_mnist(image, label, opts)
     return new_ndarray_iter({ data = x, label = y, batch_size = batch_size,
       shuffle = opts.shuffle, seed = seed, last_batch_handle = opts.last_batch_handle or 'pad',
-      data_name = opts.data_name or 'data', label_name = opts.label_name or 'softmax_label' },
-      'MNISTIter', 2)
+      data_name = opts.data_name or 'data', label_name = opts.label_name or 'softmax_label',
+      num_parts = opts.num_parts, part_index = opts.part_index }, 'MNISTIter', 2)
   end
   help.doc(M.MNISTIter, [[
 mx.io.MNISTIter{image = path, label = path, batch_size = 128, flat = false,
-  shuffle = false, seed = 0, num_examples = n} -> an NDArrayIter over MNIST's
-IDX files (gzip'd or plain): pixels scaled to [0, 1], data (batch, 1, 28, 28)
-or (batch, 784) with flat = true, labels 0..9 as float32.]])
+  shuffle = false, seed = 0, num_examples = n, num_parts = 1, part_index = 0} ->
+an NDArrayIter over MNIST's IDX files (gzip'd or plain): pixels scaled to
+[0, 1], data (batch, 1, 28, 28) or (batch, 784) with flat = true, labels 0..9
+as float32. num_parts / part_index: this worker's contiguous share of the
+images (part_index from 0).]])
   help.doc(M.read_mnist, 'mx.io.read_mnist(image_path, label_path, {flat, num_examples}) -> images, labels')
 
   -- ---- CSV.
@@ -392,10 +420,12 @@ or (batch, 784) with flat = true, labels 0..9 as float32.]])
       end
     end
     return new_ndarray_iter({ data = data, label = label, batch_size = batch_size,
-      shuffle = opts.shuffle, seed = opts.seed, last_batch_handle = opts.last_batch_handle or 'pad' },
-      'CSVIter', 2)
+      shuffle = opts.shuffle, seed = opts.seed, last_batch_handle = opts.last_batch_handle or 'pad',
+      num_parts = opts.num_parts, part_index = opts.part_index }, 'CSVIter', 2)
   end
-  help.doc(M.CSVIter, 'mx.io.CSVIter{data_csv =, data_shape =, label_csv =, batch_size =} -> an NDArrayIter over CSV rows')
+  help.doc(M.CSVIter, 'mx.io.CSVIter{data_csv =, data_shape =, label_csv =, batch_size =, '
+    .. 'num_parts =, part_index =} -> an NDArrayIter over CSV rows (num_parts / part_index: '
+    .. "this worker's contiguous share)")
 
   -- ---- Prefetching. Over an NDArrayIter (MNISTIter and CSVIter are ones)
   -- a background thread makes the batches: the iterator plans the epoch's
