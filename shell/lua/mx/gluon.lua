@@ -7,7 +7,6 @@ return function(mx)
   local G = {}
   local P = require('tessera.mx.gluon.parameter')(mx)
   G.Parameter, G.ParameterDict, G.Constant = P.Parameter, P.ParameterDict, P.Constant
-  G._P = P
   local B = require('tessera.mx.gluon.block')(mx, P)
   G.Block, G.HybridBlock, G.SymbolBlock = B.Block, B.HybridBlock, B.SymbolBlock
 

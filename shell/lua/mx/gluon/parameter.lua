@@ -21,7 +21,6 @@ return function(mx)
     for _, d in ipairs(s) do if d <= 0 then return false end end
     return true
   end
-  M._shape_known = shape_known
 
   local function copy_list(t)
     if not t then return nil end
@@ -38,7 +37,6 @@ return function(mx)
     end
     return { ctx }
   end
-  M._ctx_list = ctx_list
 
   -- Initialisers by MXNet's names ('zeros', 'xavier', ...), or objects as given.
   local function make_init(init)
@@ -55,7 +53,6 @@ return function(mx)
     end
     return f()
   end
-  M._make_init = make_init
 
   local function req_ok(req)
     return req == 'write' or req == 'add' or req == 'null'
