@@ -113,8 +113,11 @@ struct ImageRecordIter::Pending {
   std::vector<uint64_t> index;
   int64_t left = 0;  // images not yet written (guarded by mu_)
   int64_t pad = 0;
-  std::exception_ptr error;  // the first failed image's (guarded by mu_)
-  Skipped skipped;           // records skipped for its images (guarded by mu_)
+  // The failed image of the lowest row, whichever thread finished first, so
+  // the error a batch reports does not depend on thread timing (guarded by mu_).
+  std::exception_ptr error;
+  int64_t error_row = 0;
+  Skipped skipped;  // records skipped for its images (guarded by mu_)
 };
 
 ImageRecordIter::ImageRecordIter(ImageRecordIterParams p, std::function<void()> on_ready)
@@ -271,7 +274,7 @@ void ImageRecordIter::WorkerLoop(std::unique_ptr<RecordReader> reader) {
       if (pb->skipped.count == 0) pb->skipped.first = std::move(skips.first);
       pb->skipped.count += skips.count;
     }
-    if (error && !pb->error) pb->error = std::move(error);
+    if (error) KeepLowestRowError(*pb, pos % p_.batch_size, std::move(error));
     TS_DCHECK(pb->left > 0);
     const bool done = --pb->left == 0;
     // Let go before the batch can be taken: its last owner, who frees its
@@ -285,6 +288,13 @@ void ImageRecordIter::WorkerLoop(std::unique_ptr<RecordReader> reader) {
       lock.lock();
     }
   }
+}
+
+// A batch reports the error of its lowest failed row (mu_ held).
+void ImageRecordIter::KeepLowestRowError(Pending& batch, int64_t row, std::exception_ptr error) {
+  if (batch.error && batch.error_row <= row) return;
+  batch.error = std::move(error);
+  batch.error_row = row;
 }
 
 // The plan's record at `pos` into its row, or, with skip_corrupt, the next

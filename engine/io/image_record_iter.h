@@ -110,6 +110,7 @@ class ImageRecordIter {
   bool HasWork() const;
   struct Scratch;  // a worker's reader and buffers, reused image after image
   void Produce(const RecordRef& ref, uint64_t seed, Pending& batch, int64_t row, Scratch& s) const;
+  static void KeepLowestRowError(Pending& batch, int64_t row, std::exception_ptr error);
   std::exception_ptr ProduceOrSkip(const Plan& plan, int64_t pos, Pending& batch, Scratch& s,
                                    Skipped* skipped) const;
 
