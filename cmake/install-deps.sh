@@ -16,6 +16,7 @@ packages=(
   zlib1g-dev             # gzip'd datasets
   libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev  # image decoding and encoding (mx.image, RecordIO images)
   libopencv-imgproc-dev  # image resizing (cv::resize, as MXNet's mx.image)
+  libopenmpi-dev openmpi-bin  # the stores across processes (mx.kv dist_sync) and their launcher
   clang libclang-rt-14-dev  # the libFuzzer harnesses (tests/fuzz): clang and its fuzzer runtime
 )
 

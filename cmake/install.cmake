@@ -10,7 +10,7 @@ include(CMakePackageConfigHelpers)
 
 install(TARGETS tessera RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT Runtime)
 install(TARGETS tessera_runtime LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT Runtime)
-install(TARGETS tessera_imgproc LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT Runtime)
+install(TARGETS tessera_imgproc tessera_mpi LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT Runtime)
 if(TARGET tessera_omp_wait_policy)
   install(TARGETS tessera_omp_wait_policy LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
           COMPONENT Runtime)

@@ -35,25 +35,10 @@ int IsTraining(lua_State* L) {
   return 1;
 }
 
-// A single NDArray or a list of them (nil entries allowed for head grads).
-std::vector<NDArray> ArrayList(lua_State* L, int index, const char* what) {
-  std::vector<NDArray> out;
-  if (lua_isnoneornil(L, index)) return out;
-  if (NDArray* a = nd::ToNDArray(L, index)) return {*a};
-  luaL_checktype(L, index, LUA_TTABLE);
-  const int n = static_cast<int>(lua_objlen(L, index));
-  for (int i = 1; i <= n; ++i) {
-    lua_rawgeti(L, index, i);
-    out.push_back(nd::CheckNDArray(L, -1, what));
-    lua_pop(L, 1);
-  }
-  return out;
-}
-
 // mx.autograd.backward(heads, head_grads, retain_graph, train_mode)
 int Backward(lua_State* L) {
-  const std::vector<NDArray> heads = ArrayList(L, 1, "backward");
-  const std::vector<NDArray> grads = ArrayList(L, 2, "backward (head_grads)");
+  const std::vector<NDArray> heads = nd::CheckArrayList(L, 1, "backward");
+  const std::vector<NDArray> grads = nd::CheckArrayList(L, 2, "backward (head_grads)");
   const bool retain = lua_toboolean(L, 3);
   const bool train = lua_isnoneornil(L, 4) ? true : lua_toboolean(L, 4);
   autograd::Backward(heads, grads, retain, train);
@@ -136,7 +121,7 @@ int NewCachedOp(lua_State* L) {
 
 int CachedOpForward(lua_State* L) {
   autograd::CachedOp& op = CheckCachedOp(L, 1);
-  std::vector<NDArray> in = ArrayList(L, 2, "CachedOp:forward");
+  std::vector<NDArray> in = nd::CheckArrayList(L, 2, "CachedOp:forward");
   PushList(L, op.Forward(in));
   return 1;
 }

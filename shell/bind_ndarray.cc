@@ -192,6 +192,20 @@ NDArray& CheckNDArray(lua_State* L, int index, const char* what) {
   return *a;
 }
 
+std::vector<NDArray> CheckArrayList(lua_State* L, int index, const char* what) {
+  std::vector<NDArray> out;
+  if (lua_isnoneornil(L, index)) return out;
+  if (NDArray* a = ToNDArray(L, index)) return {*a};
+  luaL_checktype(L, index, LUA_TTABLE);
+  const int n = static_cast<int>(lua_objlen(L, index));
+  for (int i = 1; i <= n; ++i) {
+    lua_rawgeti(L, index, i);
+    out.push_back(CheckNDArray(L, -1, what));
+    lua_pop(L, 1);
+  }
+  return out;
+}
+
 size_t LiveTensorBytes() {
   return g_live_bytes;
 }

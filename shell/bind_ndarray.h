@@ -57,6 +57,8 @@ inline NDArray* ToNDArray(lua_State* L, int index) {
 }
 // The NDArray at `index`; a Lua error naming `what` otherwise.
 NDArray& CheckNDArray(lua_State* L, int index, const char* what = "self");
+// One NDArray or a list of them at `index` (nothing for nil).
+std::vector<NDArray> CheckArrayList(lua_State* L, int index, const char* what);
 
 // Tensor bytes owned by live Lua NDArrays.
 size_t LiveTensorBytes();

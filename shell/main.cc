@@ -9,8 +9,10 @@
 #include <vector>
 
 #include "engine/base/context.h"
+#include "engine/kvstore/collectives.h"
 #include "engine/scheduler/engine.h"
 #include "interpreter.h"
+#include "launch.h"
 #include "lua_util.h"
 #include "ops/custom/plugin_loader.h"
 #include "options.h"
@@ -67,6 +69,17 @@ bool LoadPlugins(const std::vector<std::string>& paths) {
   return true;
 }
 
+// A worker of a job (a dist store was made): MPI ends with the process. A
+// worker that failed stops the whole job (mpirun names its rank), so the
+// others do not wait for it until their collectives time out.
+void EndCollectives(int code) {
+  using tessera::kvstore::Collectives;
+  if (!Collectives::Started()) return;
+  std::fflush(stderr);
+  if (code != 0 && Collectives::Get().size() > 1) Collectives::Abort(code);
+  Collectives::Finalize();
+}
+
 int Main(int argc, char** argv) {
   Options opts;
   std::string error;
@@ -77,6 +90,15 @@ int Main(int argc, char** argv) {
   if (opts.help) {
     std::fputs(kUsage, stdout);
     return 0;
+  }
+  if (opts.launch > 0) {
+    if (opts.script == 0 && opts.test_path.empty()) {
+      std::fprintf(stderr, "tessera: --launch N needs a script (or --test PATH) to run\n%s",
+                   kUsage);
+      return 2;
+    }
+    std::fprintf(stderr, "tessera: %s\n", ExecLaunch(opts.launch, argc, argv).c_str());
+    return 1;
   }
   // Before anything asks for the engine: the choice is read once.
   if (!opts.engine.empty()) setenv("TESSERA_ENGINE", opts.engine.c_str(), 1);
@@ -121,7 +143,9 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "tessera: freeing arrays at exit: %s\n", e.what());
   }
   std::fflush(stdout);
-  return status != 0 ? status : ok ? 0 : 1;
+  const int code = status != 0 ? status : ok ? 0 : 1;
+  EndCollectives(code);
+  return code;
 }
 
 }  // namespace

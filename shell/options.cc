@@ -1,5 +1,6 @@
 #include "options.h"
 
+#include <cstdlib>
 #include <cstring>
 
 namespace tessera::shell {
@@ -13,6 +14,8 @@ const char* const kUsage =
     "  --engine TYPE    engine type: threaded (default) or naive\n"
     "  --load-ops PATH  load the C++ operator plugin PATH (a shared library) before\n"
     "                   anything runs; repeatable\n"
+    "  --launch N       run the script as N workers of one job through mpirun\n"
+    "                   (mx.kv.create('dist_sync') connects them)\n"
     "  --version        print the version and exit\n"
     "  --help           print this help and exit\n"
     "  --               stop handling options\n"
@@ -56,6 +59,15 @@ bool ParseOptions(int argc, char** argv, Options* o, std::string* error) {
     } else if (!std::strcmp(a, "--load-ops")) {
       if (!value(a, &text)) return false;
       o->load_ops.push_back(text);
+    } else if (!std::strcmp(a, "--launch")) {
+      if (!value(a, &text)) return false;
+      char* end = nullptr;
+      const long n = std::strtol(text.c_str(), &end, 10);
+      if (text.empty() || *end != '\0' || n < 1 || n > 4096) {
+        *error = "--launch needs a number of workers (1 or more), not '" + text + "'";
+        return false;
+      }
+      o->launch = static_cast<int>(n);
     } else if (!std::strcmp(a, "--engine")) {
       if (!value(a, &o->engine)) return false;
       if (o->engine != "naive" && o->engine != "threaded") {

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <thread>
 
+#include "engine/base/cores.h"
 #include "engine/base/error.h"
 #include "engine/base/regular_file.h"
 #include "engine/io/image_resize.h"
@@ -50,7 +51,7 @@ std::string TranscodeImage(std::string_view bytes, const TranscodeOptions& o,
 std::vector<std::string> TranscodeFiles(const std::vector<std::string>& paths,
                                         const TranscodeOptions& o, int threads,
                                         std::string_view what) {
-  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (threads <= 0) threads = UsableCores();
   threads = static_cast<int>(std::min<size_t>(static_cast<size_t>(threads), paths.size()));
   std::vector<std::string> out(paths.size());
   std::atomic<size_t> next{0};

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "engine/base/cores.h"
 #include "engine/base/error.h"
 #include "engine/scheduler/gpu_streams.h"
 #include "engine/scheduler/hold.h"
@@ -92,7 +93,7 @@ void NaiveEngine::OnReady(OprBlock* blk, const VarEntry* /*newest*/) {
 
 NaiveEngine::NaiveEngine(const EngineOptions& opts) {
   // One thread runs every op: each may use every core.
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int cores = UsableCores();
   SetOpThreads(opts.op_threads > 0 ? opts.op_threads : cores);
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "engine/base/cores.h"
 #include "engine/base/error.h"
 #include "engine/scheduler/gpu_streams.h"
 #include "engine/scheduler/opr.h"
@@ -22,7 +23,7 @@ const char* const kLaneNames[] = {"compute", "priority", "copy"};
 
 ThreadedEngine::ThreadedEngine(const EngineOptions& opts) : opts_(opts) {
   SetMaxInflight(opts.max_inflight, opts.max_inflight_bytes);
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int cores = UsableCores();
   SetOpThreads(opts.op_threads > 0 ? opts.op_threads
                                    : std::max(1, cores / std::max(1, opts.cpu_workers)));
 }

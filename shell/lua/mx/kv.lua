@@ -5,8 +5,17 @@
 -- given). With an optimizer (set_optimizer), a push updates the stored value
 -- with the pushed sum as its gradient; without one, the sum replaces it.
 -- Every step is NDArray operations, so pushes and pulls are engine ops
--- ordered by the arrays' variables, as any other. The stores across
--- processes (dist_*) and NCCL are not built yet.
+-- ordered by the arrays' variables, as any other.
+--
+-- 'dist_sync' and 'dist_device_sync' span the processes of an MPI job
+-- (mpirun, or tessera --launch N): every process keeps a replica of each
+-- value; init takes rank 0's value; a push sums the values given locally,
+-- then sums those over the processes with one all-reduce (engine ops on the
+-- communication lane, engine/kvstore/collectives.h), and every replica
+-- applies the same update to the same sum, so replicas stay equal without
+-- a server. The keys of one push travel in buckets of up to
+-- TESSERA_KV_FUSION_BYTES (4 MiB by default) per all-reduce, in the order
+-- given. NCCL and 'dist_async' are not built yet.
 local class = require 'tessera.class'
 local help = require 'tessera.help'
 
@@ -15,6 +24,7 @@ return function(mx)
   local KVStore = class.root('KVStore')
 
   local kinds = { ['local'] = true, device = true }
+  local dist_kinds = { dist_sync = true, dist_device_sync = true, dist = true }
 
   function KVStore:__init(kind)
     self.type = kind
@@ -96,7 +106,7 @@ return function(mx)
   end
 
   -- The sum of the values pushed for k, on the store's context.
-  function KVStore:_merge(k, v)
+  function KVStore:_merge(k, v, no_compress)
     local ctx = self._store[k].ctx
     local sum
     for j, a in ipairs(v) do
@@ -104,26 +114,34 @@ return function(mx)
         error(('kv:push: key %s was initialized with shape %s, value %d has shape %s'):format(
           key_text(k), shape_text(self._shapes[k]), j, shape_text(a.shape)), 4)
       end
-      if self._compression then a = self:_compress(k, j, a) end
+      if self._compression and not no_compress then a = self:_compress(k, j, a) end
       a = a:as_in_context(ctx)
       sum = sum and sum + a or a:copy()
     end
     return sum
   end
 
-  function KVStore:push(keys, values, opts)
-    for _, kv in ipairs(pairs_of(keys, values, 'kv:push')) do
-      local k, v = kv[1], kv[2]
-      if not self._store[k] then
-        error(('kv:push: key %s was never initialized (kv:init first)'):format(key_text(k)), 2)
-      end
-      local merged = self:_merge(k, v)
-      if self._updater then
-        self._updater(k, merged, self._store[k])
-      else
-        merged:copyto(self._store[k])
+  -- The stored value of k after a push whose (reduced) sum is `merged`.
+  function KVStore:_apply(k, merged)
+    if self._updater then
+      self._updater(k, merged, self._store[k])
+    else
+      merged:copyto(self._store[k])
+    end
+  end
+
+  function KVStore:_check_init(items, who)
+    for _, kv in ipairs(items) do
+      if not self._store[kv[1]] then
+        error(('%s: key %s was never initialized (kv:init first)'):format(who, key_text(kv[1])), 3)
       end
     end
+  end
+
+  function KVStore:push(keys, values, opts)
+    local items = pairs_of(keys, values, 'kv:push')
+    self:_check_init(items, 'kv:push')
+    for _, kv in ipairs(items) do self:_apply(kv[1], self:_merge(kv[1], kv[2])) end
   end
 
   -- kv:pull(keys, {out = arrays}): the stored values into out (one array or
@@ -247,16 +265,111 @@ return function(mx)
   -- One process: nothing to wait for but the work pushed.
   function KVStore:barrier() mx.nd.waitall() end
 
+  -- ---- across processes ----------------------------------------------------
+
+  local DistStore = KVStore:extend('DistKVStore')
+
+  local fusion_default = 4 * 1024 * 1024
+
+  function DistStore:__init(kind)
+    KVStore.__init(self, kind)
+    local c = mx._collectives
+    self.rank, self.num_workers, self.timeout = c.start()
+    local env = os.getenv('TESSERA_KV_FUSION_BYTES')
+    self._fusion = env and tonumber(env) or fusion_default
+    if not self._fusion or self._fusion < 0 then
+      error('mx.kv.create: TESSERA_KV_FUSION_BYTES must be a number of bytes (0: no fusion)', 3)
+    end
+  end
+
+  -- The replicas live on the CPU, where the collectives read them.
+  function DistStore:_ctx() return mx.cpu() end
+
+  local dtype_bytes = { float64 = 8, int64 = 8, float32 = 4, int32 = 4, float16 = 2,
+    bfloat16 = 2, uint8 = 1, int8 = 1, bool = 1 }
+
+  local function bytes_of(a) return a.size * (dtype_bytes[a.dtype] or 4) end
+
+  -- Arrays in buckets of up to self._fusion bytes (one dtype each), in
+  -- order; fn(arrays, what) for each.
+  function DistStore:_buckets(keys, arrays, fn)
+    local bucket, bkeys, size = {}, {}, 0
+    local function flush()
+      if #bucket == 0 then return end
+      local what = #bkeys == 1 and 'key ' .. key_text(bkeys[1])
+        or ('keys %s..%s'):format(key_text(bkeys[1]), key_text(bkeys[#bkeys]))
+      fn(bucket, what)
+      bucket, bkeys, size = {}, {}, 0
+    end
+    for i, a in ipairs(arrays) do
+      local b = bytes_of(a)
+      if #bucket > 0 and (size + b > self._fusion or a.dtype ~= bucket[1].dtype) then flush() end
+      bucket[#bucket + 1], bkeys[#bkeys + 1] = a, keys[i]
+      size = size + b
+    end
+    flush()
+  end
+
+  -- MXNet's dist init: every process takes rank 0's value.
+  function DistStore:init(keys, values)
+    KVStore.init(self, keys, values)
+    local ks, stored = {}, {}
+    for i, kv in ipairs(pairs_of(keys, values, 'kv:init')) do
+      ks[i], stored[i] = kv[1], self._store[kv[1]]
+    end
+    self:_buckets(ks, stored, function(arrays, what)
+      mx._collectives.broadcast(arrays, 0, 0, 'init of ' .. what)
+    end)
+  end
+
+  -- The local sum of each key, compressed when asked (MXNet compresses what
+  -- a worker sends), summed over the processes, then applied on every replica.
+  function DistStore:push(keys, values, opts)
+    local items = pairs_of(keys, values, 'kv:push')
+    self:_check_init(items, 'kv:push')
+    local ks, sums = {}, {}
+    for i, kv in ipairs(items) do
+      local k = kv[1]
+      local m = self:_merge(k, kv[2], true)
+      if self._compression then m = self:_compress(k, 1, m) end
+      ks[i], sums[i] = k, m
+    end
+    local priority = opts and opts.priority or 0
+    self:_buckets(ks, sums, function(arrays, what)
+      mx._collectives.allreduce(arrays, 'sum', priority, 'push of ' .. what)
+    end)
+    for i, k in ipairs(ks) do self:_apply(k, sums[i]) end
+  end
+
+  -- Waits for the collectives pushed before and for every process to reach it.
+  function DistStore:barrier()
+    local a = mx.nd.zeros({ 1 })
+    mx._collectives.allreduce(a, 'sum', 0, 'barrier')
+    a:wait_to_read()
+  end
+
+  -- The smallest x among the processes (waits): how they agree.
+  function DistStore:_all_min(x)
+    local a = mx.nd.array({ x }, { dtype = 'float64' })
+    mx._collectives.allreduce(a, 'min', 0, 'agreement')
+    return a:totable()[1]
+  end
+
+  function KVStore:_all_min(x) return x end
+
   function M.create(kind)
     kind = kind or 'local'
     if kinds[kind] then return KVStore(kind) end
-    if type(kind) == 'string' and (kind:match('^dist') or kind == 'nccl' or kind == 'horovod') then
-      error(("mx.kv.create: '%s' is not built yet: the stores across processes (MPI) and "
-        .. "NCCL come later; 'local' and 'device' work in one process"):format(kind), 2)
+    if dist_kinds[kind] then return DistStore(kind == 'dist' and 'dist_sync' or kind) end
+    if kind == 'nccl' or kind == 'dist_async' or kind == 'horovod' then
+      error(("mx.kv.create: '%s' is not built yet; 'local', 'device' (one process) and "
+        .. "'dist_sync', 'dist_device_sync' (processes of an MPI job) are"):format(kind), 2)
     end
-    error(("mx.kv.create: unknown type '%s' (local, device)"):format(tostring(kind)), 2)
+    error(("mx.kv.create: unknown type '%s' (local, device, dist_sync, dist_device_sync)"):format(
+      tostring(kind)), 2)
   end
   M.KVStore = KVStore
+  M.DistKVStore = DistStore
 
   help.doc(M.create, [[
 mx.kv.create(type = 'local') -> a KVStore: 'local' (values merged on the CPU)
@@ -269,10 +382,18 @@ kv:broadcast(key, value, {out =}); kv:set_optimizer(opt);
 kv:set_updater(fn(key, grad, stored)); kv:set_gradient_compression{type =
 '2bit', threshold = 0.5}; kv:save_optimizer_states(path) /
 load_optimizer_states(path); kv.rank (0), kv.num_workers (1), kv.type;
-kv:barrier(). Keys are integers or strings. The stores across processes
-(dist_sync, dist_async) and NCCL are not built yet.]])
+kv:barrier(). Keys are integers or strings.
+'dist_sync' / 'dist_device_sync': the processes of an MPI job (mpirun -np N
+tessera script.lua, or tessera --launch N script.lua): kv.rank and
+kv.num_workers come from MPI; init takes rank 0's value everywhere; a push
+sums over the devices given and then over the processes (all-reduce,
+TESSERA_KV_FUSION_BYTES per bucket), and every process applies the same
+update to its replica; barrier() waits for every process. A process that
+waits longer than TESSERA_KV_TIMEOUT seconds (120) for the others fails
+with an error naming its rank. 'dist_async' and 'nccl' are not built yet.]])
   help.doc(M, [[
 mx.kv: key-value stores for parameters (MXNet's KVStore): create('local' |
-'device'), in this process. See help(mx.kv.create).]])
+'device') in this process, create('dist_sync') across the processes of an
+MPI job. See help(mx.kv.create).]])
   return M
 end

@@ -207,7 +207,13 @@ return function(mx)
     if not self.params_initialized then error('init_optimizer: call init_params first', 2) end
     local params = {}
     for k, v in pairs(opts.optimizer_params or {}) do params[k] = v end
+    local kv = opts.kvstore
+    if kv == nil then kv = 'local' end
+    if type(kv) == 'string' then kv = mx.kv.create(kv) end
+    local dist = kv and tostring(kv.type):match('^dist') ~= nil
+    -- rescale_grad follows the global batch: every worker's (MXNet's rule).
     local batch = self.data_shapes and (self.data_shapes[1].shape or self.data_shapes[1][2])[1] or 1
+    if dist then batch = batch * kv.num_workers end
     if params.rescale_grad == nil then params.rescale_grad = 1 / batch end
     params.param_idx2name = {}
     for i, n in ipairs(self.param_names) do params.param_idx2name[i] = n end
@@ -215,14 +221,31 @@ return function(mx)
     self.optimizer = type(opts.optimizer) == 'table' and opts.optimizer
       or mx.optimizer.create(opts.optimizer or 'sgd', params)
     self.opt_states = {}
-    -- Several contexts sum their gradients through a store ('local' by
-    -- default; false sums them directly).
-    local kv = opts.kvstore
-    if kv == nil then kv = 'local' end
-    if type(kv) == 'string' then kv = mx.kv.create(kv) end
-    self.kvstore = (#self.execs > 1 and kv) or nil
+    -- Several contexts, or processes, sum their gradients through a store
+    -- ('local' by default; false sums contexts directly).
+    self.kvstore = ((#self.execs > 1 or dist) and kv) or nil
     self._kv_keys = {}
+    if dist then self:_share_params() end
     self.optimizer_initialized = true
+  end
+
+  -- Every process starts from rank 0's parameters and auxiliary states
+  -- (MXNet's kvstore.init + pull), so the replicas stay equal.
+  function Module:_share_params()
+    local kv = self.kvstore
+    local function share(key, dict_name, n)
+      local arrays = {}
+      for k, exe in ipairs(self.execs) do arrays[k] = exe[dict_name][n] end
+      kv:init(key, arrays[1])
+      kv:pull(key, { out = arrays })
+    end
+    for i, n in ipairs(self.param_names) do
+      share(i, 'arg_dict', n)
+      self._kv_keys[i] = true
+    end
+    for _, n in ipairs(self.aux_names or {}) do
+      if self.exec.aux_dict[n] then share('aux:' .. n, 'aux_dict', n) end
+    end
   end
 
   function Module:forward(batch, is_train)
@@ -253,33 +276,39 @@ return function(mx)
     end
   end
 
-  -- Each parameter's gradient summed over the contexts into the first
-  -- context's (through the store when there is one).
+  -- Each parameter's gradient summed over the contexts (and processes) into
+  -- the first context's. Through a store, one push for every key, the last
+  -- layer's first: backward computes it first, so its reduction starts
+  -- while the layers below still compute.
   function Module:_reduce_grads()
-    for i, n in ipairs(self.param_names) do
-      local grads = {}
-      for k, exe in ipairs(self.execs) do grads[k] = exe.grad_dict[n] end
-      if grads[1] then
+    local keys, grads, outs = {}, {}, {}
+    for i = #self.param_names, 1, -1 do
+      local n = self.param_names[i]
+      local g = {}
+      for k, exe in ipairs(self.execs) do g[k] = exe.grad_dict[n] end
+      if g[1] then
         if self.kvstore then
           if not self._kv_keys[i] then
-            self.kvstore:init(i, grads[1])
+            self.kvstore:init(i, g[1])
             self._kv_keys[i] = true
           end
-          self.kvstore:push(i, grads)
-          self.kvstore:pull(i, { out = grads[1] })
-        else
-          local sum = grads[1]
-          for k = 2, #grads do sum = sum + grads[k]:as_in_context(grads[1].ctx) end
-          if #grads > 1 then sum:copyto(grads[1]) end
+          keys[#keys + 1], grads[#grads + 1], outs[#outs + 1] = i, g, g[1]
+        elseif #g > 1 then
+          local sum = g[1]
+          for k = 2, #g do sum = sum + g[k]:as_in_context(g[1].ctx) end
+          sum:copyto(g[1])
         end
       end
+    end
+    if #keys > 0 then
+      self.kvstore:push(keys, grads, { priority = -1 })
+      self.kvstore:pull(keys, { out = outs })
     end
   end
 
   function Module:update()
     if not self.optimizer_initialized then error('update: call init_optimizer first', 2) end
-    local multi = #self.execs > 1
-    if multi then self:_reduce_grads() end
+    if #self.execs > 1 or self.kvstore then self:_reduce_grads() end
     local opt = self.optimizer
     for i, n in ipairs(self.param_names) do
       local g = self.exec.grad_dict[n]
@@ -349,6 +378,16 @@ Module:fit's progress and mx.callback.Speedometer measure with it.]])
     return table.concat(parts, ' ')
   end
 
+  -- The next training batch. The processes of a job step together: an epoch
+  -- ends on every worker when one of them has no batch left (their shares
+  -- can differ by a batch), by one agreement per step.
+  function Module:_next_batch(data)
+    local batch = data:next()
+    local kv = self.kvstore
+    if kv and kv.num_workers > 1 and kv:_all_min(batch and 1 or 0) == 0 then return nil end
+    return batch
+  end
+
   function Module:fit(train_data, opts)
     opts = opts or {}
     local num_epoch = opts.num_epoch or error('fit: num_epoch is required', 2)
@@ -370,7 +409,7 @@ Module:fit's progress and mx.callback.Speedometer measure with it.]])
         quiet = opts.progress == false })
       if opts.progress == false then bar.live = false end
       local nbatch = 0
-      for batch in function() return train_data:next() end do
+      for batch in function() return self:_next_batch(train_data) end do
         self:forward(batch, true)
         self:backward()
         self:update()
