@@ -75,8 +75,12 @@ bool LoadPlugins(const std::vector<std::string>& paths) {
 void EndCollectives(int code) {
   using tessera::kvstore::Collectives;
   if (!Collectives::Started()) return;
-  std::fflush(stderr);
-  if (code != 0 && Collectives::Get().size() > 1) Collectives::Abort(code);
+  const Collectives& c = Collectives::Get();
+  if (code != 0 && c.size() > 1) {
+    std::fprintf(stderr, "tessera: rank %d of %d failed: stopping the job\n", c.rank(), c.size());
+    std::fflush(stderr);
+    Collectives::Abort(code);
+  }
   Collectives::Finalize();
 }
 

@@ -71,13 +71,20 @@ MpiApi LoadMpi() {
 // The shim's dtype codes (engine/kvstore/mpi/mpi_shim.cc).
 int MpiType(DType t) {
   switch (t) {
-    case DType::kFloat32: return 0;
-    case DType::kFloat64: return 1;
-    case DType::kInt32: return 2;
-    case DType::kInt64: return 3;
-    case DType::kUint8: return 4;
-    case DType::kInt8: return 5;
-    default: return -1;
+    case DType::kFloat32:
+      return 0;
+    case DType::kFloat64:
+      return 1;
+    case DType::kInt32:
+      return 2;
+    case DType::kInt64:
+      return 3;
+    case DType::kUint8:
+      return 4;
+    case DType::kInt8:
+      return 5;
+    default:
+      return -1;
   }
 }
 
@@ -107,12 +114,12 @@ struct Collectives::Impl {
   std::map<uint64_t, std::shared_ptr<Request>> ready;  // delivered, by number (mu)
   uint64_t next_run = 0;                               // the number the lane runs next (mu)
   std::atomic<uint64_t> next_push{0};
-  bool stop = false;                  // (mu)
-  std::atomic<int> abort_code{-1};    // >= 0: Abort was called
-  std::string broken;                 // why the lane is broken (lane thread only)
-  std::vector<char> fusion;           // the fused buffer (lane thread only)
-  std::string start_error;            // MPI's start failed (set before `started`)
-  bool started = false;               // (mu)
+  bool stop = false;                // (mu)
+  std::atomic<int> abort_code{-1};  // >= 0: Abort was called
+  std::string broken;               // why the lane is broken (lane thread only)
+  std::vector<char> fusion;         // the fused buffer (lane thread only)
+  std::string start_error;          // MPI's start failed (set before `started`)
+  bool started = false;             // (mu)
   int rank = 0, size = 1;
   double timeout_s = 120;
 
@@ -146,9 +153,8 @@ void CheckArrays(const std::vector<NDArray>& arrays, const char* call, const std
                                "int64, int8, uint8 are)";
   for (const NDArray& a : arrays) {
     TS_CHECK(!a.is_none()) << "kvstore " << call << " (" << what << "): an array is empty";
-    TS_CHECK(!a.ctx().is_gpu())
-        << "kvstore " << call << " (" << what << "): the arrays must be on the CPU, got "
-        << a.ctx().ToString();
+    TS_CHECK(!a.ctx().is_gpu()) << "kvstore " << call << " (" << what
+                                << "): the arrays must be on the CPU, got " << a.ctx().ToString();
     TS_CHECK(a.dtype() == t) << "kvstore " << call << " (" << what
                              << "): the arrays of one call share a dtype, got " << DTypeName(t)
                              << " and " << DTypeName(a.dtype());
@@ -170,7 +176,9 @@ void Collectives::Impl::Submit(const std::shared_ptr<Request>& r, int priority) 
           r->done = done;
           Deliver(r, false);
         },
-        Context::CPU(), {}, vars, engine::FnProperty::kAsync, priority, name);
+        // Read and written: an input that failed poisons the result (the
+        // engine skips the op) rather than being overwritten as clean.
+        Context::CPU(), vars, vars, engine::FnProperty::kAsync, priority, name);
   } catch (...) {
     group.Close();
     Deliver(r, true);  // the other processes still run it
@@ -244,8 +252,10 @@ void Collectives::Impl::Loop() {
     lock.unlock();
     std::exception_ptr error = Run(*r);
     if (r->done) {
-      if (error) (*r->done)(error);
-      else (*r->done)();
+      if (error)
+        (*r->done)(error);
+      else
+        (*r->done)();
     }
     r.reset();
     lock.lock();

@@ -25,21 +25,31 @@ void Say(char* error, size_t len, const char* what, int code) {
 // dtype codes: engine/kvstore/collectives.cc's MpiType.
 MPI_Datatype TypeOf(int code) {
   switch (code) {
-    case 0: return MPI_FLOAT;
-    case 1: return MPI_DOUBLE;
-    case 2: return MPI_INT32_T;
-    case 3: return MPI_INT64_T;
-    case 4: return MPI_UINT8_T;
-    case 5: return MPI_INT8_T;
-    default: return MPI_DATATYPE_NULL;
+    case 0:
+      return MPI_FLOAT;
+    case 1:
+      return MPI_DOUBLE;
+    case 2:
+      return MPI_INT32_T;
+    case 3:
+      return MPI_INT64_T;
+    case 4:
+      return MPI_UINT8_T;
+    case 5:
+      return MPI_INT8_T;
+    default:
+      return MPI_DATATYPE_NULL;
   }
 }
 
 MPI_Op OpOf(int code) {
   switch (code) {
-    case 0: return MPI_SUM;
-    case 1: return MPI_MIN;
-    default: return MPI_MAX;
+    case 0:
+      return MPI_SUM;
+    case 1:
+      return MPI_MIN;
+    default:
+      return MPI_MAX;
   }
 }
 
