@@ -32,8 +32,9 @@ using Clock = std::chrono::steady_clock;
 
 struct MpiApi {
   int (*init)(int*, int*, char*, size_t);
-  int (*iallreduce)(void*, int, int, int, void**, char*, size_t);
-  int (*ibcast)(void*, int, int, int, void**, char*, size_t);
+  int (*allreduce)(void*, int, int, int, char*, size_t);
+  int (*bcast)(void*, int, int, int, char*, size_t);
+  int (*ibarrier)(void**, char*, size_t);
   int (*test)(void*, int*, char*, size_t);
   void (*abort)(int);
   void (*finalize)();
@@ -53,8 +54,9 @@ MpiApi LoadMpi() {
     if (void* lib = dlopen(path, RTLD_NOW | RTLD_GLOBAL)) {
       MpiApi api{};
       Bind(lib, "tessera_mpi_init", &api.init);
-      Bind(lib, "tessera_mpi_iallreduce", &api.iallreduce);
-      Bind(lib, "tessera_mpi_ibcast", &api.ibcast);
+      Bind(lib, "tessera_mpi_allreduce", &api.allreduce);
+      Bind(lib, "tessera_mpi_bcast", &api.bcast);
+      Bind(lib, "tessera_mpi_ibarrier", &api.ibarrier);
       Bind(lib, "tessera_mpi_test", &api.test);
       Bind(lib, "tessera_mpi_abort", &api.abort);
       Bind(lib, "tessera_mpi_finalize", &api.finalize);
@@ -270,10 +272,10 @@ void Collectives::Impl::Check(int rc, const char* error_text) {
   TS_THROW << "kvstore: rank " << rank << ": " << error_text;
 }
 
-// Polls an MPI request until it completes, Abort is called, or the deadline
-// passes. Open MPI progresses non-blocking collectives inside MPI_Test, so
-// the first moments poll without sleeping (a large buffer moves at full
-// speed); after that a peer is late, and the lane polls every 100 us.
+// Polls an MPI request (the arrival barrier) until it completes, Abort is
+// called, or the deadline passes. The first moments poll without sleeping
+// (the others are usually there already); after that a peer is late, and
+// the lane polls every 100 us.
 void Collectives::Impl::Await(void* request, const Request& r, const char* call) {
   char err[kErrLen] = {0};
   const Clock::time_point start = Clock::now();
@@ -307,14 +309,17 @@ void Collectives::Impl::RunOne(Request& r, char* data, size_t count, int type) {
   constexpr size_t kPiece = size_t{1} << 30;
   for (size_t at = 0; at < count; at += kPiece) {
     const int n = static_cast<int>(std::min(kPiece, count - at));
-    void* request = nullptr;
     char* p = data + at * elem;
+    const char* call = r.kind == Kind::kAllreduce ? "allreduce" : "broadcast";
+    // Every process is here (or the deadline passed): the blocking call
+    // that follows cannot wait on one that never comes.
+    void* request = nullptr;
+    Check(api.ibarrier(&request, err, sizeof err), err);
+    Await(request, r, call);
     if (r.kind == Kind::kAllreduce) {
-      Check(api.iallreduce(p, n, type, static_cast<int>(r.op), &request, err, sizeof err), err);
-      Await(request, r, "allreduce");
+      Check(api.allreduce(p, n, type, static_cast<int>(r.op), err, sizeof err), err);
     } else {
-      Check(api.ibcast(p, n, type, r.root, &request, err, sizeof err), err);
-      Await(request, r, "broadcast");
+      Check(api.bcast(p, n, type, r.root, err, sizeof err), err);
     }
   }
 }

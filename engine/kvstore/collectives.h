@@ -25,9 +25,10 @@
 // rather than one each. Callers decide the buckets; the lane never merges
 // two pushes, since that would depend on timing and differ between processes.
 //
-// Faults. Every MPI call is non-blocking and polled against a deadline
-// (TESSERA_KV_TIMEOUT seconds, 120 by default): a collective the other
-// processes never join fails with an error naming this rank and the
+// Faults. Each collective starts with a non-blocking barrier polled against
+// a deadline (TESSERA_KV_TIMEOUT seconds, 120 by default), then moves its
+// data with the blocking MPI call: a collective the other processes never
+// join fails with an error naming this rank and the
 // collective, instead of hanging. After that the lane is broken (the
 // processes disagree on what comes next) and every later collective fails
 // at once. A collective whose input was poisoned (an op that computed it

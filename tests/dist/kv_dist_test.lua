@@ -208,6 +208,39 @@ test('equivalence: LeNet on n workers = one process with the whole batch', funct
   equivalent(net, { 1, 8, 8 })
 end)
 
+test('equivalence: a Gluon Trainer on n workers = one process with the whole batch', function()
+  local gluon = mx.gluon
+  local b, steps = 4, 3
+  local x, y = dataset(n * b * steps, { 6 })
+  local function run(xs, ys, batch, kvstore, global)
+    mx.random.seed(r + 1)  -- different starts: dist_sync must take rank 0's
+    if not kvstore then mx.random.seed(1) end
+    local net = gluon.nn.Dense(2, { in_units = 6 })
+    net:initialize(mx.init.Xavier())
+    local trainer = gluon.Trainer(net:collect_params(), 'sgd', { learning_rate = 0.3, momentum = 0.9 },
+      { kvstore = kvstore })
+    local L = gluon.loss.SoftmaxCrossEntropyLoss()
+    for t = 0, steps - 1 do
+      local xb, yb = xs[{ t * batch + 1, (t + 1) * batch }], ys[{ t * batch + 1, (t + 1) * batch }]
+      local loss
+      mx.autograd.record(function() loss = L(net(xb), yb) end)
+      loss:backward()
+      trainer:step(global)
+    end
+    return net.weight:data(), net.bias:data()
+  end
+  local xr, yr = my_rows(x, y, b, steps)
+  -- the reference starts from rank 0's draw too
+  local w1, b1 = run(x, y, n * b, false, n * b)
+  local wd, bd = run(xr, yr, b, 'dist_sync', n * b)
+  close(wd, w1, 1e-4)
+  close(bd, b1, 1e-4)
+  local hi, lo = wd:copy(), wd:copy()
+  mx._collectives.allreduce(hi, 'max')
+  mx._collectives.allreduce(lo, 'min')
+  close(hi, lo, 0)
+end)
+
 test('uneven shares: every worker ends the epoch at the shortest one', function()
   -- worker r has r + 2 batches: every worker takes 2 steps an epoch
   local b = 2

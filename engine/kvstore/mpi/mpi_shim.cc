@@ -5,9 +5,12 @@
 // pays for it.
 //
 // Every function runs on the one thread that called tessera_mpi_init (the
-// collectives' lane), which is what MPI_THREAD_FUNNELED asks. Operations are
-// non-blocking (MPI_I*) so that the lane can poll them against a deadline
-// instead of hanging forever on a worker that never arrives.
+// collectives' lane), which is what MPI_THREAD_FUNNELED asks. The lane first
+// waits for every process to arrive with a non-blocking barrier that it
+// polls against a deadline (a worker that never comes is an error, not a
+// hang), then moves the data with the blocking call: Open MPI's tuned
+// MPI_Allreduce ran about twice as fast as its MPI_Iallreduce (libnbc) on
+// 16 and 64 MB here.
 #include <mpi.h>
 
 #include <cstdint>
@@ -76,32 +79,25 @@ TS_MPI_EXPORT int tessera_mpi_init(int* rank, int* size, char* error, size_t len
   return 0;
 }
 
-// op: 0 sum, 1 min, 2 max. In place on `buf`. `*request` is polled with
-// tessera_mpi_test.
-TS_MPI_EXPORT int tessera_mpi_iallreduce(void* buf, int count, int dtype, int op, void** request,
-                                         char* error, size_t len) {
-  auto* r = new MPI_Request;
+// op: 0 sum, 1 min, 2 max. In place on `buf`.
+TS_MPI_EXPORT int tessera_mpi_allreduce(void* buf, int count, int dtype, int op, char* error,
+                                        size_t len) {
   const int rc =
-      MPI_Iallreduce(MPI_IN_PLACE, buf, count, TypeOf(dtype), OpOf(op), MPI_COMM_WORLD, r);
+      MPI_Allreduce(MPI_IN_PLACE, buf, count, TypeOf(dtype), OpOf(op), MPI_COMM_WORLD);
   if (rc != MPI_SUCCESS) {
-    delete r;
-    Say(error, len, "MPI_Iallreduce", rc);
+    Say(error, len, "MPI_Allreduce", rc);
     return 1;
   }
-  *request = r;
   return 0;
 }
 
-TS_MPI_EXPORT int tessera_mpi_ibcast(void* buf, int count, int dtype, int root, void** request,
-                                     char* error, size_t len) {
-  auto* r = new MPI_Request;
-  const int rc = MPI_Ibcast(buf, count, TypeOf(dtype), root, MPI_COMM_WORLD, r);
+TS_MPI_EXPORT int tessera_mpi_bcast(void* buf, int count, int dtype, int root, char* error,
+                                    size_t len) {
+  const int rc = MPI_Bcast(buf, count, TypeOf(dtype), root, MPI_COMM_WORLD);
   if (rc != MPI_SUCCESS) {
-    delete r;
-    Say(error, len, "MPI_Ibcast", rc);
+    Say(error, len, "MPI_Bcast", rc);
     return 1;
   }
-  *request = r;
   return 0;
 }
 

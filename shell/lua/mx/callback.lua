@@ -96,8 +96,8 @@ after printing.]])
     if not self.live or (self.n % self.every ~= 0 and self.n ~= self.total) then return end
     local dt = mx.mod.now() - self.t0
     local total = self.total
-    local eta = total and (total - self.n) * dt / self.n or 0
-    local filled = total and math.floor(self.width * self.n / total) or 0
+    local eta = total and math.max(0, total - self.n) * dt / self.n or 0
+    local filled = total and math.min(self.width, math.floor(self.width * self.n / total)) or 0
     io.write(('\r%s[%s%s] %d/%s  %.0f samples/s  %s  %ds left   '):format(self.label,
       ('#'):rep(filled), ('.'):rep(self.width - filled), self.n, total or '?',
       self.samples / dt, text or '', math.floor(eta + 0.5)))

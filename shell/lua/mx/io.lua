@@ -459,10 +459,11 @@ images (part_index from 0).]])
     local self = setmetatable({ iter = iter, depth = depth }, PrefetchingIter)
     self.provide_data, self.provide_label = iter.provide_data, iter.provide_label
     self.batch_size = iter.batch_size
+    self.num_data = iter.num_data  -- rows per epoch, as the wrapped iterator's
     local arrays = host_arrays(iter)
     if arrays then
       self.native = require('tessera.io').prefetcher(arrays, depth)
-      self.num_data = #iter.data
+      self.num_arrays = #iter.data  -- data arrays first, then labels
     end
     self:begin_epoch()  -- from where iter stands: no extra reset, no extra shuffle
     return self
@@ -513,7 +514,7 @@ images (part_index from 0).]])
     self.taken = self.taken + 1
     local data, label = {}, {}
     for i, a in ipairs(arrays) do
-      if i <= self.num_data then data[i] = a else label[i - self.num_data] = a end
+      if i <= self.num_arrays then data[i] = a else label[i - self.num_arrays] = a end
     end
     return { data = data, label = label, pad = pad, index = self.plans[self.taken] }
   end

@@ -341,6 +341,40 @@ return function(mx)
     for i, k in ipairs(ks) do self:_apply(k, sums[i]) end
   end
 
+  -- Without an updater the reduced sum becomes the stored value as it is:
+  -- _merge made it, nobody else holds it.
+  function DistStore:_apply(k, merged)
+    if self._updater then return KVStore._apply(self, k, merged) end
+    self._store[k] = merged
+  end
+
+  -- kv:pushpull(keys, values) with no out, no updater and no compression:
+  -- each value is summed in place (one all-reduce per bucket, no copy on
+  -- the way), then copied into the store, which keeps its own value.
+  function DistStore:pushpull(keys, values, opts)
+    local out = opts and opts.out
+    if out or self._updater or self._compression then
+      return KVStore.pushpull(self, keys, values, opts)
+    end
+    local items = pairs_of(keys, values, 'kv:pushpull')
+    self:_check_init(items, 'kv:pushpull')
+    local ks, arrays = {}, {}
+    for i, kv in ipairs(items) do
+      local k, v = kv[1], kv[2]
+      if #v ~= 1 or v[1].ctx ~= mx.cpu() then return KVStore.pushpull(self, keys, values, opts) end
+      if not same_shape(v[1].shape, self._shapes[k]) then
+        error(('kv:pushpull: key %s was initialized with shape %s, value 1 has shape %s'):format(
+          key_text(k), shape_text(self._shapes[k]), shape_text(v[1].shape)), 2)
+      end
+      ks[i], arrays[i] = k, v[1]
+    end
+    local priority = opts and opts.priority or 0
+    self:_buckets(ks, arrays, function(bucket, what)
+      mx._collectives.allreduce(bucket, 'sum', priority, 'pushpull of ' .. what)
+    end)
+    for i, k in ipairs(ks) do arrays[i]:copyto(self._store[k]) end
+  end
+
   -- Waits for the collectives pushed before and for every process to reach it.
   function DistStore:barrier()
     local a = mx.nd.zeros({ 1 })

@@ -300,7 +300,10 @@ return function(mx)
         end
       end
     end
-    if #keys > 0 then
+    if #keys == 0 then return end
+    if #self.execs == 1 then  -- in place (a dist store sums it without a copy)
+      self.kvstore:pushpull(keys, grads, { priority = -1 })
+    else
       self.kvstore:push(keys, grads, { priority = -1 })
       self.kvstore:pull(keys, { out = outs })
     end

@@ -67,6 +67,10 @@ return function(mx, G)
     rawset(self, '_scale', oparams.rescale_grad or 1)
     rawset(self, '_optimizer', mx.optimizer.create(optimizer, oparams))
     rawset(self, '_states', {})
+    -- Parameters already initialized start equal on every process now;
+    -- deferred ones at the first step (their first forward used each
+    -- process's own draw: seed mx.random alike, as with MXNet).
+    if self._kv and tostring(self._kv.type):match('^dist') then self:_share_params() end
   end
 
   -- The optimizer's per-index multipliers from the parameters (read at
@@ -80,26 +84,45 @@ return function(mx, G)
 
   function Trainer:set_learning_rate(lr) self._optimizer:set_learning_rate(lr) end
 
-  -- Sums each parameter's gradients over its contexts into every copy:
-  -- through the store (push the copies, pull the sum), or directly without
-  -- one. A parameter on one context has nothing to sum.
-  function Trainer:allreduce_grads()
+  -- Every process starts from rank 0's values (MXNet's kvstore.init + pull).
+  function Trainer:_share_params()
     for i, p in ipairs(self._params) do
+      if p:_is_ready() and not self._kv_ready[i] then
+        local data = p:list_data()
+        self._kv:init(i, data[1])
+        self._kv:pull(i, { out = data })
+        self._kv_ready[i] = true
+      end
+    end
+  end
+
+  -- Sums each parameter's gradients over its contexts (and, with a dist
+  -- store, over the processes) into every copy: through the store, in one
+  -- pushpull, the last parameter's first (backward computes it first), or
+  -- directly without one. A parameter on one context in one process has
+  -- nothing to sum.
+  function Trainer:allreduce_grads()
+    local dist = self._kv and tostring(self._kv.type):match('^dist') ~= nil
+    if dist then self:_share_params() end
+    local keys, grads = {}, {}
+    for i = #self._params, 1, -1 do
+      local p = self._params[i]
       if p.grad_req ~= 'null' and p:_is_ready() then
-        local grads = p:list_grad()
-        if #grads > 1 and self._kv then
+        local g = p:list_grad()
+        if (#g > 1 or dist) and self._kv then
           if not self._kv_ready[i] then
-            self._kv:init(i, grads[1])
+            self._kv:init(i, g[1])
             self._kv_ready[i] = true
           end
-          self._kv:pushpull(i, grads, { out = grads })
-        elseif #grads > 1 then
-          local sum = grads[1]:copy()
-          for j = 2, #grads do sum = sum + grads[j]:as_in_context(sum.ctx) end
-          for j = 1, #grads do sum:copyto(grads[j]) end
+          keys[#keys + 1], grads[#grads + 1] = i, g
+        elseif #g > 1 then
+          local sum = g[1]:copy()
+          for j = 2, #g do sum = sum + g[j]:as_in_context(sum.ctx) end
+          for j = 1, #g do sum:copyto(g[j]) end
         end
       end
     end
+    if #keys > 0 then self._kv:pushpull(keys, grads, { priority = -1 }) end
   end
 
   function Trainer:update(batch_size, ignore_stale_grad)
@@ -201,7 +224,9 @@ contexts and updates (allreduce_grads() and update(batch_size) apart);
 trainer.learning_rate, trainer:set_learning_rate(lr),
 trainer:save_states(path), trainer:load_states(path). Weight decay applies
 to every parameter times its wd_mult, and lr_mult scales its rate (MXNet's
-Trainer). kvstore: 'device' (the default), 'local', a store from mx.kv.create,
+Trainer). With a dist store (dist_sync), every process starts from rank 0's
+values and gradients are summed over the processes too: pass step the
+global batch size (every worker's). kvstore: 'device' (the default), 'local', a store from mx.kv.create,
 or false (summed directly): the gradients of a parameter on several contexts
 are summed through it.]])
   return Trainer
