@@ -82,8 +82,7 @@ TS_MPI_EXPORT int tessera_mpi_init(int* rank, int* size, char* error, size_t len
 // op: 0 sum, 1 min, 2 max. In place on `buf`.
 TS_MPI_EXPORT int tessera_mpi_allreduce(void* buf, int count, int dtype, int op, char* error,
                                         size_t len) {
-  const int rc =
-      MPI_Allreduce(MPI_IN_PLACE, buf, count, TypeOf(dtype), OpOf(op), MPI_COMM_WORLD);
+  const int rc = MPI_Allreduce(MPI_IN_PLACE, buf, count, TypeOf(dtype), OpOf(op), MPI_COMM_WORLD);
   if (rc != MPI_SUCCESS) {
     Say(error, len, "MPI_Allreduce", rc);
     return 1;
