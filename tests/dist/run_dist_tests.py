@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The stores across processes, as jobs of 2 and 3 workers (tessera --launch).
 
-usage: run_dist_tests.py TESSERA_BINARY
+usage: run_dist_tests.py TESSERA_BINARY [COLLECTIVES_TEST_BINARY]
 
 kv_dist_test.lua runs on every worker of a job (both engines); the fault
 scripts check that a worker that dies, raises or diverges stops the job with
@@ -44,6 +44,14 @@ def suite(tessera, workers, engine):
     check(f"kv_dist_test.lua on {workers} workers, {engine} engine ({secs:.1f} s)", ok, out)
 
 
+def cpp_suite(binary, workers):
+    cmd = ["mpirun", "-np", str(workers), "--oversubscribe"]
+    if os.geteuid() == 0:
+        cmd.append("--allow-run-as-root")
+    rc, out, secs = run(cmd + [binary])
+    check(f"{os.path.basename(binary)} on {workers} processes ({secs:.1f} s)", rc == 0, out)
+
+
 def fault(tessera, script, patterns, limit):
     rc, out, secs = run([tessera, "--launch", "2", os.path.join(HERE, "faults", script)],
                         {"TESSERA_KV_TIMEOUT": "3"}, limit=limit)
@@ -57,6 +65,9 @@ def main():
     suite(tessera, 2, "threaded")
     suite(tessera, 3, "threaded")
     suite(tessera, 2, "naive")
+    if len(sys.argv) > 2:
+        cpp_suite(sys.argv[2], 2)
+        cpp_suite(sys.argv[2], 3)
     fault(tessera, "killed.lua", [r"rank 1 .*signal 9"], 60)
     fault(tessera, "raises.lua", [r"worker 1 gave up", r"rank 1 of 2 failed: stopping the job"], 60)
     fault(tessera, "diverges.lua",
