@@ -46,6 +46,32 @@ int Broadcast(lua_State* L) {
   return 0;
 }
 
+// mx._collectives.window(array, owner, what) -> id (collective)
+int Window(lua_State* L) {
+  const NDArray& a = nd::CheckNDArray(L, 1, "kv window");
+  const int owner = static_cast<int>(luaL_checkinteger(L, 2));
+  lua_pushinteger(L, Collectives::Get().PushWindow(a, owner, luaL_optstring(L, 3, "window")));
+  return 1;
+}
+
+// mx._collectives.access(id, 'replace'|'add'|'read', array, priority = 0, what)
+int Access(lua_State* L) {
+  const int id = static_cast<int>(luaL_checkinteger(L, 1));
+  const std::string how = luaL_checkstring(L, 2);
+  Collectives::Access access = Collectives::Access::kRead;
+  if (how == "replace") {
+    access = Collectives::Access::kReplace;
+  } else if (how == "add") {
+    access = Collectives::Access::kAdd;
+  } else if (how != "read") {
+    luaL_error(L, "kv access: how must be 'replace', 'add' or 'read', got '%s'", how.c_str());
+  }
+  const NDArray& a = nd::CheckNDArray(L, 3, "kv access");
+  const int priority = static_cast<int>(luaL_optinteger(L, 4, 0));
+  Collectives::Get().PushAccess(id, access, a, priority, luaL_optstring(L, 5, "access"));
+  return 0;
+}
+
 void Open(lua_State* L, int mx) {
   PushTableField(L, mx, "_collectives");
   SetFunctions(
@@ -59,7 +85,14 @@ void Open(lua_State* L, int mx) {
         "arrays travel fused in one buffer"},
        {"broadcast", Guarded<Broadcast>,
         "mx._collectives.broadcast(arrays, root = 0, priority = 0, what) -> pushes one collective: "
-        "each array becomes root's"}});
+        "each array becomes root's"},
+       {"window", Guarded<Window>,
+        "mx._collectives.window(array, owner, what) -> id: pushes one collective that makes a "
+        "window holding owner's array, reached by the others without owner (dist_async)"},
+       {"access", Guarded<Access>,
+        "mx._collectives.access(id, 'replace'|'add'|'read', array, priority = 0, what) -> "
+        "pushes one access to a window's values on its owner (not collective; atomic per "
+        "element)"}});
   lua_pop(L, 1);
 }
 

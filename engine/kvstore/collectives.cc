@@ -38,6 +38,10 @@ struct MpiApi {
   int (*test)(void*, int*, char*, size_t);
   void (*abort)(int);
   void (*finalize)();
+  int (*win_allocate)(size_t, int, void**, void**, char*, size_t);
+  void (*win_free)(void*);
+  int (*rma)(void*, int, int, void*, int, int, char*, size_t);
+  void (*progress)();
 };
 
 template <typename F>
@@ -60,6 +64,10 @@ MpiApi LoadMpi() {
       Bind(lib, "tessera_mpi_test", &api.test);
       Bind(lib, "tessera_mpi_abort", &api.abort);
       Bind(lib, "tessera_mpi_finalize", &api.finalize);
+      Bind(lib, "tessera_mpi_win_allocate", &api.win_allocate);
+      Bind(lib, "tessera_mpi_win_free", &api.win_free);
+      Bind(lib, "tessera_mpi_rma", &api.rma);
+      Bind(lib, "tessera_mpi_progress", &api.progress);
       return api;
     }
     const char* why = dlerror();
@@ -90,12 +98,14 @@ int MpiType(DType t) {
   }
 }
 
-enum class Kind { kAllreduce, kBroadcast };
+enum class Kind { kAllreduce, kBroadcast, kWindow, kAccess };
 
 struct Request {
   Kind kind = Kind::kAllreduce;
   Collectives::Reduce op = Collectives::Reduce::kSum;
-  int root = 0;
+  int root = 0;  // kBroadcast: the root; kWindow: the owner
+  int window = -1;
+  Collectives::Access access = Collectives::Access::kRead;
   std::vector<NDArray> arrays;
   std::string what;
   uint64_t seq = 0;
@@ -108,8 +118,19 @@ struct Request {
 
 }  // namespace
 
+// A window of the asynchronous store (lane thread only).
+struct Window {
+  void* win = nullptr;
+  void* base = nullptr;
+  int owner = 0;
+  size_t count = 0;
+  DType dtype = DType::kFloat32;
+};
+
 struct Collectives::Impl {
   MpiApi api{};
+  std::vector<Window> windows;  // by id (lane thread only)
+  std::atomic<int> next_window{0};
   std::thread thread;
   std::mutex mu;
   std::condition_variable cv;
@@ -125,7 +146,11 @@ struct Collectives::Impl {
   int rank = 0, size = 1;
   double timeout_s = 120;
 
-  void Submit(const std::shared_ptr<Request>& r, int priority);
+  void Submit(const std::shared_ptr<Request>& r, const std::vector<engine::VarHandle>& reads,
+              const std::vector<engine::VarHandle>& writes, int priority);
+  void RunWindow(Request& r);
+  void RunAccess(Request& r);
+  void WaitForWork(std::unique_lock<std::mutex>& lock);
   void Deliver(const std::shared_ptr<Request>& r, bool skipped);
   void Loop();
   std::exception_ptr Run(Request& r);
@@ -165,11 +190,24 @@ void CheckArrays(const std::vector<NDArray>& arrays, const char* call, const std
 
 }  // namespace
 
-void Collectives::Impl::Submit(const std::shared_ptr<Request>& r, int priority) {
-  std::vector<engine::VarHandle> vars;
-  for (const NDArray& a : r->arrays) vars.push_back(a.var());
+const char* OpName(Kind k) {
+  switch (k) {
+    case Kind::kAllreduce:
+      return "kvstore.allreduce";
+    case Kind::kBroadcast:
+      return "kvstore.broadcast";
+    case Kind::kWindow:
+      return "kvstore.window";
+    default:
+      return "kvstore.access";
+  }
+}
+
+void Collectives::Impl::Submit(const std::shared_ptr<Request>& r,
+                               const std::vector<engine::VarHandle>& reads,
+                               const std::vector<engine::VarHandle>& writes, int priority) {
   r->seq = next_push.fetch_add(1, std::memory_order_relaxed);
-  const char* name = r->kind == Kind::kAllreduce ? "kvstore.allreduce" : "kvstore.broadcast";
+  const char* name = OpName(r->kind);
   // The group tells when the op ended without running (an input poisoned).
   engine::PushGroup group;
   try {
@@ -178,9 +216,7 @@ void Collectives::Impl::Submit(const std::shared_ptr<Request>& r, int priority) 
           r->done = done;
           Deliver(r, false);
         },
-        // Read and written: an input that failed poisons the result (the
-        // engine skips the op) rather than being overwritten as clean.
-        Context::CPU(), vars, vars, engine::FnProperty::kAsync, priority, name);
+        Context::CPU(), reads, writes, engine::FnProperty::kAsync, priority, name);
   } catch (...) {
     group.Close();
     Deliver(r, true);  // the other processes still run it
@@ -209,7 +245,11 @@ void Collectives::PushAllreduce(const std::vector<NDArray>& arrays, Reduce op, i
   r->op = op;
   r->arrays = arrays;
   r->what = what;
-  impl_->Submit(r, priority);
+  // Read and written: an input that failed poisons the result (the engine
+  // skips the op) rather than being overwritten as clean.
+  std::vector<engine::VarHandle> vars;
+  for (const NDArray& a : arrays) vars.push_back(a.var());
+  impl_->Submit(r, vars, vars, priority);
 }
 
 void Collectives::PushBroadcast(const std::vector<NDArray>& arrays, int root, int priority,
@@ -222,7 +262,43 @@ void Collectives::PushBroadcast(const std::vector<NDArray>& arrays, int root, in
   r->root = root;
   r->arrays = arrays;
   r->what = what;
-  impl_->Submit(r, priority);
+  std::vector<engine::VarHandle> vars;
+  for (const NDArray& a : arrays) vars.push_back(a.var());
+  impl_->Submit(r, vars, vars, priority);
+}
+
+int Collectives::PushWindow(const NDArray& value, int owner, const std::string& what) {
+  CheckArrays({value}, "window", what);
+  TS_CHECK(owner >= 0 && owner < size_) << "kvstore window (" << what << "): owner " << owner
+                                        << " is not a rank of this job (0.." << size_ - 1 << ")";
+  auto r = std::make_shared<Request>();
+  r->kind = Kind::kWindow;
+  r->root = owner;
+  r->arrays = {value};
+  r->what = what;
+  r->window = impl_->next_window.fetch_add(1);
+  impl_->Submit(r, {value.var()}, {}, 0);
+  return r->window;
+}
+
+void Collectives::PushAccess(int window, Access how, const NDArray& a, int priority,
+                             const std::string& what) {
+  CheckArrays({a}, "access", what);
+  TS_CHECK(window >= 0 && window < impl_->next_window.load())
+      << "kvstore access (" << what << "): no window " << window;
+  auto r = std::make_shared<Request>();
+  r->kind = Kind::kAccess;
+  r->window = window;
+  r->access = how;
+  r->arrays = {a};
+  r->what = what;
+  // A read writes `a` whole (a failed value before it is replaced); the
+  // others only read it.
+  if (how == Access::kRead) {
+    impl_->Submit(r, {}, {a.var()}, priority);
+  } else {
+    impl_->Submit(r, {a.var()}, {}, priority);
+  }
 }
 
 // ---- the lane ------------------------------------------------------------------
@@ -243,9 +319,7 @@ void Collectives::Impl::Loop() {
   if (!start_error.empty()) return;
   std::unique_lock lock(mu);
   for (;;) {
-    cv.wait(lock, [&] {
-      return stop || abort_code.load() >= 0 || (!ready.empty() && ready.begin()->first == next_run);
-    });
+    WaitForWork(lock);
     if (abort_code.load() >= 0) api.abort(abort_code.load());
     if (ready.empty() || ready.begin()->first != next_run) break;  // stopping, nothing ready
     std::shared_ptr<Request> r = std::move(ready.begin()->second);
@@ -263,7 +337,26 @@ void Collectives::Impl::Loop() {
     lock.lock();
   }
   lock.unlock();
+  for (Window& w : windows) api.win_free(w.win);  // collective, in creation order
   api.finalize();
+}
+
+// Until the next request is delivered, or Stop/Abort. With windows open,
+// the lane wakes every millisecond to let MPI serve the other processes'
+// accesses to them.
+void Collectives::Impl::WaitForWork(std::unique_lock<std::mutex>& lock) {
+  const auto has_work = [&] {
+    return stop || abort_code.load() >= 0 || (!ready.empty() && ready.begin()->first == next_run);
+  };
+  if (windows.empty()) {
+    cv.wait(lock, has_work);
+    return;
+  }
+  while (!cv.wait_for(lock, std::chrono::milliseconds(1), has_work)) {
+    lock.unlock();
+    api.progress();
+    lock.lock();
+  }
 }
 
 void Collectives::Impl::Check(int rc, const char* error_text) {
@@ -345,6 +438,14 @@ std::exception_ptr Collectives::Impl::Run(Request& r) {
     if (!broken.empty())
       TS_THROW << "kvstore: rank " << rank << ": " << r.what << " was not run: an earlier "
                << "collective failed (" << broken << "), so the processes no longer agree";
+    if (r.kind == Kind::kWindow) {
+      RunWindow(r);
+      return nullptr;
+    }
+    if (r.kind == Kind::kAccess) {
+      if (!r.skipped) RunAccess(r);  // not collective: a failed input sends nothing
+      return nullptr;
+    }
     const DType t = r.arrays[0].dtype();
     const int type = MpiType(t);
     const size_t elem = DTypeSize(t);
@@ -377,6 +478,46 @@ std::exception_ptr Collectives::Impl::Run(Request& r) {
   } catch (...) {
     return std::current_exception();
   }
+}
+
+// Every process allocates the window (collective); the owner fills it with
+// its value, or NaN when that value failed.
+void Collectives::Impl::RunWindow(Request& r) {
+  char err[kErrLen] = {0};
+  const NDArray& v = r.arrays[0];
+  const size_t elem = DTypeSize(v.dtype()), count = static_cast<size_t>(v.Size());
+  const bool mine = r.root == rank;
+  Window w;
+  w.owner = r.root;
+  w.count = count;
+  w.dtype = v.dtype();
+  Check(api.win_allocate(mine ? count * elem : 0, static_cast<int>(elem), &w.base, &w.win, err,
+                         sizeof err),
+        err);
+  TS_DCHECK(static_cast<int>(windows.size()) == r.window);  // ids follow push order
+  windows.push_back(w);
+  if (!mine) return;
+  if (r.skipped) {
+    FillMissing(static_cast<char*>(w.base), count, v.dtype());
+  } else {
+    std::memcpy(w.base, v.data().dptr_, count * elem);
+  }
+}
+
+void Collectives::Impl::RunAccess(Request& r) {
+  char err[kErrLen] = {0};
+  TS_CHECK(r.window >= 0 && r.window < static_cast<int>(windows.size()))
+      << "kvstore access (" << r.what << "): window " << r.window << " was never made";
+  const Window& w = windows[static_cast<size_t>(r.window)];
+  const NDArray& a = r.arrays[0];
+  TS_CHECK(static_cast<size_t>(a.Size()) == w.count && a.dtype() == w.dtype)
+      << "kvstore access (" << r.what << "): the window holds " << w.count << " "
+      << DTypeName(w.dtype) << " values, the array " << a.Size() << " " << DTypeName(a.dtype());
+  TS_CHECK(w.count <= static_cast<size_t>(INT_MAX))
+      << "kvstore access (" << r.what << "): values of more than 2^31 elements";
+  Check(api.rma(w.win, static_cast<int>(r.access), w.owner, a.data().dptr_,
+                static_cast<int>(w.count), MpiType(w.dtype), err, sizeof err),
+        err);
 }
 
 // ---- starting and stopping ---------------------------------------------------

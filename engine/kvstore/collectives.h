@@ -69,6 +69,21 @@ class Collectives {
   void PushBroadcast(const std::vector<NDArray>& arrays, int root, int priority,
                      const std::string& what);
 
+  // ---- one-sided: the asynchronous store ('dist_async') ----
+  //
+  // A window holds one value on its owner; the other processes reach it
+  // without the owner taking part (MPI one-sided operations, passive
+  // target). Collective: every process pushes the same windows in the same
+  // order, with an array of the value's shape and dtype; the owner's
+  // values are copied in. Returns the window's id (the same everywhere).
+  int PushWindow(const NDArray& value, int owner, const std::string& what);
+  enum class Access { kReplace = 0, kAdd = 1, kRead = 2 };
+  // The window's values on its owner: replaced by `a`'s, `a`'s added to
+  // them, or read into `a`. Not collective. Each is atomic per element
+  // against every other access (MPI_Accumulate, MPI_Get_accumulate), not
+  // per array: a read can see another process's add half done.
+  void PushAccess(int window, Access how, const NDArray& a, int priority, const std::string& what);
+
   // At exit. Finalize: after the collectives pushed have ended, MPI ends
   // (call once the engine is idle). Abort: every process of the job is
   // stopped with `code`; does not return when the lane runs.

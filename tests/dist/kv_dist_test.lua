@@ -111,7 +111,7 @@ test('errors: shapes against init, keys never initialized, dtypes MPI cannot car
     'root ' .. n .. ' is not a rank')
   assert_error(function() mx._collectives.allreduce(mx.nd.zeros({ 2 }), 'avg') end,
     "op must be 'sum', 'min' or 'max'")
-  assert_error(function() mx.kv.create('dist_async') end, 'not built yet')
+  assert_error(function() mx.kv.create('nccl') end, 'not built yet')
   -- the store still works afterwards
   kv:push('e', filled({ 2, 2 }, 1))
   local o = mx.nd.zeros({ 2, 2 })
@@ -255,4 +255,55 @@ test('uneven shares: every worker ends the epoch at the shortest one', function(
     kvstore = 'dist_sync', progress = false,
     batch_end_callback = function() steps = steps + 1 end })
   assert_eq(steps, 2 * 2)
+end)
+
+-- ---- dist_async ----
+
+test('dist_async: init takes rank 0 value; a push without optimizer replaces the master', function()
+  local a = mx.kv.create('dist_async')
+  assert_eq(a.type, 'dist_async')
+  assert_eq(a.num_workers, n)
+  a:init('m', filled({ 3 }, r + 5))
+  local o = mx.nd.zeros({ 3 })
+  a:pull('m', { out = o })
+  close(o, filled({ 3 }, 5))
+  a:barrier()
+  a:push('m', filled({ 3 }, r + 100))
+  a:barrier()
+  a:pull('m', { out = o })
+  local v = o:totable()
+  assert_true(v[1] >= 100 and v[1] <= 99 + n and v[1] % 1 == 0, 'one of the pushed values')
+  assert_eq(v[2], v[1])
+end)
+
+test('dist_async with an optimizer: every push is applied once, none lost', function()
+  local a = mx.kv.create('dist_async')
+  a:set_optimizer(mx.optimizer.create('sgd', { learning_rate = 1 }))
+  a:init({ 7, 'x' }, { mx.nd.zeros({ 4 }), mx.nd.zeros({ 2 }) })
+  for _ = 1, 30 do
+    a:push({ 7, 'x' }, { filled({ 4 }, -1), filled({ 2 }, -2) })  -- each adds 1 (2) to the master
+  end
+  a:barrier()
+  local o, x = mx.nd.zeros({ 4 }), mx.nd.zeros({ 2 })
+  a:pull({ 7, 'x' }, { out = { o, x } })
+  close(o, filled({ 4 }, 30 * n))
+  close(x, filled({ 2 }, 60 * n))
+  assert_error(function() a:push(7, mx.nd.zeros({ 5 })) end, 'initialized with shape %(4%)')
+end)
+
+test('dist_async: Module trains with the optimizer in the store', function()
+  local b, steps = 8, 25
+  local x, y = dataset(n * b * steps, { 10 })
+  local xr, yr = my_rows(x, y, b, steps)
+  local net = mx.sym.Variable('data')
+  net = mx.sym.FullyConnected { data = net, num_hidden = 16, name = 'fc1' }
+  net = mx.sym.Activation { data = net, act_type = 'relu' }
+  net = mx.sym.FullyConnected { data = net, num_hidden = 2, name = 'fc2' }
+  net = mx.sym.SoftmaxOutput { data = net, name = 'softmax' }
+  local mod = mx.mod.Module(net)
+  mod:fit(mx.io.NDArrayIter { data = xr, label = yr, batch_size = b }, { num_epoch = 6,
+    optimizer = 'sgd', kvstore = 'dist_async', progress = false, initializer = mx.init.Xavier(),
+    optimizer_params = { learning_rate = 0.2, momentum = 0.9 } })
+  local acc = mod:score(mx.io.NDArrayIter { data = x, label = y, batch_size = b }, 'acc')[1][2]
+  assert_true(acc > 0.9, 'accuracy ' .. acc)
 end)

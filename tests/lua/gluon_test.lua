@@ -568,7 +568,7 @@ test('Trainer: 1/batch_size, weight decay on every parameter, lr_mult, states', 
   close(q2:data(), q:data())
   assert_error(function() t2:load_states(tmpname('.none')) end)
   os.remove(path)
-  assert_error(function() gluon.Trainer({ q }, 'sgd', {}, { kvstore = 'dist_async' }) end,
+  assert_error(function() gluon.Trainer({ q }, 'sgd', {}, { kvstore = 'nccl' }) end,
     'not built yet')
   assert_error(function() tr:step(0) end, 'batch_size must be a positive number')
 end)

@@ -89,7 +89,7 @@ test("2-bit compression: MXNet's rule with residuals", function()
 end)
 
 test('errors: unknown and unbuilt types, keys, shapes', function()
-  assert_error(function() mx.kv.create('dist_async') end, 'not built yet')
+  assert_error(function() mx.kv.create('nccl') end, 'not built yet')
   assert_error(function() mx.kv.create('shared') end, "unknown type 'shared'")
   local kv = mx.kv.create()
   assert_eq(kv.type, 'local')

@@ -134,3 +134,59 @@ TS_MPI_EXPORT void tessera_mpi_finalize() {
   MPI_Finalized(&finalized);
   if (!finalized) MPI_Finalize();
 }
+
+// ---- one-sided: the values of the asynchronous store ------------------------
+
+// Collective: a window of `bytes` on this process (0 where it owns nothing).
+TS_MPI_EXPORT int tessera_mpi_win_allocate(size_t bytes, int disp_unit, void** base, void** win,
+                                           char* error, size_t len) {
+  auto* w = new MPI_Win;
+  const int rc = MPI_Win_allocate(static_cast<MPI_Aint>(bytes), disp_unit, MPI_INFO_NULL,
+                                  MPI_COMM_WORLD, base, w);
+  if (rc != MPI_SUCCESS) {
+    delete w;
+    Say(error, len, "MPI_Win_allocate", rc);
+    return 1;
+  }
+  *win = w;
+  return 0;
+}
+
+// Collective, in creation order on every process.
+TS_MPI_EXPORT void tessera_mpi_win_free(void* win) {
+  auto* w = static_cast<MPI_Win*>(win);
+  MPI_Win_free(w);
+  delete w;
+}
+
+// On `target`'s window, element-wise atomic with every other such access:
+// kind 0 replaces its values by buf's, 1 adds buf's to them, 2 reads them
+// into buf. Blocks until done at the target (a passive-target epoch).
+TS_MPI_EXPORT int tessera_mpi_rma(void* win, int kind, int target, void* buf, int count, int dtype,
+                                  char* error, size_t len) {
+  MPI_Win w = *static_cast<MPI_Win*>(win);
+  const MPI_Datatype t = TypeOf(dtype);
+  int rc = MPI_Win_lock(MPI_LOCK_SHARED, target, 0, w);  // accumulates are atomic per element
+  if (rc == MPI_SUCCESS) {
+    if (kind == 2) {
+      rc = MPI_Get_accumulate(nullptr, 0, t, buf, count, t, target, 0, count, t, MPI_NO_OP, w);
+    } else {
+      rc = MPI_Accumulate(buf, count, t, target, 0, count, t, kind == 0 ? MPI_REPLACE : MPI_SUM, w);
+    }
+    const int unlock = MPI_Win_unlock(target, w);
+    if (rc == MPI_SUCCESS) rc = unlock;
+  }
+  if (rc != MPI_SUCCESS) {
+    Say(error, len, kind == 2 ? "MPI_Get_accumulate" : "MPI_Accumulate", rc);
+    return 1;
+  }
+  return 0;
+}
+
+// Lets Open MPI serve other processes' one-sided accesses to this one's
+// windows while the lane has nothing else to do (transports without
+// hardware one-sided support progress only inside MPI calls).
+TS_MPI_EXPORT void tessera_mpi_progress() {
+  int flag = 0;
+  MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+}

@@ -15,7 +15,8 @@
 -- applies the same update to the same sum, so replicas stay equal without
 -- a server. The keys of one push travel in buckets of up to
 -- TESSERA_KV_FUSION_BYTES (4 MiB by default) per all-reduce, in the order
--- given. NCCL and 'dist_async' are not built yet.
+-- given. 'dist_async' keeps each key's master on one process (below). NCCL
+-- is not built yet.
 local class = require 'tessera.class'
 local help = require 'tessera.help'
 
@@ -25,6 +26,7 @@ return function(mx)
 
   local kinds = { ['local'] = true, device = true }
   local dist_kinds = { dist_sync = true, dist_device_sync = true, dist = true }
+  local async_kinds = { dist_async = true, dist_device_async = true }
 
   function KVStore:__init(kind)
     self.type = kind
@@ -391,19 +393,93 @@ return function(mx)
 
   function KVStore:_all_min(x) return x end
 
+  -- ---- asynchronous: dist_async ------------------------------------------------
+
+  -- Each key's master value lives on one process (its owner: keys spread
+  -- over the processes, as ps-lite spreads them over servers), in an MPI
+  -- window the others reach without the owner taking part. A push changes
+  -- the master at once, with no global step: without an optimizer the
+  -- pushed sum replaces it; with one, the worker reads the master, runs the
+  -- optimizer on a copy (with this worker's optimizer state) and adds the
+  -- change to the master. A pull reads the master as it is. Accesses are
+  -- atomic per element, not per array: a pull can see another worker's
+  -- push half applied (Hogwild-style consistency).
+  local AsyncStore = DistStore:extend('DistAsyncKVStore')
+
+  local function owner_of(k, n)
+    if type(k) == 'number' then return k % n end
+    local h = 0
+    for i = 1, #k do h = (h * 31 + k:byte(i)) % 2147483647 end
+    return h % n
+  end
+
+  function AsyncStore:__init(kind)
+    DistStore.__init(self, kind)
+    self._windows = {}
+  end
+
+  function AsyncStore:init(keys, values)
+    DistStore.init(self, keys, values)  -- rank 0's values on every process
+    for _, kv in ipairs(pairs_of(keys, values, 'kv:init')) do
+      local k = kv[1]
+      self._windows[k] = mx._collectives.window(self._store[k], owner_of(k, self.num_workers),
+        'key ' .. key_text(k))
+    end
+  end
+
+  function AsyncStore:push(keys, values, opts)
+    local items = pairs_of(keys, values, 'kv:push')
+    self:_check_init(items, 'kv:push')
+    local priority = opts and opts.priority or 0
+    for _, kv in ipairs(items) do
+      local k = kv[1]
+      local g = self:_merge(k, kv[2], true)
+      if self._compression then g = self:_compress(k, 1, g) end
+      local win, what = self._windows[k], 'push of key ' .. key_text(k)
+      if self._updater then
+        local before = self._store[k]
+        mx._collectives.access(win, 'read', before, priority, what)
+        local after = before:copy()
+        self._updater(k, g, after)
+        mx._collectives.access(win, 'add', after - before, priority, what)
+      else
+        mx._collectives.access(win, 'replace', g, priority, what)
+      end
+    end
+  end
+
+  function AsyncStore:pull(keys, opts)
+    local out = opts and opts.out
+    if out == nil then error('kv:pull: out = array(s) is required', 2) end
+    for _, kv in ipairs(pairs_of(keys, out, 'kv:pull')) do
+      local k = kv[1]
+      if not self._store[k] then
+        error(('kv:pull: key %s was never initialized (kv:init first)'):format(key_text(k)), 2)
+      end
+      mx._collectives.access(self._windows[k], 'read', self._store[k], opts.priority or 0,
+        'pull of key ' .. key_text(k))
+    end
+    return KVStore.pull(self, keys, opts)
+  end
+
+  AsyncStore.pushpull = KVStore.pushpull
+
   function M.create(kind)
     kind = kind or 'local'
     if kinds[kind] then return KVStore(kind) end
     if dist_kinds[kind] then return DistStore(kind == 'dist' and 'dist_sync' or kind) end
-    if kind == 'nccl' or kind == 'dist_async' or kind == 'horovod' then
+    if async_kinds[kind] then return AsyncStore(kind) end
+    if kind == 'nccl' or kind == 'horovod' then
       error(("mx.kv.create: '%s' is not built yet; 'local', 'device' (one process) and "
-        .. "'dist_sync', 'dist_device_sync' (processes of an MPI job) are"):format(kind), 2)
+        .. "'dist_sync', 'dist_device_sync', 'dist_async' (processes of an MPI job) are"):format(
+        kind), 2)
     end
-    error(("mx.kv.create: unknown type '%s' (local, device, dist_sync, dist_device_sync)"):format(
-      tostring(kind)), 2)
+    error(("mx.kv.create: unknown type '%s' (local, device, dist_sync, dist_device_sync, "
+      .. "dist_async)"):format(tostring(kind)), 2)
   end
   M.KVStore = KVStore
   M.DistKVStore = DistStore
+  M.DistAsyncKVStore = AsyncStore
 
   help.doc(M.create, [[
 mx.kv.create(type = 'local') -> a KVStore: 'local' (values merged on the CPU)
@@ -424,7 +500,10 @@ sums over the devices given and then over the processes (all-reduce,
 TESSERA_KV_FUSION_BYTES per bucket), and every process applies the same
 update to its replica; barrier() waits for every process. A process that
 waits longer than TESSERA_KV_TIMEOUT seconds (120) for the others fails
-with an error naming its rank. 'dist_async' and 'nccl' are not built yet.]])
+with an error naming its rank. 'dist_async': each key's master lives on one
+process and every push changes it at once, with no global step (with an
+optimizer, the worker computes the change from the master it reads and adds
+it; atomic per element, not per array). 'nccl' is not built yet.]])
   help.doc(M, [[
 mx.kv: key-value stores for parameters (MXNet's KVStore): create('local' |
 'device') in this process, create('dist_sync') across the processes of an

@@ -211,9 +211,11 @@ return function(mx)
     if kv == nil then kv = 'local' end
     if type(kv) == 'string' then kv = mx.kv.create(kv) end
     local dist = kv and tostring(kv.type):match('^dist') ~= nil
-    -- rescale_grad follows the global batch: every worker's (MXNet's rule).
+    local async = dist and tostring(kv.type):match('async') ~= nil
+    -- rescale_grad follows the global batch in a synchronous job: every
+    -- worker's (MXNet's rule); an asynchronous one updates per push.
     local batch = self.data_shapes and (self.data_shapes[1].shape or self.data_shapes[1][2])[1] or 1
-    if dist then batch = batch * kv.num_workers end
+    if dist and not async then batch = batch * kv.num_workers end
     if params.rescale_grad == nil then params.rescale_grad = 1 / batch end
     params.param_idx2name = {}
     for i, n in ipairs(self.param_names) do params.param_idx2name[i] = n end
@@ -226,6 +228,10 @@ return function(mx)
     self.kvstore = ((#self.execs > 1 or dist) and kv) or nil
     self._kv_keys = {}
     if dist then self:_share_params() end
+    -- dist_async updates the store's masters as pushes arrive (MXNet's
+    -- update_on_kvstore): the optimizer runs in the store.
+    self._update_on_kv = async
+    if async then kv:set_optimizer(self.optimizer) end
     self.optimizer_initialized = true
   end
 
@@ -309,8 +315,23 @@ return function(mx)
     end
   end
 
+  -- dist_async: each gradient pushed to the store, whose optimizer changes
+  -- the master at once; the new values pulled back into every context.
+  function Module:_update_on_kvstore()
+    for i = #self.param_names, 1, -1 do
+      local n = self.param_names[i]
+      local g, w = {}, {}
+      for k, exe in ipairs(self.execs) do g[k], w[k] = exe.grad_dict[n], exe.arg_dict[n] end
+      if g[1] then
+        self.kvstore:push(i, g, { priority = -i })
+        self.kvstore:pull(i, { out = w, priority = -i })
+      end
+    end
+  end
+
   function Module:update()
     if not self.optimizer_initialized then error('update: call init_optimizer first', 2) end
+    if self._update_on_kv then return self:_update_on_kvstore() end
     if #self.execs > 1 or self.kvstore then self:_reduce_grads() end
     local opt = self.optimizer
     for i, n in ipairs(self.param_names) do
@@ -387,7 +408,10 @@ Module:fit's progress and mx.callback.Speedometer measure with it.]])
   function Module:_next_batch(data)
     local batch = data:next()
     local kv = self.kvstore
-    if kv and kv.num_workers > 1 and kv:_all_min(batch and 1 or 0) == 0 then return nil end
+    if kv and kv.num_workers > 1 and not self._update_on_kv
+      and kv:_all_min(batch and 1 or 0) == 0 then
+      return nil
+    end
     return batch
   end
 
