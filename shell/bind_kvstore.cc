@@ -28,12 +28,13 @@ Collectives::Reduce CheckReduce(lua_State* L, int index) {
   return Collectives::Reduce::kSum;
 }
 
-// mx._collectives.allreduce(arrays, op = 'sum', priority = 0, what = 'allreduce')
+// mx._collectives.allreduce(arrays, op = 'sum', priority = 0, what = 'allreduce', copies)
 int Allreduce(lua_State* L) {
   const std::vector<NDArray> arrays = nd::CheckArrayList(L, 1, "kv allreduce");
   const Collectives::Reduce op = CheckReduce(L, 2);
   const int priority = static_cast<int>(luaL_optinteger(L, 3, 0));
-  Collectives::Get().PushAllreduce(arrays, op, priority, luaL_optstring(L, 4, "allreduce"));
+  const std::vector<NDArray> copies = nd::CheckArrayList(L, 5, "kv allreduce (copies)");
+  Collectives::Get().PushAllreduce(arrays, op, priority, luaL_optstring(L, 4, "allreduce"), copies);
   return 0;
 }
 
@@ -80,9 +81,10 @@ void Open(lua_State* L, int mx) {
         "mx._collectives.start() -> rank, num_workers, timeout: starts MPI (once) for the "
         "stores across processes"},
        {"allreduce", Guarded<Allreduce>,
-        "mx._collectives.allreduce(arrays, op = 'sum'|'min'|'max', priority = 0, what) -> pushes "
-        "one collective: each array becomes its sum (min, max) over the processes; several "
-        "arrays travel fused in one buffer"},
+        "mx._collectives.allreduce(arrays, op = 'sum'|'min'|'max', priority = 0, what, copies) "
+        "-> pushes one collective: each array becomes its sum (min, max) over the processes "
+        "(and so does its copy, when copies are given); several arrays travel fused in one "
+        "buffer"},
        {"broadcast", Guarded<Broadcast>,
         "mx._collectives.broadcast(arrays, root = 0, priority = 0, what) -> pushes one collective: "
         "each array becomes root's"},

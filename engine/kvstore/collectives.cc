@@ -107,6 +107,7 @@ struct Request {
   int window = -1;
   Collectives::Access access = Collectives::Access::kRead;
   std::vector<NDArray> arrays;
+  std::vector<NDArray> copies;  // written with the results too (kAllreduce)
   std::string what;
   uint64_t seq = 0;
   // Handed to the lane once: by the op (its inputs ready) or, when the
@@ -238,18 +239,29 @@ void Collectives::Impl::Deliver(const std::shared_ptr<Request>& r, bool skipped)
 }
 
 void Collectives::PushAllreduce(const std::vector<NDArray>& arrays, Reduce op, int priority,
-                                const std::string& what) {
+                                const std::string& what, const std::vector<NDArray>& copies) {
   CheckArrays(arrays, "allreduce", what);
+  TS_CHECK(copies.empty() || copies.size() == arrays.size())
+      << "kvstore allreduce (" << what << "): " << copies.size() << " copies for " << arrays.size()
+      << " arrays";
+  for (size_t i = 0; i < copies.size(); ++i)
+    TS_CHECK(!copies[i].is_none() && !copies[i].ctx().is_gpu() &&
+             copies[i].dtype() == arrays[i].dtype() && copies[i].Size() == arrays[i].Size())
+        << "kvstore allreduce (" << what << "): copy " << i + 1
+        << " must be a CPU array of the same size and dtype as its array";
   auto r = std::make_shared<Request>();
   r->kind = Kind::kAllreduce;
   r->op = op;
   r->arrays = arrays;
   r->what = what;
+  r->copies = copies;
   // Read and written: an input that failed poisons the result (the engine
   // skips the op) rather than being overwritten as clean.
-  std::vector<engine::VarHandle> vars;
-  for (const NDArray& a : arrays) vars.push_back(a.var());
-  impl_->Submit(r, vars, vars, priority);
+  std::vector<engine::VarHandle> reads, writes;
+  for (const NDArray& a : arrays) reads.push_back(a.var());
+  writes = reads;
+  for (const NDArray& a : copies) writes.push_back(a.var());
+  impl_->Submit(r, reads, writes, priority);
 }
 
 void Collectives::PushBroadcast(const std::vector<NDArray>& arrays, int root, int priority,
@@ -419,6 +431,12 @@ void Collectives::Impl::RunOne(Request& r, char* data, size_t count, int type) {
 
 namespace {
 
+void CopyResults(const Request& r) {
+  for (size_t i = 0; i < r.copies.size(); ++i)
+    std::memcpy(r.copies[i].data().dptr_, r.arrays[i].data().dptr_,
+                static_cast<size_t>(r.arrays[i].Size()) * DTypeSize(r.arrays[i].dtype()));
+}
+
 // What a skipped collective contributes: NaN (float) or 0, so the result on
 // every process shows that one input was missing.
 void FillMissing(char* data, size_t count, DType t) {
@@ -453,6 +471,7 @@ std::exception_ptr Collectives::Impl::Run(Request& r) {
     for (const NDArray& a : r.arrays) count += static_cast<size_t>(a.Size());
     if (r.arrays.size() == 1 && !r.skipped) {
       RunOne(r, static_cast<char*>(r.arrays[0].data().dptr_), count, type);
+      CopyResults(r);
       return nullptr;
     }
     if (fusion.size() < count * elem) fusion.resize(count * elem);
@@ -474,6 +493,7 @@ std::exception_ptr Collectives::Impl::Run(Request& r) {
       std::memcpy(a.data().dptr_, fusion.data() + at, bytes);
       at += bytes;
     }
+    CopyResults(r);
     return nullptr;
   } catch (...) {
     return std::current_exception();

@@ -63,8 +63,11 @@ class Collectives {
   // one fused into one call. `what` names it in errors ("key 3"). A
   // one-element min is how processes agree (does every one have another
   // batch?), and any allreduce is a barrier for what it carries.
+  // `copies` (empty, or one per array, same shape and dtype): also written
+  // with each result by the lane, in the same op (a store keeping its own
+  // copy of what it reduced saves an engine op and its hand-offs).
   void PushAllreduce(const std::vector<NDArray>& arrays, Reduce op, int priority,
-                     const std::string& what);
+                     const std::string& what, const std::vector<NDArray>& copies = {});
   // arrays[i] = root's arrays[i], in place.
   void PushBroadcast(const std::vector<NDArray>& arrays, int root, int priority,
                      const std::string& what);

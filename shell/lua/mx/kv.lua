@@ -352,7 +352,8 @@ return function(mx)
 
   -- kv:pushpull(keys, values) with no out, no updater and no compression:
   -- each value is summed in place (one all-reduce per bucket, no copy on
-  -- the way), then copied into the store, which keeps its own value.
+  -- the way), and the lane copies the sums into the store, which keeps its
+  -- own value, in the same op.
   function DistStore:pushpull(keys, values, opts)
     local out = opts and opts.out
     if out or self._updater or self._compression then
@@ -371,10 +372,13 @@ return function(mx)
       ks[i], arrays[i] = k, v[1]
     end
     local priority = opts and opts.priority or 0
+    local stored = {}
+    for i, k in ipairs(ks) do stored[arrays[i]] = self._store[k] end
     self:_buckets(ks, arrays, function(bucket, what)
-      mx._collectives.allreduce(bucket, 'sum', priority, 'pushpull of ' .. what)
+      local copies = {}
+      for j, a in ipairs(bucket) do copies[j] = stored[a] end
+      mx._collectives.allreduce(bucket, 'sum', priority, 'pushpull of ' .. what, copies)
     end)
-    for i, k in ipairs(ks) do arrays[i]:copyto(self._store[k]) end
   end
 
   -- Waits for the collectives pushed before and for every process to reach it.
