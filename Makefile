@@ -29,6 +29,7 @@ bench: deps configure
 	@bash scripts/bench/runahead.sh $(BUILD)/tessera
 	@bash scripts/bench/allreduce_vs_mpi.sh $(BUILD)/tessera
 	@bash scripts/bench/dist_step.sh $(BUILD)/tessera
+	@bash scripts/bench/check_numerics_cost.sh $(BUILD)/tessera
 	@bash scripts/bench/image_iter_vs_torch.sh $(BUILD)/tessera
 	@bash scripts/bench/lenet_epoch_records.sh $(BUILD)/tessera
 	@TESSERA_OMP_THREADS=1 $(BUILD)/tessera scripts/bench/custom_ops.lua 1000000 \

@@ -10,6 +10,7 @@
 #include "bind_context.h"
 #include "bindings.h"
 #include "engine/base/error.h"
+#include "engine/ndarray/check_numerics.h"
 #include "engine_wait.h"
 #include "interpreter.h"
 #include "lua_util.h"
@@ -257,6 +258,20 @@ int MaxInflight(lua_State* L) {
   return 2;
 }
 
+// mx.engine.set_check_numerics(on) -> the previous setting
+int SetCheckNumerics(lua_State* L) {
+  luaL_checkany(L, 1);
+  const bool before = opcall::CheckNumericsOn();
+  opcall::SetCheckNumerics(lua_toboolean(L, 1));
+  lua_pushboolean(L, before);
+  return 1;
+}
+
+int CheckNumerics(lua_State* L) {
+  lua_pushboolean(L, opcall::CheckNumericsOn());
+  return 1;
+}
+
 void Open(lua_State* L, int mx) {
   luaL_newmetatable(L, kVarMeta);
   lua_pushcfunction(L, VarGc);
@@ -307,6 +322,15 @@ void Open(lua_State* L, int mx) {
         "kind; nil keeps it)"},
        {"max_inflight", Guarded<MaxInflight>,
         "mx.engine.max_inflight() -> ops, bytes: the run-ahead bound"},
+       {"set_check_numerics", Guarded<SetCheckNumerics>,
+        "mx.engine.set_check_numerics(on) -> the previous setting. On: every op checks the "
+        "float values it wrote, and the first that writes a NaN or an infinity fails (raised "
+        "at the next wait) naming the op, its node, the output and element, and which of its "
+        "inputs were already non-finite; a gradient op names its forward op. Also "
+        "TESSERA_CHECK_NUMERICS=1 and tessera --check-numerics. Costs one pass over every "
+        "output; CPU arrays only for now"},
+       {"check_numerics", Guarded<CheckNumerics>,
+        "mx.engine.check_numerics() -> whether ops check their outputs for NaN and Inf"},
        {"_sleep", Guarded<SleepOp>,
         "mx.engine._sleep(seconds, {read, write, name}) -> pushes a C++ op that sleeps "
         "(for tests)"},

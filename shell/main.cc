@@ -10,6 +10,7 @@
 
 #include "engine/base/context.h"
 #include "engine/kvstore/collectives.h"
+#include "engine/ndarray/check_numerics.h"
 #include "engine/scheduler/engine.h"
 #include "interpreter.h"
 #include "launch.h"
@@ -106,6 +107,7 @@ int Main(int argc, char** argv) {
   }
   // Before anything asks for the engine: the choice is read once.
   if (!opts.engine.empty()) setenv("TESSERA_ENGINE", opts.engine.c_str(), 1);
+  if (opts.check_numerics) tessera::opcall::SetCheckNumerics(true);
   std::setlocale(LC_CTYPE, "");  // libedit decodes multibyte input by the locale
 
   Interpreter* in = Interpreter::Create();

@@ -14,6 +14,7 @@ const char* const kUsage =
     "  --engine TYPE    engine type: threaded (default) or naive\n"
     "  --load-ops PATH  load the C++ operator plugin PATH (a shared library) before\n"
     "                   anything runs; repeatable\n"
+    "  --check-numerics every op checks its outputs: the first NaN or Inf fails it\n"
     "  --launch N       run the script as N workers of one job through mpirun\n"
     "                   (mx.kv.create('dist_sync') connects them)\n"
     "  --version        print the version and exit\n"
@@ -59,6 +60,8 @@ bool ParseOptions(int argc, char** argv, Options* o, std::string* error) {
     } else if (!std::strcmp(a, "--load-ops")) {
       if (!value(a, &text)) return false;
       o->load_ops.push_back(text);
+    } else if (!std::strcmp(a, "--check-numerics")) {
+      o->check_numerics = true;
     } else if (!std::strcmp(a, "--launch")) {
       if (!value(a, &text)) return false;
       char* end = nullptr;

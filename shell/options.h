@@ -20,6 +20,7 @@ struct Options {
   std::string engine;                 // --engine naive|threaded
   std::vector<std::string> load_ops;  // --load-ops PATH, repeatable, in order
   int launch = 0;                     // --launch N: N workers through mpirun
+  bool check_numerics = false;        // --check-numerics
   bool read_stdin = false;            // "-" as the script: read it from stdin
   int script = 0;                     // argv index of the script, 0 if none
 };

@@ -1,5 +1,6 @@
 #include "engine/ndarray/op_call.h"
 
+#include "engine/ndarray/check_numerics.h"
 #include "engine/op/infer_utils.h"
 
 namespace tessera::opcall {
@@ -52,7 +53,9 @@ void ThrowBadMutateIndex(const NodeAttrs& attrs, uint32_t i, size_t n_in) {
   TS_THROW << op::OpLabel(attrs) << ": mutates input " << i << " of " << n_in;
 }
 
-void RunKernel(const KernelCall& call, const op::OpContext& octx) {
+namespace {
+
+void Dispatch(const KernelCall& call, const op::OpContext& octx) {
   const op::DeviceKernel& k = call.kernel;
   TS_DCHECK(k.found());
   if (k.fstate_ex) {
@@ -62,6 +65,39 @@ void RunKernel(const KernelCall& call, const op::OpContext& octx) {
   } else {
     (*k.fcompute)(*call.attrs, octx, call.in, call.req, call.out);
   }
+}
+
+// With check_numerics on: the outputs checked once the kernel is done (an
+// async kernel's when it calls back; `call` lives until then, held by the
+// pushed op or the executor).
+[[gnu::noinline]] void DispatchChecked(const KernelCall& call, const op::OpContext& octx) {
+  if (!octx.async_on_complete) {
+    Dispatch(call, octx);
+    CheckOutputs(call);
+    return;
+  }
+  op::OpContext checked = octx;
+  checked.async_on_complete = [&call, done = octx.async_on_complete](std::exception_ptr e) {
+    if (!e) {
+      try {
+        CheckOutputs(call);
+      } catch (...) {
+        e = std::current_exception();
+      }
+    }
+    done(std::move(e));
+  };
+  Dispatch(call, checked);
+}
+
+}  // namespace
+
+void RunKernel(const KernelCall& call, const op::OpContext& octx) {
+  if (CheckNumericsOn()) [[unlikely]] {
+    DispatchChecked(call, octx);
+    return;
+  }
+  Dispatch(call, octx);
 }
 
 }  // namespace tessera::opcall
