@@ -17,6 +17,8 @@ packages=(
   libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev  # image decoding and encoding (mx.image, RecordIO images)
   libopencv-imgproc-dev  # image resizing (cv::resize, as MXNet's mx.image)
   libopenmpi-dev openmpi-bin  # the stores across processes (mx.kv dist_sync) and their launcher
+  graphviz               # mx.viz.plot_network draws graphs with its dot program
+  gnuplot-nox            # mx.plot and the training curves of fit{plot = ...}
   clang libclang-rt-14-dev  # the libFuzzer harnesses (tests/fuzz): clang and its fuzzer runtime
 )
 

@@ -25,6 +25,17 @@ constexpr const char* kExecutorMeta = "tessera.Executor";
 
 struct ExeBox {
   std::unique_ptr<Executor> exe;
+  int monitor_ref = LUA_NOREF;  // the Lua monitor callback, in the registry
+};
+
+// The Lua state running forward/backward: a monitor callback runs inside
+// them, on that state (which may be a coroutine's).
+thread_local lua_State* tls_running = nullptr;
+
+struct RunningState {
+  explicit RunningState(lua_State* L) : before(tls_running) { tls_running = L; }
+  ~RunningState() { tls_running = before; }
+  lua_State* before;
 };
 
 void PushExecutor(lua_State* L, std::unique_ptr<Executor> exe) {
@@ -43,6 +54,39 @@ Executor& CheckExecutor(lua_State* L, int index) {
 int ExeGc(lua_State* L) {
   auto* box = static_cast<ExeBox*>(luaL_checkudata(L, 1, kExecutorMeta));
   box->exe.reset();
+  luaL_unref(L, LUA_REGISTRYINDEX, box->monitor_ref);
+  box->monitor_ref = LUA_NOREF;
+  return 0;
+}
+
+// e:set_monitor_callback(fn | nil, all): fn(name, array) after each node.
+int SetMonitor(lua_State* L) {
+  auto* box = static_cast<ExeBox*>(luaL_checkudata(L, 1, kExecutorMeta));
+  if (!box->exe) luaL_error(L, "executor: already released");
+  if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TFUNCTION);
+  luaL_unref(L, LUA_REGISTRYINDEX, box->monitor_ref);
+  box->monitor_ref = LUA_NOREF;
+  if (lua_isnoneornil(L, 2)) {
+    box->exe->SetMonitorCallback(nullptr, false);
+    return 0;
+  }
+  lua_pushvalue(L, 2);
+  const int ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  box->monitor_ref = ref;
+  box->exe->SetMonitorCallback(
+      [ref](const std::string& name, const NDArray& array) {
+        lua_State* S = tls_running;
+        TS_CHECK(S) << "monitor callback: forward or backward was not called from Lua";
+        lua_rawgeti(S, LUA_REGISTRYINDEX, ref);
+        lua_pushlstring(S, name.data(), name.size());
+        nd::PushNDArray(S, array, false);
+        if (CallWithTraceback(S, 2, 0) != 0) {
+          std::string err = ErrorText(S);
+          lua_pop(S, 1);
+          TS_THROW << "monitor callback on '" << name << "': " << err;
+        }
+      },
+      lua_toboolean(L, 3));
   return 0;
 }
 
@@ -125,7 +169,9 @@ int SimpleBind(lua_State* L) {
 }
 
 int Forward(lua_State* L) {
-  CheckExecutor(L, 1).Forward(lua_toboolean(L, 2));
+  Executor& e = CheckExecutor(L, 1);
+  RunningState running(L);
+  e.Forward(lua_toboolean(L, 2));
   return 0;
 }
 
@@ -136,6 +182,7 @@ int Backward(lua_State* L) {
     grads.push_back(*a);
   else
     grads = ArrayList(L, 2, "backward (out_grads)");
+  RunningState running(L);
   e.Backward(grads);
   return 0;
 }
@@ -205,6 +252,8 @@ void OpenExecutor(lua_State* L, int symt, int /*methods*/) {
                 {"aux_arrays", Guarded<AuxArrays>, "e:aux_arrays()"},
                 {"reshape", Guarded<Reshape>, "e:reshape{name = shape} -> a new executor"},
                 {"debug_str", Guarded<DebugStr>, "e:debug_str() -> the plan"},
+                {"set_monitor_callback", Guarded<SetMonitor>,
+                 "e:set_monitor_callback(fn(name, array) | nil, all)"},
                 {"memory_bytes", Guarded<MemoryBytes>,
                  "e:memory_bytes() -> planned bytes, bytes of the plan without sharing"}});
   lua_setfield(L, meta, "__index");

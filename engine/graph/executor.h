@@ -5,6 +5,7 @@
 // the caller does next, exactly like imperative NDArray calls.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -47,6 +48,15 @@ class Executor {
   // Each backward needs a forward with is_train = true of its own: the plan
   // lets backward reuse the memory of forward values once read.
   virtual void Backward(const std::vector<NDArray>& head_grads) = 0;
+
+  // Monitoring (MXNet's set_monitor_callback): once set, each node is
+  // pushed on its own and, right after, `fn` gets the name and array of
+  // each of its outputs ("fc1_output"), and with `all` first those of its
+  // inputs ("fc1_data", "fc1_weight"). The values are not computed yet:
+  // `fn` pushes work on them (statistics as engine ops), it must not wait on
+  // them. An empty `fn` turns monitoring off.
+  using MonitorFn = std::function<void(const std::string& name, const NDArray& array)>;
+  virtual void SetMonitorCallback(MonitorFn fn, bool all) = 0;
 
   virtual const Symbol& symbol() const = 0;
   virtual const std::vector<NDArray>& outputs() const = 0;

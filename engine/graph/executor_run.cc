@@ -89,7 +89,11 @@ void GraphExecutor::set_bulk_size(int n) {
 }
 
 void GraphExecutor::Forward(bool is_train) {
-  for (const Segment& seg : forward_segments_) Push(seg, is_train);
+  if (monitor_) {
+    PushMonitored(forward_nodes_, is_train);
+  } else {
+    for (const Segment& seg : forward_segments_) Push(seg, is_train);
+  }
   trained_forward_ = is_train;
 }
 
@@ -126,7 +130,11 @@ void GraphExecutor::Backward(const std::vector<NDArray>& head_grads) {
       Invoke(ones, {outputs_[i]}, &out);
     }
   }
-  for (const Segment& seg : backward_segments_) Push(seg, true);
+  if (monitor_) {
+    PushMonitored(backward_nodes_, true);
+  } else {
+    for (const Segment& seg : backward_segments_) Push(seg, true);
+  }
   trained_forward_ = false;
 }
 

@@ -31,6 +31,7 @@ class GraphExecutor final : public Executor {
 
   void Forward(bool is_train) override;
   void Backward(const std::vector<NDArray>& head_grads) override;
+  void SetMonitorCallback(MonitorFn fn, bool all) override;
 
   const Symbol& symbol() const override { return sym_; }
   const std::vector<NDArray>& outputs() const override { return outputs_; }
@@ -91,6 +92,9 @@ class GraphExecutor final : public Executor {
   // executor_run.cc
   void Push(const std::shared_ptr<const OpExec>& exec, bool is_train) const;
   void Push(const Segment& seg, bool is_train) const;
+  // executor_monitor.cc: `nodes` pushed one by one, each followed by the
+  // monitor callback on its outputs (and inputs).
+  void PushMonitored(const std::vector<uint32_t>& nodes, bool is_train) const;
   std::vector<Segment> MakeSegments(const std::vector<uint32_t>& nodes) const;
 
   Symbol sym_;
@@ -118,6 +122,8 @@ class GraphExecutor final : public Executor {
   std::vector<NDArray> head_grad_arrays_;  // per output (none where unused)
 
   std::vector<std::shared_ptr<const OpExec>> ops_;  // per node (null for variables)
+  MonitorFn monitor_;  // set: nodes push one by one, each followed by the callback
+  bool monitor_all_ = false;
   // The last Forward had is_train = true and no Backward has used it yet.
   bool trained_forward_ = false;
   int bulk_size_ = 1;

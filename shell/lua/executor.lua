@@ -61,6 +61,18 @@ return function(mx)
     self._handle:backward(out_grads)
   end
 
+  -- MXNet's set_monitor_callback(callback, monitor_all): fn(name, array)
+  -- after each node of every forward and backward, on its outputs (and
+  -- inputs with monitor_all); nil turns it off.
+  function Executor:set_monitor_callback(fn, opts)
+    if fn ~= nil and type(fn) ~= 'function' then
+      error('set_monitor_callback: expected a function(name, array) or nil, got ' .. type(fn), 2)
+    end
+    local all = opts
+    if type(opts) == 'table' then all = opts.monitor_all end
+    self._handle:set_monitor_callback(fn, all and true or false)
+  end
+
   function Executor:reshape(opts)
     local shapes = {}
     for k, v in pairs(opts or {}) do
@@ -170,10 +182,18 @@ exe:copy_params_from(arg_params, aux_params, allow_extra_params = false): copies
 named arrays into the arguments and auxiliary states (cast to their dtype);
 a name the executor lacks is an error unless allow_extra_params.]])
   help.doc(Executor.debug_str, 'exe:debug_str() -> the bound graph, its memory plan and its ops, as text')
+  help.doc(Executor.set_monitor_callback, [[
+exe:set_monitor_callback(fn, {monitor_all = false}) -> after each node of every
+forward and backward, fn(name, array) gets each of its outputs ('fc1_output')
+and, with monitor_all, first its inputs ('fc1_weight'). The values are not
+computed yet: push work on them (statistics as NDArray ops), do not read them
+in fn. Nodes run one per engine op while a callback is set. nil turns it
+off. mx.monitor.Monitor uses it.]])
   help.doc(Executor.memory_bytes, 'exe:memory_bytes() -> the bytes of the arrays the executor planned')
   help.doc(Executor, [[
 mx.Executor: what sym:simple_bind{...} and sym:bind{...} return. Methods:
-forward, backward, reshape, copy_params_from, debug_str, memory_bytes. Fields:
+forward, backward, reshape, copy_params_from, set_monitor_callback, debug_str,
+memory_bytes. Fields:
 outputs, arg_arrays, grad_arrays, aux_arrays, and arg_dict, grad_dict,
 aux_dict, output_dict by name.]])
   mx.Executor = Executor

@@ -415,6 +415,35 @@ Module:fit's progress and mx.callback.Speedometer measure with it.]])
     return batch
   end
 
+  -- The first value a metric reports (what the curves follow).
+  local function first_value(metric)
+    local _, values = metric:get()
+    if type(values) == 'table' then return values[1] end
+    return values
+  end
+
+  -- fit{plot = path}: the training metric per batch (running, as the bar
+  -- shows it) and per epoch, and the validation metric per epoch.
+  local function plot_curves(path, history, metric)
+    local name = (metric:get())
+    if type(name) == 'table' then name = name[1] end
+    local fig = mx.plot.Figure { title = 'training', xlabel = 'epoch', ylabel = tostring(name) }
+    local bx, by, ex, ey, vx, vy = {}, {}, {}, {}, {}, {}
+    for _, rec in ipairs(history) do
+      local n = #rec.batches
+      for i, v in ipairs(rec.batches) do
+        bx[#bx + 1], by[#by + 1] = rec.epoch + i / n, v
+      end
+      local tv = rec.train[2]
+      ex[#ex + 1], ey[#ey + 1] = rec.epoch + 1, type(tv) == 'table' and tv[1] or tv
+      if rec.validation then vx[#vx + 1], vy[#vy + 1] = rec.epoch + 1, rec.validation[1][2] end
+    end
+    if #bx > 0 then fig:plot(bx, by, 'train (per batch)') end
+    fig:plot(ex, ey, { label = 'train (epoch)', style = 'linespoints' })
+    if #vx > 0 then fig:plot(vx, vy, { label = 'validation', style = 'linespoints' }) end
+    fig:savefig(path)
+  end
+
   function Module:fit(train_data, opts)
     opts = opts or {}
     local num_epoch = opts.num_epoch or error('fit: num_epoch is required', 2)
@@ -435,11 +464,14 @@ Module:fit's progress and mx.callback.Speedometer measure with it.]])
       local bar = mx.callback.ProgressBar(total, { label = ('Epoch %d '):format(epoch),
         quiet = opts.progress == false })
       if opts.progress == false then bar.live = false end
-      local nbatch = 0
+      local nbatch, batch_values = 0, {}
+      if opts.monitor and epoch == begin then self:install_monitor(opts.monitor) end
       for batch in function() return self:_next_batch(train_data) end do
+        if opts.monitor then opts.monitor:tic() end
         self:forward(batch, true)
         self:backward()
         self:update()
+        if opts.monitor then opts.monitor:toc_print() end
         self:update_metric(metric, batch.label, batch.pad)
         nbatch = nbatch + 1
         if opts.batch_end_callback then
@@ -450,9 +482,10 @@ Module:fit's progress and mx.callback.Speedometer measure with it.]])
           end
         end
         bar:update(batch.data[1].shape[1] - (batch.pad or 0), metric_text(metric))
+        if opts.plot or opts.chart then batch_values[nbatch] = first_value(metric) end
       end
       local line = ('Epoch %d: train %s'):format(epoch, metric_text(metric))
-      local record = { epoch = epoch, train = { metric:get() } }
+      local record = { epoch = epoch, train = { metric:get() }, batches = batch_values }
       if opts.eval_data then
         local res = self:score(opts.eval_data, opts.eval_metric or 'acc')
         local parts = {}
@@ -463,6 +496,10 @@ Module:fit's progress and mx.callback.Speedometer measure with it.]])
       local dt, speed = bar:elapsed()
       bar:finish(line .. (', %.1fs (%.0f samples/s)'):format(dt, speed))
       history[#history + 1] = record
+      if opts.chart and #batch_values > 1 and opts.progress ~= false then
+        print(mx.plot.chart(batch_values, { height = 4 }))
+      end
+      if opts.plot then plot_curves(opts.plot, history, metric) end
       if opts.epoch_end_callback then
         local cbs = opts.epoch_end_callback
         if type(cbs) == 'function' then cbs = { cbs } end
@@ -471,6 +508,12 @@ Module:fit's progress and mx.callback.Speedometer measure with it.]])
       end
     end
     return history
+  end
+
+  -- MXNet's install_monitor: mon watches every executor of the module.
+  function Module:install_monitor(mon)
+    if not self.binded then error('install_monitor: call bind first', 2) end
+    for _, exe in ipairs(self.execs) do mon:install(exe) end
   end
 
   function Module:score(eval_data, eval_metric)
