@@ -142,7 +142,7 @@ void Open(lua_State* L, int mx) {
   lua_newtable(L);
   const int methods = lua_gettop(L);
   OpenMethods(L, methods);
-  OpenValues(L, meta, methods);
+  OpenValues(L, meta, methods, nd);
   OpenArith(L, meta, methods);
   OpenFields(L, meta, methods, nd);
   SetFunctions(L, meta, {{"__gc", NDGc, nullptr}});

@@ -110,7 +110,7 @@ void OpenIO(lua_State* L, int nd);
 // `methods` (what __index finds first).
 void OpenArith(lua_State* L, int meta, int methods);
 void OpenMethods(lua_State* L, int methods);
-void OpenValues(lua_State* L, int meta, int methods);
+void OpenValues(lua_State* L, int meta, int methods, int nd);
 // __index also serves fields, element indices (Index below) and the ops of
 // the `nd` table as methods.
 void OpenFields(lua_State* L, int meta, int methods, int nd);

@@ -96,12 +96,69 @@ std::vector<double> ReadValues(lua_State* L, const NDArray& a) {
   return a.ToVector();
 }
 
+// How arrays print (mx.nd.set_printoptions); the interpreter thread only.
+FormatOptions g_print_options;
+
 int NDToString(lua_State* L) {
   NDArray& a = CheckNDArray(L, 1);
   std::string s = a.is_none()
                       ? a.Footer() + "\n"
-                      : FormatValues(ReadValues(L, a), a.shape(), a.dtype()) + a.Footer() + "\n";
+                      : FormatValues(ReadValues(L, a), a.shape(), a.dtype(), g_print_options) +
+                            a.Footer() + "\n";
   lua_pushlstring(L, s.data(), s.size());
+  return 1;
+}
+
+void SetIntField(lua_State* L, const char* key, int64_t value) {
+  lua_pushnumber(L, static_cast<lua_Number>(value));
+  lua_setfield(L, -2, key);
+}
+
+// An option of set_printoptions: a whole number in [lo, hi], or unchanged.
+void ReadOption(lua_State* L, int opts, const char* key, int64_t lo, int64_t hi, int64_t* out) {
+  lua_getfield(L, opts, key);
+  if (!lua_isnil(L, -1)) {
+    const lua_Number x = lua_tonumber(L, -1);
+    if (!lua_isnumber(L, -1) || x != static_cast<lua_Number>(static_cast<int64_t>(x)) || x < lo ||
+        x > hi)
+      luaL_error(L, "set_printoptions: %s must be a whole number in %d..%d", key,
+                 static_cast<int>(lo), static_cast<int>(hi));
+    *out = static_cast<int64_t>(x);
+  }
+  lua_pop(L, 1);
+}
+
+// mx.nd.set_printoptions{threshold =, edgeitems =, precision =, linewidth =}
+// -> the options before, as a table (pass it back to restore them).
+int SetPrintOptions(lua_State* L) {
+  FormatOptions before = g_print_options, next = g_print_options;
+  if (!lua_isnoneornil(L, 1)) {
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_pushnil(L);
+    while (lua_next(L, 1) != 0) {
+      lua_pop(L, 1);
+      const char* k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "?";
+      const std::string key = k;
+      if (key != "threshold" && key != "edgeitems" && key != "precision" && key != "linewidth")
+        luaL_error(L,
+                   "set_printoptions: unknown option '%s' (threshold, edgeitems, precision, "
+                   "linewidth)",
+                   key.c_str());
+    }
+    int64_t precision = next.precision, width = next.line_width;
+    ReadOption(L, 1, "threshold", 0, int64_t{1} << 50, &next.threshold);
+    ReadOption(L, 1, "edgeitems", 1, 1000, &next.edge_items);
+    ReadOption(L, 1, "precision", 0, 16, &precision);
+    ReadOption(L, 1, "linewidth", 20, 100000, &width);
+    next.precision = static_cast<int>(precision);
+    next.line_width = static_cast<int>(width);
+  }
+  g_print_options = next;
+  lua_createtable(L, 0, 4);
+  SetIntField(L, "threshold", before.threshold);
+  SetIntField(L, "edgeitems", before.edge_items);
+  SetIntField(L, "precision", before.precision);
+  SetIntField(L, "linewidth", before.line_width);
   return 1;
 }
 
@@ -199,7 +256,14 @@ int DataPtr(lua_State* L) {
 
 }  // namespace
 
-void OpenValues(lua_State* L, int meta, int methods) {
+void OpenValues(lua_State* L, int meta, int methods, int nd) {
+  SetFunctions(L, nd,
+               {{"set_printoptions", Guarded<SetPrintOptions>,
+                 "mx.nd.set_printoptions{threshold = 1000, edgeitems = 3, precision = 4, "
+                 "linewidth = 80} -> the options before. Arrays of more than `threshold` "
+                 "elements print summarised: `edgeitems` at each end of an axis and `...` "
+                 "between (as NumPy); `precision` digits after the point; matrices wider "
+                 "than `linewidth` print in column blocks"}});
   SetFunctions(
       L, methods,
       {{"totable", Guarded<ToTable>, "a:totable() -> the values as nested Lua tables"},

@@ -58,6 +58,13 @@ int OpenMx(lua_State* L) {
   lua_call(L, 1, 0);
   lua_pushvalue(L, mx);
   lua_setglobal(L, "mx");
+  // The globals there now are the start-up's: :who lists only later ones.
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "tessera.pretty");
+  lua_call(L, 1, 1);
+  lua_getfield(L, -1, "mark_globals");
+  lua_call(L, 0, 0);
+  lua_pop(L, 1);
   lua_getglobal(L, "package");
   lua_getfield(L, -1, "preload");
   lua_pushvalue(L, mx);

@@ -103,6 +103,8 @@ bool RunRepl(Interpreter* in) {
     if (r == LoadResult::kError) {
       ReportError(ErrorText(L));
       lua_pop(L, 1);
+    } else if (TimingEnabled()) {
+      RunTimed(L, [&] { return EvalLoaded(L, IsQuiet(chunk), color); });
     } else {
       EvalLoaded(L, IsQuiet(chunk), color);
     }

@@ -1,5 +1,6 @@
 #include "repl_commands.h"
 
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <exception>
@@ -9,6 +10,7 @@
 #include "engine/scheduler/engine.h"
 #include "engine/scheduler/profiler.h"
 #include "engine_wait.h"
+#include "lua_util.h"
 #include "memory.h"
 #include "repl_eval.h"
 #include "run.h"
@@ -24,6 +26,10 @@ const char* const kCommandHelp =
     "  :profile on|off    start or stop the op profiler\n"
     "  :profile dump [F]  wait for all work, write the Chrome trace to F (or the\n"
     "                     configured file) and print the aggregate table\n"
+    "  :plot SYMBOL       draw the symbol's graph to NAME.svg (mx.viz.plot_network)\n"
+    "  :timing on|off     print every line's wall time, its engine work included\n"
+    "  :who               the globals made in this session: type; arrays: shape,\n"
+    "                     dtype, device, bytes\n"
     "  :quit              leave (as Ctrl-D)\n"
     "  ?name              help for a name, e.g. ?engine.push (help(x) for values)\n"
     "Ctrl-C stops the running line or clears the input; Tab completes names.\n";
@@ -48,26 +54,45 @@ void PrintEngine() {
     std::printf("  (no lane started yet: lanes start on first use)\n");
 }
 
+bool g_timing = false;  // :timing on
+
 // The wall time of the statement and of the engine work it pushed: only
 // that work, not what was outstanding before. The time is printed even when
 // the work fails or the wait is interrupted, then the error.
 void Time(lua_State* L, const std::string& stmt, bool color) {
   if (stmt.empty()) throw Error(":time needs a statement, e.g. :time f(x)");
-  auto t0 = std::chrono::steady_clock::now();
-  engine::PushGroup pushed;
-  bool ok = EvalString(L, stmt, color);  // reports its own error
-  pushed.Close();
-  std::string failure;
-  try {
-    WaitForGroup(L, pushed);
-  } catch (const std::exception& e) {
-    failure = e.what();
+  RunTimed(L, [&] { return EvalString(L, stmt, color); });  // reports its own error
+}
+
+void Timing(const std::string& args) {
+  if (args == "on" || args == "off") {
+    g_timing = args == "on";
+    std::printf("timing %s\n", args.c_str());
+  } else {
+    throw Error("usage: :timing on | off (got ':timing " + args + "')");
   }
-  double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("time: %.3f ms%s\n", ms, ok && failure.empty() ? "" : " (failed)");
-  std::fflush(stdout);
-  if (!failure.empty()) ReportError(failure);
+}
+
+// :who: the globals the session made (not those there at start-up), with
+// their type, and for arrays their shape, dtype, device and bytes.
+void Who(lua_State* L) {
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "tessera.pretty");
+  if (lua_pcall(L, 1, 1, 0) != 0 || !lua_istable(L, -1)) {
+    lua_pop(L, 1);
+    throw Error(":who: the printer module is missing");
+  }
+  lua_getfield(L, -1, "who");
+  lua_remove(L, -2);
+  if (lua_pcall(L, 0, 1, 0) != 0) {
+    std::string err = ErrorText(L);
+    lua_pop(L, 1);
+    throw Error(":who: " + err);
+  }
+  size_t n = 0;
+  const char* text = lua_tolstring(L, -1, &n);
+  std::fwrite(text, 1, n, stdout);
+  lua_pop(L, 1);
 }
 
 // Commands that take no argument refuse one rather than ignore it: a
@@ -97,6 +122,19 @@ void Profile(lua_State* L, const std::string& args) {
   } else {
     throw Error("usage: :profile on | off | dump [FILE]");
   }
+}
+
+// :plot EXPR: the graph of the symbol EXPR evaluates to, drawn to NAME.svg
+// (NAME: EXPR when it is a plain name, else "plot"), and its path printed.
+void Plot(lua_State* L, const std::string& expr, bool color) {
+  if (expr.empty()) throw Error("usage: :plot SYMBOL, e.g. :plot net");
+  bool plain = true;
+  for (char c : expr) plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+  const std::string title = plain ? expr : "plot";
+  EvalString(
+      L,
+      "print('plot written to ' .. mx.viz.plot_network((" + expr + "), {title = '" + title + "'}))",
+      color);
 }
 
 CommandResult Dispatch(lua_State* L, const std::string& line, bool color) {
@@ -133,6 +171,13 @@ CommandResult Dispatch(lua_State* L, const std::string& line, bool color) {
     Time(L, args, color);
   } else if (cmd == "profile") {
     Profile(L, args);
+  } else if (cmd == "plot") {
+    Plot(L, args, color);
+  } else if (cmd == "timing") {
+    Timing(args);
+  } else if (cmd == "who") {
+    NoArguments(cmd, args);
+    Who(L);
   } else if (cmd == "quit" || cmd == "q" || cmd == "exit") {
     NoArguments(cmd, args);
     return CommandResult::kQuit;
@@ -143,6 +188,28 @@ CommandResult Dispatch(lua_State* L, const std::string& line, bool color) {
 }
 
 }  // namespace
+
+bool TimingEnabled() {
+  return g_timing;
+}
+
+void RunTimed(lua_State* L, const std::function<bool()>& run) {
+  auto t0 = std::chrono::steady_clock::now();
+  engine::PushGroup pushed;
+  const bool ok = run();
+  pushed.Close();
+  std::string failure;
+  try {
+    WaitForGroup(L, pushed);
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("time: %.3f ms%s\n", ms, ok && failure.empty() ? "" : " (failed)");
+  std::fflush(stdout);
+  if (!failure.empty()) ReportError(failure);
+}
 
 CommandResult RunCommand(lua_State* L, const std::string& line, bool color) {
   try {

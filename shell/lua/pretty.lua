@@ -116,4 +116,64 @@ function M.print_values(color, n, ...)
   io.stdout:write(table.concat(parts, '\t'), '\n')
 end
 
+-- ---- :who ----------------------------------------------------------------
+
+local baseline = {}
+
+-- The globals that exist now are the start-up's (:who leaves them out).
+function M.mark_globals()
+  baseline = {}
+  for k in pairs(_G) do baseline[k] = true end
+end
+
+local dtype_bytes = { float64 = 8, int64 = 8, float32 = 4, int32 = 4, float16 = 2, bfloat16 = 2,
+  uint8 = 1, int8 = 1, bool = 1 }
+
+local function bytes_text(n)
+  if n >= 2 ^ 30 then return ('%.1f GiB'):format(n / 2 ^ 30) end
+  if n >= 2 ^ 20 then return ('%.1f MiB'):format(n / 2 ^ 20) end
+  if n >= 2 ^ 10 then return ('%.1f KiB'):format(n / 2 ^ 10) end
+  return ('%d B'):format(n)
+end
+
+-- What :who prints about one value.
+local function describe(v)
+  local mx = rawget(_G, 'mx')
+  if mx and mx.nd.is_ndarray(v) then
+    local shape = table.concat(v.shape, 'x')
+    return ('NDArray  %-16s %-8s %-8s %s'):format(shape == '' and '()' or shape, v.dtype,
+      tostring(v.ctx), bytes_text(v.size * (dtype_bytes[v.dtype] or 4)))
+  end
+  if mx and mx.sym.is_symbol(v) then
+    return 'Symbol   ' .. table.concat(v:list_outputs(), ', ')
+  end
+  if type(v) == 'table' then
+    local n = 0
+    for _ in pairs(v) do n = n + 1 end
+    local mt = getmetatable(v)
+    local name = type(mt) == 'table' and rawget(mt, '__name')
+    return name and ('%s instance'):format(name) or ('table    %d entries'):format(n)
+  end
+  if type(v) == 'string' then return ('string   %d bytes'):format(#v) end
+  if type(v) == 'number' or type(v) == 'boolean' then return ('%-8s %s'):format(type(v), tostring(v)) end
+  return type(v)
+end
+
+-- The globals made since mark_globals, one line each, sorted by name.
+function M.who()
+  local names = {}
+  for k in pairs(_G) do
+    if type(k) == 'string' and not baseline[k] then names[#names + 1] = k end
+  end
+  table.sort(names)
+  if #names == 0 then return '(no globals defined in this session)\n' end
+  local width = 4
+  for _, n in ipairs(names) do width = math.max(width, #n) end
+  local lines = {}
+  for _, n in ipairs(names) do
+    lines[#lines + 1] = ('%-' .. width .. 's  %s'):format(n, describe(rawget(_G, n)))
+  end
+  return table.concat(lines, '\n') .. '\n'
+end
+
 return M

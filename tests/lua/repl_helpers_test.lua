@@ -61,3 +61,30 @@ test('lazy namespaces load on first use and complete', function()
   assert_eq(mx.probe_ns.mx, mx)
   package.preload['tessera.mx.probe_ns'] = nil
 end)
+
+test(':who lists the globals made after start-up, arrays with shape, dtype, device, bytes', function()
+  local who = pretty.who
+  rawset(_G, 'who_test_array', mx.nd.zeros({ 2, 3 }, { dtype = 'float64' }))
+  rawset(_G, 'who_test_number', 7)
+  local text = who()
+  assert_eq(text:find('who_test_array%s+NDArray%s+2x3%s+float64%s+cpu%(0%)%s+48 B') ~= nil, true, text)
+  assert_eq(text:find('who_test_number%s+number%s+7') ~= nil, true, text)
+  assert_eq(text:find('\nmx ', 1, true), nil)  -- start-up globals are left out
+  rawset(_G, 'who_test_array', nil)
+  rawset(_G, 'who_test_number', nil)
+end)
+
+test('mx.nd.set_printoptions: threshold, edgeitems, precision; restored by passing back', function()
+  local a = mx.nd.array({ 1.23456, 2, 3, 4, 5, 6, 7, 8 })
+  local before = mx.nd.set_printoptions { threshold = 4, edgeitems = 2, precision = 2 }
+  local s = tostring(a)
+  assert_eq(s:find('...', 1, true) ~= nil, true, s)
+  assert_eq(s:find('1.23', 1, true) ~= nil, true, s)
+  assert_eq(s:find('1.234', 1, true), nil, s)
+  assert_eq(s:find('5.00', 1, true), nil, s)  -- elided: only 2 at each end
+  local mine = mx.nd.set_printoptions(before)
+  assert_eq(mine.threshold, 4)
+  assert_eq(tostring(a):find('...', 1, true), nil)
+  assert_error(function() mx.nd.set_printoptions { edgeitems = 0 } end, 'edgeitems must be')
+  assert_error(function() mx.nd.set_printoptions { thresh = 3 } end, "unknown option 'thresh'")
+end)

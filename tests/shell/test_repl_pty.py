@@ -23,6 +23,7 @@ class Repl:
         self.pid, self.fd = pty.fork()
         if self.pid == 0:
             try:
+                os.chdir(os.path.dirname(history))  # files a command writes land there
                 os.execve(BIN, [BIN], env)
             finally:
                 os._exit(127)
@@ -260,6 +261,28 @@ class ReplTest(unittest.TestCase):
         r.line("?engine.push")
         r.expect(r"mx\.engine\.push\(fn")
         r.prompt()
+        r.line("net = mx.sym.FullyConnected{data = mx.sym.Variable('data'), num_hidden = 3, name = 'fc'}")
+        r.prompt()
+        r.line(":plot net")
+        r.expect(r"plot written to net\.svg")
+        r.prompt()
+        with open(os.path.join(os.path.dirname(self.history), "net.svg")) as f:
+            self.assertIn("<title>fc</title>", f.read())
+        r.line(":plot 42")
+        r.expect(r"plot_network: expected a Symbol")
+        r.prompt()
+        r.line(":timing on")
+        r.expect(r"timing on")
+        r.prompt()
+        r.line("x = mx.nd.ones({3, 4}) * 2")
+        r.expect(r"time: [0-9.]+ ms\r?\n")
+        r.prompt()
+        r.line(":timing off")
+        r.expect(r"timing off")
+        r.prompt()
+        r.line(":who")
+        r.expect(r"x +NDArray +3x4 +float32 +cpu\(0\) +48 B")
+        r.prompt()
 
     def test_time_waits_for_its_own_work_and_reports_its_failure(self):
         r = self.repl
@@ -285,7 +308,8 @@ class ReplTest(unittest.TestCase):
     def test_commands_refuse_junk_arguments(self):
         r = self.repl
         for cmd in (":memory foo", ":wait now", ":engine x", ":help me", ":quit please",
-                    ":profile on now", ":profile off x", ":profile dump a b", ":profile"):
+                    ":profile on now", ":profile off x", ":profile dump a b", ":profile", ":plot",
+                    ":timing", ":timing maybe", ":who x"):
             r.line(cmd)
             r.expect(r"usage: :" + cmd.split()[0][1:])
             r.prompt()
