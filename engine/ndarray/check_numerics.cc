@@ -1,6 +1,8 @@
 #include "engine/ndarray/check_numerics.h"
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <sstream>
 #include <string>
 
@@ -18,56 +20,55 @@ void SetCheckNumerics(bool on) {
 
 namespace {
 
-// The index of the first non-finite value, or -1. A first pass that the
-// compiler vectorises (x - x is 0 for a finite x, NaN otherwise), then a
-// search only when it found one.
-template <typename T>
-int64_t FirstNonFinite(const T* p, int64_t n) {
-  float acc = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const float x = static_cast<float>(p[i]);
-    acc += x - x;
-  }
-  if (acc == 0) return -1;
-  for (int64_t i = 0; i < n; ++i)
-    if (!std::isfinite(static_cast<float>(p[i]))) return i;
-  return -1;
+// The index of the first non-finite value among n values whose bits are
+// U words, or -1: a value is NaN or infinite when its exponent bits are all
+// set. The first pass is an OR over integers, which the compiler
+// vectorises (a float sum would carry a dependency from element to
+// element); the search runs only when it found one.
+template <typename U>
+U BitsAt(const unsigned char* p, int64_t i) {
+  U w;
+  std::memcpy(&w, p + i * static_cast<int64_t>(sizeof(U)), sizeof(U));  // no aliasing rule broken
+  return w;
 }
 
-int64_t FirstNonFinite(const double* p, int64_t n) {
-  double acc = 0;
-  for (int64_t i = 0; i < n; ++i) acc += p[i] - p[i];
-  if (acc == 0) return -1;
+template <typename U>
+int64_t FirstNonFinite(const void* data, int64_t n, U exponent, int threads) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  U any = 0;
+  // Large outputs are scanned by the op's threads, as its kernel ran.
+  threads = n >= (int64_t{1} << 16) ? threads : 1;
+#ifdef _OPENMP
+#pragma omp parallel for simd num_threads(threads) reduction(| : any) if (threads > 1)
+#endif
+  for (int64_t i = 0; i < n; ++i) any |= static_cast<U>((BitsAt<U>(p, i) & exponent) == exponent);
+  if (!any) return -1;
   for (int64_t i = 0; i < n; ++i)
-    if (!std::isfinite(p[i])) return i;
+    if ((BitsAt<U>(p, i) & exponent) == exponent) return i;
   return -1;
 }
 
 // -1, or the first non-finite element of a float blob (other dtypes: -1).
-int64_t FirstNonFinite(const TBlob& b, double* value) {
+int64_t FirstNonFinite(const TBlob& b, double* value, int threads = 1) {
   const int64_t n = b.Size();
   int64_t at = -1;
   switch (b.dtype()) {
-    case DType::kFloat32: {
-      const float* p = static_cast<const float*>(b.dptr_);
-      if ((at = FirstNonFinite(p, n)) >= 0) *value = p[at];
+    case DType::kFloat32:
+      if ((at = FirstNonFinite<uint32_t>(b.dptr_, n, 0x7f800000u, threads)) >= 0)
+        *value = static_cast<const float*>(b.dptr_)[at];
       break;
-    }
-    case DType::kFloat64: {
-      const double* p = static_cast<const double*>(b.dptr_);
-      if ((at = FirstNonFinite(p, n)) >= 0) *value = p[at];
+    case DType::kFloat64:
+      if ((at = FirstNonFinite<uint64_t>(b.dptr_, n, 0x7ff0000000000000ull, threads)) >= 0)
+        *value = static_cast<const double*>(b.dptr_)[at];
       break;
-    }
-    case DType::kFloat16: {
-      const float16* p = static_cast<const float16*>(b.dptr_);
-      if ((at = FirstNonFinite(p, n)) >= 0) *value = static_cast<float>(p[at]);
+    case DType::kFloat16:
+      if ((at = FirstNonFinite<uint16_t>(b.dptr_, n, 0x7c00u, threads)) >= 0)
+        *value = static_cast<float>(static_cast<const float16*>(b.dptr_)[at]);
       break;
-    }
-    case DType::kBFloat16: {
-      const bfloat16* p = static_cast<const bfloat16*>(b.dptr_);
-      if ((at = FirstNonFinite(p, n)) >= 0) *value = static_cast<float>(p[at]);
+    case DType::kBFloat16:
+      if ((at = FirstNonFinite<uint16_t>(b.dptr_, n, 0x7f80u, threads)) >= 0)
+        *value = static_cast<float>(static_cast<const bfloat16*>(b.dptr_)[at]);
       break;
-    }
     default:
       break;
   }
@@ -90,7 +91,7 @@ std::string OpWords(const op::NodeAttrs& attrs) {
 
 }  // namespace
 
-void CheckOutputs(const KernelCall& call) {
+void CheckOutputs(const KernelCall& call, int threads) {
   const bool ex = static_cast<bool>(call.kernel.fstate_ex);
   const size_t n_out = ex ? call.out_arrays.size() : call.out.size();
   const auto blob = [&](bool out, size_t i) {
@@ -104,7 +105,7 @@ void CheckOutputs(const KernelCall& call) {
                                 << b.ctx().ToString()
                                 << ": arrays on a GPU are not checked yet (CPU only)";
     double value = 0;
-    const int64_t at = FirstNonFinite(b, &value);
+    const int64_t at = FirstNonFinite(b, &value, threads);
     if (at < 0) continue;
     std::ostringstream msg;
     msg << "check_numerics: " << OpWords(*call.attrs) << " wrote " << Kind(value) << " to output "

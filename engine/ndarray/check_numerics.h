@@ -27,6 +27,7 @@ void SetCheckNumerics(bool on);
 
 // Throws the error above when an output `call` wrote holds a NaN or an
 // infinity (float32, float64, float16, bfloat16 outputs; others have none).
-void CheckOutputs(const KernelCall& call);
+// Large outputs are scanned on `threads` OpenMP threads.
+void CheckOutputs(const KernelCall& call, int threads = 1);
 
 }  // namespace tessera::opcall

@@ -73,14 +73,14 @@ void Dispatch(const KernelCall& call, const op::OpContext& octx) {
 [[gnu::noinline]] void DispatchChecked(const KernelCall& call, const op::OpContext& octx) {
   if (!octx.async_on_complete) {
     Dispatch(call, octx);
-    CheckOutputs(call);
+    CheckOutputs(call, octx.run_ctx.omp_threads);
     return;
   }
   op::OpContext checked = octx;
   checked.async_on_complete = [&call, done = octx.async_on_complete](std::exception_ptr e) {
     if (!e) {
       try {
-        CheckOutputs(call);
+        CheckOutputs(call);  // on whatever thread ends the op: one thread
       } catch (...) {
         e = std::current_exception();
       }
