@@ -25,6 +25,7 @@
 #include "engine/base/env.h"
 #include "engine/base/error.h"
 #include "engine/base/logging.h"
+#include "engine/base/memory_events.h"
 
 namespace tessera::engine {
 
@@ -171,6 +172,11 @@ struct Profiler::Impl {
 
   std::mutex thread_names_mu;
   std::unordered_map<uint32_t, std::string> thread_names;
+
+  std::mutex marks_mu;
+  std::vector<Mark> marks;
+  int64_t dropped_marks = 0;
+  std::atomic<bool> profile_memory{false};
 };
 
 // Owns the calling thread's buffer and hands it back for reuse when the
@@ -414,6 +420,43 @@ std::vector<OpAggregate> Profiler::Aggregate() const {
   return out;
 }
 
+namespace {
+
+// The markers and counters: spans, instants and counter samples, each under
+// its device's process (memory) or the markers' process.
+void AddMarks(const std::vector<Mark>& marks, const std::map<Context, int>& pids, int marker_pid,
+              uint64_t origin, TraceWriter* trace, std::set<std::pair<int, uint32_t>>* threads) {
+  bool any_marker = false;
+  for (const Mark& m : marks) {
+    const int pid = m.on_device ? pids.at(m.ctx) : marker_pid;
+    any_marker = any_marker || !m.on_device;
+    Json e = {{"name", m.name},
+              {"cat", m.domain.empty() ? "user" : m.domain},
+              {"ph", std::string(1, m.phase)},
+              {"ts", Micros(int64_t(m.begin_ns - origin))},
+              {"pid", pid},
+              {"tid", m.thread}};
+    if (m.phase == 'X') e["dur"] = Micros(int64_t(m.end_ns - m.begin_ns));
+    if (m.phase == 'i') e["s"] = std::string(1, m.scope);
+    if (!m.values.empty()) {
+      Json args = Json::object();
+      for (const auto& [k, v] : m.values) args[k] = v;
+      e["args"] = std::move(args);
+    }
+    trace->Add(e);
+    threads->emplace(pid, m.thread);
+  }
+  if (any_marker) {
+    trace->Add({{"name", "process_name"},
+                {"ph", "M"},
+                {"pid", marker_pid},
+                {"tid", 0},
+                {"args", {{"name", "markers"}}}});
+  }
+}
+
+}  // namespace
+
 std::string Profiler::DumpsChromeTrace() const {
   Snapshot snap;
   {
@@ -433,14 +476,25 @@ std::string Profiler::DumpsChromeTrace() const {
       }
     }
   }
+  std::vector<Mark> marks;
+  int64_t dropped_marks = 0;
+  {
+    std::lock_guard<std::mutex> lock(impl_->marks_mu);
+    marks = impl_->marks;
+    dropped_marks = impl_->dropped_marks;
+  }
   bool with_aggregate = aggregate();
   uint64_t origin = impl_->origin_ns.load(std::memory_order_relaxed);
 
-  // pid: rank of the device in Context order among the devices present.
+  // pid: rank of the device in Context order among the devices present
+  // (devices with memory counters included); user markers after them.
   std::map<Context, int> pids;
   for (const Event& e : snap.events) pids.emplace(e.ctx, 0);
+  for (const Mark& m : marks)
+    if (m.on_device) pids.emplace(m.ctx, 0);
   int next_pid = 0;
   for (auto& [ctx, pid] : pids) pid = next_pid++;
+  const int marker_pid = next_pid;
   std::set<std::pair<int, uint32_t>> threads;
   std::unordered_map<uint32_t, std::string> thread_names;
   {
@@ -455,6 +509,8 @@ std::string Profiler::DumpsChromeTrace() const {
   envelope["otherData"] = {{"producer", "tessera"},
                            {"stored_events", int64_t(snap.events.size())},
                            {"dropped_events", snap.dropped},
+                           {"stored_marks", int64_t(marks.size())},
+                           {"dropped_marks", dropped_marks},
                            {"max_events", max}};
   if (with_aggregate) {
     Json rows = Json::array();
@@ -483,6 +539,7 @@ std::string Profiler::DumpsChromeTrace() const {
   }
 
   AddOpEvents(snap.events, pids, origin, &trace, &threads);
+  AddMarks(marks, pids, marker_pid, origin, &trace, &threads);
 
   // A thread may run ops of several devices (the naive engine does): label
   // it under each device's process.
@@ -575,7 +632,52 @@ int64_t Profiler::DroppedEvents() const {
   return n;
 }
 
+void Profiler::RecordMark(Mark mark) {
+  if (!enabled()) return;
+  std::lock_guard<std::mutex> lock(impl_->marks_mu);
+  if (static_cast<int64_t>(impl_->marks.size()) >= max_events()) {
+    ++impl_->dropped_marks;
+    return;
+  }
+  impl_->marks.push_back(std::move(mark));
+}
+
+namespace {
+
+// The storage layer's memory reports (engine/base/memory_events.h), as
+// counters in MiB.
+void OnMemory(Context ctx, size_t in_use, size_t pooled) {
+  Profiler* p = Profiler::Get();
+  if (!p->enabled()) return;
+  Mark m;
+  m.name = "memory " + ctx.ToString();
+  m.domain = "memory";
+  m.phase = 'C';
+  m.thread = Profiler::ThreadIndex();
+  m.begin_ns = m.end_ns = Profiler::NowNs();
+  m.values = {{"in_use_MiB", double(in_use) / (1 << 20)}, {"pooled_MiB", double(pooled) / (1 << 20)}};
+  m.on_device = true;
+  m.ctx = ctx;
+  p->RecordMark(std::move(m));
+}
+
+}  // namespace
+
+void Profiler::SetProfileMemory(bool on) {
+  impl_->profile_memory.store(on, std::memory_order_relaxed);
+  SetMemoryListener(on ? OnMemory : nullptr);
+}
+
+bool Profiler::profile_memory() const {
+  return impl_->profile_memory.load(std::memory_order_relaxed);
+}
+
 void Profiler::Clear() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->marks_mu);
+    impl_->marks.clear();
+    impl_->dropped_marks = 0;
+  }
   std::lock_guard<std::mutex> registry(impl_->registry_mu);
   // Every buffer is locked at once so that the budget reset below cannot
   // race with a reservation made against the old count.

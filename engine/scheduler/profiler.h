@@ -46,6 +46,20 @@ struct OpAggregate {
   double mean_ns() const { return count ? double(total_ns) / double(count) : 0.0; }
 };
 
+// A user marker (mx.profiler's Task, Frame, Event, Counter, Marker) or a
+// memory counter: few, from any thread, stored apart from the ops.
+struct Mark {
+  std::string name;
+  std::string domain;  // the trace's category ("memory" for memory counters)
+  char phase = 'X';    // 'X' a span [begin_ns, end_ns], 'i' an instant, 'C' a counter
+  char scope = 't';    // instants: 'g' global, 'p' process, 't' thread
+  uint32_t thread = 0;
+  uint64_t begin_ns = 0, end_ns = 0;
+  std::vector<std::pair<std::string, double>> values;  // a counter's series
+  bool on_device = false;  // counters of a device (memory) go under its process
+  Context ctx;
+};
+
 class Profiler {
  public:
   // Process-wide and never destroyed, so worker threads and atexit handlers
@@ -80,6 +94,13 @@ class Profiler {
   // they need only live for the call; a null name counts as "unnamed".
   void RecordOp(const char* name, Context ctx, const char* lane, uint32_t thread, uint64_t begin_ns,
                 uint64_t end_ns);
+
+  // A marker, when recording (dropped beyond max_events() marks).
+  void RecordMark(Mark mark);
+  // profile_memory: each device's bytes in use and pooled as counters in
+  // the trace, after every allocation and free while recording.
+  void SetProfileMemory(bool on);
+  bool profile_memory() const;
 
   // The trace as a complete JSON document holding everything recorded so far.
   std::string DumpsChromeTrace() const;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "engine/base/memory_events.h"
 #include "engine/base/error.h"
 #include "engine/base/format_bytes.h"
 
@@ -15,7 +16,21 @@ MemoryPool::~MemoryPool() {
   ReleaseAll();
 }
 
+// The profiler's memory counters (engine/base/memory_events.h), after the
+// change: only while it listens.
+void MemoryPool::ReportToListener() const {
+  const StorageStats s = Stats();
+  ReportMemory(ctx_, s.bytes_in_use, s.bytes_pooled);
+}
+
 void* MemoryPool::Alloc(size_t bytes) {
+  void* p = AllocBlock(bytes);
+  if (MemoryListened()) [[unlikely]]
+    ReportToListener();
+  return p;
+}
+
+void* MemoryPool::AllocBlock(size_t bytes) {
   TS_CHECK(bytes > 0);
   TS_CHECK(bytes <= kMaxAllocBytes)
       << "cannot allocate " << FormatBytes(bytes) << " (" << bytes << " bytes) on "
@@ -80,6 +95,12 @@ LiveTable::Block* MemoryPool::FindLive(void* ptr, size_t bytes, const char* what
 }
 
 void MemoryPool::Free(void* ptr, size_t bytes) {
+  FreeBlock(ptr, bytes);
+  if (MemoryListened()) [[unlikely]]
+    ReportToListener();
+}
+
+void MemoryPool::FreeBlock(void* ptr, size_t bytes) {
   size_t reserved;
   {
     std::lock_guard<SpinLock> lock(mu_);
@@ -108,6 +129,8 @@ void MemoryPool::DirectFree(void* ptr, size_t bytes) {
     stats_.bytes_in_use -= reserved;
   }
   raw_->Deallocate(ptr, reserved);
+  if (MemoryListened()) [[unlikely]]
+    ReportToListener();
 }
 
 void MemoryPool::ReleaseAll() {

@@ -51,6 +51,9 @@ class MemoryPool {
   const PoolOptions& options() const { return options_; }
 
  private:
+  void* AllocBlock(size_t bytes);
+  void FreeBlock(void* ptr, size_t bytes);
+  void ReportToListener() const;
   void* AllocFromSystem(size_t reserved, size_t requested);
   // The live entry of ptr, checked against `bytes`; `what` names the call.
   LiveTable::Block* FindLive(void* ptr, size_t bytes, const char* what);
