@@ -179,12 +179,33 @@ return function(mx)
       cells[r] = {}
       for c = 1, w do cells[r][c] = 0 end
     end
+    local function dot(col, row)
+      local cr, cc = math.floor(row / 4) + 1, math.floor(col / 2) + 1
+      cells[cr][cc] = bit.bor(cells[cr][cc], dot_bits[row % 4 + 1][col % 2 + 1])
+    end
+    local function finite(v) return v == v and v > -math.huge and v < math.huge end
+    local function place(i, v)
+      local col = #y == 1 and 0 or math.floor((i - 1) * (cols - 1) / (#y - 1) + 0.5)
+      return col, math.floor((hi - v) * (rows - 1) / (hi - lo) + 0.5)
+    end
+    -- A line through the points: every column between two points gets the
+    -- interpolated row, and each step is filled vertically.
+    local pc, pr
     for i, v in ipairs(y) do
-      if v == v and v > -math.huge and v < math.huge then
-        local col = #y == 1 and 0 or math.floor((i - 1) * (cols - 1) / (#y - 1) + 0.5)
-        local row = math.floor((hi - v) * (rows - 1) / (hi - lo) + 0.5)
-        local cr, cc = math.floor(row / 4) + 1, math.floor(col / 2) + 1
-        cells[cr][cc] = bit.bor(cells[cr][cc], dot_bits[row % 4 + 1][col % 2 + 1])
+      if finite(v) then
+        local col, row = place(i, v)
+        if pc then
+          local last = pr
+          for c = pc + 1, col do
+            local r = math.floor(pr + (row - pr) * (c - pc) / (col - pc) + 0.5)
+            for rr = math.min(last, r), math.max(last, r) do dot(c, rr) end
+            last = r
+          end
+        end
+        dot(col, row)
+        pc, pr = col, row
+      else
+        pc, pr = nil, nil
       end
     end
     local out = {}
