@@ -16,6 +16,14 @@ end
 
 local function assert_true(cond, msg) assert_eq(not not cond, true, msg) end
 
+-- Every process holds the same values: the max over processes is the min.
+local function assert_replicas_equal(a)
+  local hi, lo = a:copy(), a:copy()
+  mx._collectives.allreduce(hi, 'max')
+  mx._collectives.allreduce(lo, 'min')
+  close(hi, lo, 0)
+end
+
 test('rank and num_workers come from the job; init takes rank 0 value', function()
   assert_eq(kv.type, 'dist_sync')
   assert_true(r >= 0 and r < n, 'rank in 0..n-1')
@@ -76,11 +84,7 @@ test('set_optimizer: every replica applies the same update to the summed gradien
     expect = expect + mom
     close(w, filled({ 3 }, expect), 1e-4)
   end
-  -- Replicas are equal: the max over processes equals the min.
-  local hi, lo = w:copy(), w:copy()
-  mx._collectives.allreduce(hi, 'max')
-  mx._collectives.allreduce(lo, 'min')
-  close(hi, lo, 0)
+  assert_replicas_equal(w)
 end)
 
 test('2-bit compression: each worker sends its quantized sum (MXNet rule)', function()
@@ -235,10 +239,7 @@ test('equivalence: a Gluon Trainer on n workers = one process with the whole bat
   local wd, bd = run(xr, yr, b, 'dist_sync', n * b)
   close(wd, w1, 1e-4)
   close(bd, b1, 1e-4)
-  local hi, lo = wd:copy(), wd:copy()
-  mx._collectives.allreduce(hi, 'max')
-  mx._collectives.allreduce(lo, 'min')
-  close(hi, lo, 0)
+  assert_replicas_equal(wd)
 end)
 
 test('uneven shares: every worker ends the epoch at the shortest one', function()
