@@ -353,3 +353,58 @@ class ReplTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class LiveChartTest(unittest.TestCase):
+    """Module:fit on a UTF-8 terminal: the per-batch metric as a braille chart
+    under the live progress bar, redrawn with it and cleared at the epoch's end."""
+
+    def test_fit_draws_a_live_chart(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            script = os.path.join(tmp, "fit.lua")
+            with open(script, "w") as f:
+                f.write(
+                    "local net = mx.sym.SoftmaxOutput{data = mx.sym.FullyConnected{"
+                    "data = mx.sym.Variable('data'), num_hidden = 2, name = 'fc'}, name = 'softmax'}\n"
+                    "local x = mx.nd.random.uniform(-1, 1, {400, 3})\n"
+                    "local y = mx.nd.zeros({400})\n"
+                    "mx.mod.Module(net):fit(mx.io.NDArrayIter{data = x, label = y, batch_size = 4},"
+                    " {num_epoch = 1})\n")
+            env = dict(os.environ, TERM="xterm", LANG="C.UTF-8", LC_ALL="C.UTF-8")
+            pid, fd = pty.fork()
+            if pid == 0:
+                try:
+                    os.execve(BIN, [BIN, script], env)
+                finally:
+                    os._exit(127)
+            out = b""
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                r, _, _ = select.select([fd], [], [], 1)
+                if r:
+                    try:
+                        data = os.read(fd, 65536)
+                    except OSError:
+                        break
+                    if not data:
+                        break
+                    out += data
+                if os.waitpid(pid, os.WNOHANG)[0]:
+                    pid = None
+                    break
+            if pid:
+                os.kill(pid, signal.SIGKILL)
+            while select.select([fd], [], [], 0.2)[0]:  # what it wrote before exiting
+                try:
+                    data = os.read(fd, 65536)
+                except OSError:
+                    break
+                if not data:
+                    break
+                out += data
+            os.close(fd)
+            text = out.decode(errors="replace")
+            self.assertTrue(any(0x2800 <= ord(c) <= 0x28FF for c in text), text[-500:])
+            self.assertIn("\x1b[4A", text)  # back up to the bar after each chart
+            self.assertIn("\x1b[J", text)  # the chart cleared at the end
+            self.assertIn("Epoch 0: train accuracy=", text)

@@ -86,7 +86,30 @@ after printing.]])
     if live == nil then live = ffi.C.isatty(1) == 1 end
     return setmetatable({ total = total, t0 = mx.mod.now(), n = 0, samples = 0, live = live,
       quiet = opts.quiet or false, width = opts.width or 24, every = opts.every or 20,
-      label = opts.label or '' }, Bar)
+      label = opts.label or '', chart = opts.chart, chart_lines = 0 }, Bar)
+  end
+
+  -- Whether a live chart can be drawn: a terminal that shows UTF-8 (the
+  -- braille dots) and understands cursor movement.
+  function M.terminal_allows_chart()
+    if ffi.C.isatty(1) ~= 1 then return false end
+    local term = os.getenv('TERM') or ''
+    if term == '' or term == 'dumb' then return false end
+    local loc = (os.getenv('LC_ALL') or '') .. (os.getenv('LC_CTYPE') or '') .. (os.getenv('LANG') or '')
+    return loc:upper():find('UTF%-?8') ~= nil
+  end
+
+  -- The chart under the bar (bar.chart: a list the caller keeps filling):
+  -- drawn below the bar line, then the cursor goes back up to it, so the
+  -- next redraw overwrites both.
+  function Bar:_draw_chart()
+    local values = self.chart
+    if type(values) ~= 'table' or #values < 2 then return end
+    local text = mx.plot.chart(values, { width = 60, height = 4 })
+    local lines = select(2, text:gsub('\n', '\n')) + 1
+    io.write('\n', text, '\27[K')
+    io.write(('\27[%dA\r'):format(lines))
+    self.chart_lines = lines
   end
 
   -- One more batch of `samples`; `text` (the metric) shown on the bar.
@@ -101,6 +124,7 @@ after printing.]])
     io.write(('\r%s[%s%s] %d/%s  %.0f samples/s  %s  %ds left   '):format(self.label,
       ('#'):rep(filled), ('.'):rep(self.width - filled), self.n, total or '?',
       self.samples / dt, text or '', math.floor(eta + 0.5)))
+    if self.chart then self:_draw_chart() end
     io.flush()
   end
 
@@ -112,7 +136,10 @@ after printing.]])
 
   -- Replaces the bar by `line` (printed once, also when not live).
   function Bar:finish(line)
-    if self.live then io.write('\r' .. line .. (' '):rep(20) .. '\n')
+    if self.live then
+      -- The chart's lines are cleared; the epoch's line stays.
+      if self.chart_lines > 0 then io.write('\r\27[J') end
+      io.write('\r' .. line .. (' '):rep(20) .. '\n')
     elseif not self.quiet then
       print(line)
       io.stdout:flush()  -- a log read while training runs shows each line
@@ -120,13 +147,16 @@ after printing.]])
   end
 
   help.doc(M.ProgressBar, [[
-mx.callback.ProgressBar(total, {live, quiet, width = 24, every = 20, label})
+mx.callback.ProgressBar(total, {live, quiet, width = 24, every = 20, label, chart})
 -> a progress bar over `total` batches (nil: unknown): bar:update(samples,
 text) after each batch, bar:elapsed() -> seconds, samples/s;
 bar:finish(line) replaces it by a line. Live (redrawn every `every` batches,
 with samples/s and the time left) when stdout is a terminal; otherwise only
-the finishing line prints (none with quiet = true). Module:fit and the Gluon
-scripts show their progress with it.]])
+the finishing line prints (none with quiet = true). chart: a list of numbers
+(the caller appends to it) drawn as a braille chart under the live bar,
+redrawn with it (mx.callback.terminal_allows_chart() says whether the
+terminal shows one). Module:fit and the Gluon scripts show their progress
+with it.]])
 
   help.doc(M, [[
 mx.callback: ProgressBar(total, opts); Speedometer(batch_size, frequent = 50, auto_reset) prints samples/s

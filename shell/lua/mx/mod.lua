@@ -456,15 +456,19 @@ Module:fit's progress and mx.callback.Speedometer measure with it.]])
       optimizer_params = opts.optimizer_params or { learning_rate = 0.01 } }
     local metric = mx.metric.create(opts.eval_metric or 'acc')
     local begin = opts.begin_epoch or 0
+    -- The per-batch metric drawn under the live bar where the terminal
+    -- allows it (chart = true: also after each epoch's line otherwise).
+    local chart = opts.chart
+    if chart == nil then chart = opts.progress ~= false and mx.callback.terminal_allows_chart() end
     local history = {}
     for epoch = begin, num_epoch - 1 do
       metric:reset()
       train_data:reset()
       local total = train_data.num_data and math.ceil(train_data.num_data / train_data.batch_size)
-      local bar = mx.callback.ProgressBar(total, { label = ('Epoch %d '):format(epoch),
-        quiet = opts.progress == false })
-      if opts.progress == false then bar.live = false end
       local nbatch, batch_values = 0, {}
+      local bar = mx.callback.ProgressBar(total, { label = ('Epoch %d '):format(epoch),
+        quiet = opts.progress == false, chart = chart and batch_values or nil })
+      if opts.progress == false then bar.live = false end
       if opts.monitor and epoch == begin then self:install_monitor(opts.monitor) end
       for batch in function() return self:_next_batch(train_data) end do
         if opts.monitor then opts.monitor:tic() end
@@ -482,7 +486,7 @@ Module:fit's progress and mx.callback.Speedometer measure with it.]])
           end
         end
         bar:update(batch.data[1].shape[1] - (batch.pad or 0), metric_text(metric))
-        if opts.plot or opts.chart then batch_values[nbatch] = first_value(metric) end
+        if opts.plot or chart then batch_values[nbatch] = first_value(metric) end
       end
       local line = ('Epoch %d: train %s'):format(epoch, metric_text(metric))
       local record = { epoch = epoch, train = { metric:get() }, batches = batch_values }
@@ -496,7 +500,7 @@ Module:fit's progress and mx.callback.Speedometer measure with it.]])
       local dt, speed = bar:elapsed()
       bar:finish(line .. (', %.1fs (%.0f samples/s)'):format(dt, speed))
       history[#history + 1] = record
-      if opts.chart and #batch_values > 1 and opts.progress ~= false then
+      if chart and not bar.live and #batch_values > 1 and opts.progress ~= false then
         print(mx.plot.chart(batch_values, { height = 4 }))
       end
       if opts.plot then plot_curves(opts.plot, history, metric) end
