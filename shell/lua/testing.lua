@@ -9,6 +9,7 @@
 --   assert_eq(actual, expected, msg)     -- deep equality for tables
 --   assert_near(actual, expected, tol)   -- numbers within tol (1e-6)
 --   assert_error(fn, pattern)            -- fn raises an error matching pattern
+--   run_doc_examples(path)               -- runs a Markdown file's ```lua blocks
 -- After each test the runner waits for all engine work, so an asynchronous
 -- failure is reported against the test that caused it, and restores the
 -- engine type. Output: one line per failure with its traceback, then
@@ -56,6 +57,25 @@ function helpers.assert_error(fn, pattern)
     error("expected an error matching '" .. pattern .. "', got: " .. tostring(err), 2)
   end
   return err
+end
+
+-- Runs every ```lua block of a Markdown file (each in a fresh environment
+-- over _G, print silenced) and returns how many ran: the docs' examples
+-- are tests.
+function helpers.run_doc_examples(path)
+  local f = io.open(path)
+  if not f then error('run_doc_examples: cannot read ' .. path, 2) end
+  local text = f:read('*a')
+  f:close()
+  local n = 0
+  for block in text:gmatch('```lua\n(.-)```') do
+    n = n + 1
+    local env = setmetatable({ print = function() end }, { __index = _G })
+    local chunk, err = load(block, '=' .. path:match('[^/]*/[^/]*$') .. ' block ' .. n, 't', env)
+    if not chunk then error(err, 2) end
+    chunk()
+  end
+  return n
 end
 
 local function traceback(err)

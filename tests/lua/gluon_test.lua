@@ -797,16 +797,5 @@ end)
 
 test('the examples of docs/gluon.md run', function()
   local here = debug.getinfo(1, 'S').source:match('^@(.*)/[^/]*$') or '.'
-  local f = io.open(here .. '/../../docs/gluon.md')
-  if not f then error('docs/gluon.md not found from ' .. here) end
-  local text = f:read('*a')
-  f:close()
-  local n = 0
-  for block in text:gmatch('```lua\n(.-)```') do
-    n = n + 1
-    local env = setmetatable({ print = function() end }, { __index = _G })
-    local chunk = assert(load(block, '=docs/gluon.md block ' .. n, 't', env))
-    chunk()
-  end
-  assert_eq(n >= 3, true)
+  assert_eq(run_doc_examples(here .. '/../../docs/gluon.md') >= 3, true)
 end)

@@ -87,3 +87,8 @@ test('fit{plot = path}: the curves per batch and per epoch, validation included'
   os.remove(png)
   os.remove(png .. '.dat')
 end)
+
+test('the examples of docs/debugging.md run', function()
+  local here = debug.getinfo(1, 'S').source:match('^@(.*)/[^/]*$') or '.'
+  assert_eq(run_doc_examples(here .. '/../../docs/debugging.md'), 5)
+end)

@@ -11,7 +11,7 @@ return function(mx)
   G.Block, G.HybridBlock, G.SymbolBlock = B.Block, B.HybridBlock, B.SymbolBlock
 
   local lazy = { nn = 'nn', loss = 'loss', data = 'data', Trainer = 'trainer', utils = 'utils',
-    model_zoo = 'model_zoo' }
+    model_zoo = 'model_zoo', contrib = 'estimator' }
   setmetatable(G, {
     __index = function(t, k)
       local file = lazy[k]

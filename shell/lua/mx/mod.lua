@@ -422,28 +422,6 @@ Module:fit's progress and mx.callback.Speedometer measure with it.]])
     return values
   end
 
-  -- fit{plot = path}: the training metric per batch (running, as the bar
-  -- shows it) and per epoch, and the validation metric per epoch.
-  local function plot_curves(path, history, metric)
-    local name = (metric:get())
-    if type(name) == 'table' then name = name[1] end
-    local fig = mx.plot.Figure { title = 'training', xlabel = 'epoch', ylabel = tostring(name) }
-    local bx, by, ex, ey, vx, vy = {}, {}, {}, {}, {}, {}
-    for _, rec in ipairs(history) do
-      local n = #rec.batches
-      for i, v in ipairs(rec.batches) do
-        bx[#bx + 1], by[#by + 1] = rec.epoch + i / n, v
-      end
-      local tv = rec.train[2]
-      ex[#ex + 1], ey[#ey + 1] = rec.epoch + 1, type(tv) == 'table' and tv[1] or tv
-      if rec.validation then vx[#vx + 1], vy[#vy + 1] = rec.epoch + 1, rec.validation[1][2] end
-    end
-    if #bx > 0 then fig:plot(bx, by, 'train (per batch)') end
-    fig:plot(ex, ey, { label = 'train (epoch)', style = 'linespoints' })
-    if #vx > 0 then fig:plot(vx, vy, { label = 'validation', style = 'linespoints' }) end
-    fig:savefig(path)
-  end
-
   function Module:fit(train_data, opts)
     opts = opts or {}
     local num_epoch = opts.num_epoch or error('fit: num_epoch is required', 2)
@@ -503,7 +481,7 @@ Module:fit's progress and mx.callback.Speedometer measure with it.]])
       if chart and not bar.live and #batch_values > 1 and opts.progress ~= false then
         print(mx.plot.chart(batch_values, { height = 4 }))
       end
-      if opts.plot then plot_curves(opts.plot, history, metric) end
+      if opts.plot then mx.plot.training_curves(opts.plot, history) end
       if opts.epoch_end_callback then
         local cbs = opts.epoch_end_callback
         if type(cbs) == 'function' then cbs = { cbs } end

@@ -218,6 +218,29 @@ return function(mx)
     return table.concat(out, '\n')
   end
 
+  -- The curves of a training history (Module:fit's, Estimator:fit's: a
+  -- record per epoch with `epoch`, `train = {name, value}`, `batches` (the
+  -- running metric after each batch) and `validation = {{name, value}, ...}`):
+  -- the training metric per batch and per epoch, the validation metric per
+  -- epoch, written to `path`.
+  function M.training_curves(path, history)
+    local name = history[1] and history[1].train[1] or 'metric'
+    if type(name) == 'table' then name = name[1] end
+    local fig = Figure { title = 'training', xlabel = 'epoch', ylabel = tostring(name) }
+    local bx, by, ex, ey, vx, vy = {}, {}, {}, {}, {}, {}
+    for _, rec in ipairs(history) do
+      local n = #(rec.batches or {})
+      for i, v in ipairs(rec.batches or {}) do bx[#bx + 1], by[#by + 1] = rec.epoch + i / n, v end
+      local tv = rec.train[2]
+      ex[#ex + 1], ey[#ey + 1] = rec.epoch + 1, type(tv) == 'table' and tv[1] or tv
+      if rec.validation then vx[#vx + 1], vy[#vy + 1] = rec.epoch + 1, rec.validation[1][2] end
+    end
+    if #bx > 0 then fig:plot(bx, by, 'train (per batch)') end
+    fig:plot(ex, ey, { label = 'train (epoch)', style = 'linespoints' })
+    if #vx > 0 then fig:plot(vx, vy, { label = 'validation', style = 'linespoints' }) end
+    return fig:savefig(path)
+  end
+
   M.Figure = Figure
   help.doc(M, [[
 mx.plot: line plots through gnuplot (Torch7's gnuplot package in spirit) and
