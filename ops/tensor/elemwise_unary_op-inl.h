@@ -163,6 +163,30 @@ TS_FLOAT_UNARY(softsign, x / (A(1) + math::fabs(x)))
 TS_FLOAT_UNARY(erf, math::erf(x))
 TS_FLOAT_UNARY(gamma, math::tgamma(x))
 TS_FLOAT_UNARY(gammaln, math::lgamma(x))
+TS_FLOAT_UNARY(degrees, x* A(57.29577951308232087680))    // 180 / pi
+TS_FLOAT_UNARY(radians, x* A(0.01745329251994329576924))  // pi / 180
+// log(sigmoid(x)) = -log1p(e^-x), computed without overflow for large |x|.
+struct log_sigmoid {
+  static constexpr int kTypes = kFloatTypes;
+  template <typename A>
+  TS_XINLINE static A Map(A x) {
+    if (x < A(0)) return A(x - A(math::log1p(math::exp(x))));
+    return A(-A(math::log1p(math::exp(-x))));
+  }
+};
+// softplus(x) = log1p(e^x); x itself where e^x would swamp the 1 (x > 20).
+template <typename A>
+TS_XINLINE A Softplus(A x) {
+  return x > A(20) ? x : A(math::log1p(math::exp(x)));
+}
+// Mish: x tanh(softplus(x)).
+struct mish {
+  static constexpr int kTypes = kFloatTypes;
+  template <typename A>
+  TS_XINLINE static A Map(A x) {
+    return A(x * A(math::tanh(Softplus(x))));
+  }
+};
 
 // --- gradients: g times the derivative, from the input x or output y ---
 
@@ -215,6 +239,30 @@ TS_UNARY_GRAD(softsign_grad, g / ((A(1) + math::fabs(v)) * (A(1) + math::fabs(v)
 TS_UNARY_GRAD(erf_grad, g* A(1.128379167095512573896) * math::exp(-v * v))           // UseIn
 TS_UNARY_GRAD(gamma_grad, g* math::tgamma(v) * math::digamma(v))                     // UseIn
 TS_UNARY_GRAD(gammaln_grad, g* math::digamma(v))                                     // UseIn
+// Constant derivatives: the forward input is passed and not needed.
+#define TS_SCALED_GRAD(name, factor)           \
+  struct name {                                \
+    static constexpr int kTypes = kFloatTypes; \
+    template <typename A>                      \
+    TS_XINLINE static A Map(A g, A) {          \
+      return A(g * A(factor));                 \
+    }                                          \
+  };
+TS_SCALED_GRAD(degrees_grad, 57.29577951308232087680)    // 180 / pi
+TS_SCALED_GRAD(radians_grad, 0.01745329251994329576924)  // pi / 180
+#undef TS_SCALED_GRAD
+// d/dx log(sigmoid(x)) = 1 - sigmoid(x) = 1 - e^y (MXNet's, from the output).
+TS_UNARY_GRAD(log_sigmoid_grad, g*(A(1) - math::exp(v)))  // UseOut
+// d/dx x tanh(sp(x)) = tanh(sp) + x (1 - tanh(sp)^2) sigmoid(x).
+struct mish_grad {  // UseIn
+  static constexpr int kTypes = kFloatTypes;
+  template <typename A>
+  TS_XINLINE static A Map(A g, A x) {
+    const A t = A(math::tanh(Softplus(x)));
+    const A sig = A(A(1) / (A(1) + math::exp(-x)));
+    return A(g * (t + x * (A(1) - t * t) * sig));
+  }
+};
 
 #undef TS_FLOAT_UNARY
 #undef TS_UNARY_GRAD
@@ -236,7 +284,8 @@ TS_UNARY_GRAD(gammaln_grad, g* math::digamma(v))                                
                       X(arctan, arctan) X(sinh, sinh) X(cosh, cosh) X(tanh, tanh)                 \
                           X(arcsinh, arcsinh) X(arccosh, arccosh) X(arctanh, arctanh)             \
                               X(sigmoid, sigmoid) X(softsign, softsign) X(erf, erf)               \
-                                  X(gamma, gamma) X(gammaln, gammaln)
+                                  X(gamma, gamma) X(gammaln, gammaln) X(degrees, degrees)     \
+                                      X(radians, radians) X(log_sigmoid, log_sigmoid) X(mish, mish)
 
 #define TS_ELEMWISE_UNARY_GRAD_OPS(X)                                                             \
   X(_backward_abs, abs_grad)                                                                      \
@@ -254,7 +303,11 @@ TS_UNARY_GRAD(gammaln_grad, g* math::digamma(v))                                
                               X(_backward_sigmoid, sigmoid_grad)                                  \
                                   X(_backward_softsign, softsign_grad) X(_backward_erf, erf_grad) \
                                       X(_backward_gamma, gamma_grad)                              \
-                                          X(_backward_gammaln, gammaln_grad)
+                                          X(_backward_gammaln, gammaln_grad)              \
+                                              X(_backward_degrees, degrees_grad)          \
+                                                  X(_backward_radians, radians_grad)      \
+                                                      X(_backward_log_sigmoid, log_sigmoid_grad) \
+                                                          X(_backward_mish, mish_grad)
 // clang-format on
 
 // --- clip ---

@@ -294,6 +294,37 @@ TS_REGISTER_OP(erf)
     .set_attr<FGradient>("FGradient", ElemwiseGradUseIn{"_backward_erf"});
 TS_REGISTER_OP(_backward_erf)
     .describe("Gradient of erf: the output gradient times its derivative, from the forward input.");
+TS_REGISTER_OP(degrees)
+    .describe(
+        "Radians to degrees, x * 180 / pi (floating point only).\n\nExample: degrees([0, "
+        "3.14159265]) = [0, 180].")
+    .set_attr<FGradient>("FGradient", ElemwiseGradUseIn{"_backward_degrees"});
+TS_REGISTER_OP(_backward_degrees)
+    .describe("Gradient of degrees: the output gradient times 180 / pi.");
+TS_REGISTER_OP(radians)
+    .describe(
+        "Degrees to radians, x * pi / 180 (floating point only).\n\nExample: radians([0, 180]) = "
+        "[0, 3.141593].")
+    .set_attr<FGradient>("FGradient", ElemwiseGradUseIn{"_backward_radians"});
+TS_REGISTER_OP(_backward_radians)
+    .describe("Gradient of radians: the output gradient times pi / 180.");
+TS_REGISTER_OP(log_sigmoid)
+    .describe(
+        "log(1 / (1 + e^-x)), without overflow for large |x| (floating point only).\n\nExample: "
+        "log_sigmoid([0]) = [-0.693147].")
+    .set_attr<FGradient>("FGradient", ElemwiseGradUseOut{"_backward_log_sigmoid"});
+TS_REGISTER_OP(_backward_log_sigmoid)
+    .describe(
+        "Gradient of log_sigmoid: the output gradient times 1 - e^y, from the forward output.");
+TS_REGISTER_OP(mish)
+    .describe(
+        "Mish activation, x * tanh(log(1 + e^x)) (floating point only).\n\nExample: mish([0, 1]) "
+        "= [0, 0.865098].")
+    .set_attr<FGradient>("FGradient", ElemwiseGradUseIn{"_backward_mish"});
+TS_REGISTER_OP(_backward_mish)
+    .describe(
+        "Gradient of mish: the output gradient times tanh(sp) + x (1 - tanh(sp)^2) sigmoid(x), "
+        "sp = log(1 + e^x), from the forward input.");
 TS_REGISTER_OP(gamma)
     .describe(
         "Gamma function (floating point only; its gradient is gamma(x) digamma(x)).\n\nExample: "

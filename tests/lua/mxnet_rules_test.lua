@@ -142,3 +142,29 @@ test('assignment broadcasts the value, leading axes added (docs/shell.md)', func
   assert_eq(b:totable(), {{{1, 2, 3}, {1, 2, 3}}, {{0, 0, 0}, {0, 0, 0}}})
   assert_error(function() b[2] = mx.nd.array({1, 2}) end, 'broadcast_to')
 end)
+
+test('degrees, radians (MXNet docstrings), log_sigmoid and mish (their formulas), every float dtype', function()
+  local pi = math.pi
+  local function close(a, b, tol)
+    mx.test_utils.assert_almost_equal(a, b, { rtol = tol or 1e-5, atol = tol or 1e-5 })
+  end
+  close(mx.nd.degrees(mx.nd.array({ 0, pi / 2, pi, 3 * pi / 2, 2 * pi })), mx.nd.array({ 0, 90, 180, 270, 360 }), 1e-4)
+  close(mx.nd.radians(mx.nd.array({ 0, 90, 180, 270, 360 })), mx.nd.array({ 0, pi / 2, pi, 3 * pi / 2, 2 * pi }))
+  local xs = { -30, -2, -0.5, 0, 0.5, 2, 30 }
+  local ls, ms = {}, {}
+  for i, x in ipairs(xs) do
+    ls[i] = -math.log(1 + math.exp(-x))
+    local sp = math.log(1 + math.exp(x))
+    ms[i] = x * math.tanh(sp)
+  end
+  for _, dtype in ipairs({ 'float32', 'float64', 'float16' }) do
+    local tol = dtype == 'float16' and 2e-2 or 1e-5
+    local x = mx.nd.array(xs, { dtype = dtype })
+    close(mx.nd.log_sigmoid(x):astype('float64'), mx.nd.array(ls, { dtype = 'float64' }), tol)
+    close(mx.nd.mish(x):astype('float64'), mx.nd.array(ms, { dtype = 'float64' }), tol)
+  end
+  -- no overflow far out: log_sigmoid(-100) = -100, mish(100) = 100
+  assert_eq(mx.nd.log_sigmoid(mx.nd.array({ -100 })):totable()[1], -100)
+  assert_eq(mx.nd.mish(mx.nd.array({ 100 })):totable()[1], 100)
+  assert_error(function() mx.nd.degrees(mx.nd.array({ 1 }, { dtype = 'int32' })) end, 'degrees')
+end)
