@@ -338,6 +338,33 @@ struct clip_grad {
   }
 };
 
+// --- hard_sigmoid ---
+
+struct HardSigmoidParam : Params<HardSigmoidParam> {
+  double alpha = 0.2, beta = 0.5;
+  static void Declare(ParamDecl<HardSigmoidParam>& d) {
+    d.field("alpha", &HardSigmoidParam::alpha).set_default(0.2).describe("The slope.");
+    d.field("beta", &HardSigmoidParam::beta).set_default(0.5).describe("The intercept.");
+  }
+};
+
+// max(0, min(1, alpha x + beta)), MXNet's mshadow_op::hard_sigmoid.
+struct hard_sigmoid_fn {
+  template <typename A>
+  TS_XINLINE static A Map(A x, A alpha, A beta) {
+    const A y = A(alpha * x + beta);
+    return y < A(0) ? A(0) : (y > A(1) ? A(1) : y);
+  }
+};
+// alpha where 0 < alpha x + beta < 1, else 0 (MXNet's, there from the output).
+struct hard_sigmoid_grad {
+  template <typename A>
+  TS_XINLINE static A Map(A g, A x, A alpha, A beta) {
+    const A y = A(alpha * x + beta);
+    return (y > A(0) && y < A(1)) ? A(g * alpha) : A(0);
+  }
+};
+
 // --- kernels ---
 
 template <typename OP, int req>
@@ -444,6 +471,37 @@ void ClipGradCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::ve
                                            static_cast<A>(p.a_min), static_cast<A>(p.a_max));
       },
       "_backward_clip");
+}
+
+template <typename xpu>
+void HardSigmoidCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                        const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  const auto& p = ParamsOf<HardSigmoidParam>(attrs);
+  SwitchElemwiseDType<kFloatTypes>(
+      out[0].dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        using A = AccType<T>;
+        UnaryLaunch<xpu, hard_sigmoid_fn, T>(ctx, req[0], out[0], in[0], static_cast<A>(p.alpha),
+                                             static_cast<A>(p.beta));
+      },
+      "hard_sigmoid");
+}
+
+template <typename xpu>
+void HardSigmoidGradCompute(const NodeAttrs& attrs, const OpContext& ctx,
+                            const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
+                            const std::vector<TBlob>& out) {
+  const auto& p = ParamsOf<HardSigmoidParam>(attrs);
+  SwitchElemwiseDType<kFloatTypes>(
+      out[0].dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        using A = AccType<T>;
+        UnaryGradLaunch<xpu, hard_sigmoid_grad, T>(ctx, req[0], out[0], in[0], in[1],
+                                                   static_cast<A>(p.alpha), static_cast<A>(p.beta));
+      },
+      "_backward_hard_sigmoid");
 }
 
 }  // namespace tessera::op

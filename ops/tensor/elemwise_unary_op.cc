@@ -359,6 +359,34 @@ Example: clip([-2, 0.5, 3], a_min=0, a_max=1) = [0, 0.5, 1].)")
     .set_attr<FCompute>(kFComputeCPU, ClipCompute<cpu>)
     .set_attr<FGradient>("FGradient", ElemwiseGradUseIn{"_backward_clip"});
 
+TS_REGISTER_OP(hard_sigmoid)
+    .describe(R"(max(0, min(1, alpha * x + beta)) (floating point only), MXNet's hard_sigmoid.
+
+The gradient is alpha where 0 < alpha * x + beta < 1 and zero elsewhere.
+Example: hard_sigmoid([-3, 0, 1, 3]) = [0, 0.5, 0.7, 1].)")
+    .set_num_inputs(1)
+    .set_num_outputs(1)
+    .set_attr_parser(ParamParser<HardSigmoidParam>)
+    .add_argument("data", "NDArray", "Input array.")
+    .add_arguments(HardSigmoidParam::Fields())
+    .set_attr<FListInputNames>("FListInputNames", DataInputName)
+    .set_attr<FInferShape>("FInferShape", ElemwiseShape<1, 1>)
+    .set_attr<FInferType>("FInferType", ElemwiseTypeOf<kFloatTypes>)
+    .set_attr<FInplaceOption>("FInplaceOption", InplaceAllInputs<1>)
+    .set_attr<FCompute>(kFComputeCPU, HardSigmoidCompute<cpu>)
+    .set_attr<FGradient>("FGradient", ElemwiseGradUseIn{"_backward_hard_sigmoid"});
+
+TS_REGISTER_OP(_backward_hard_sigmoid)
+    .describe("Gradient of hard_sigmoid: the output gradient times alpha inside the ramp, else 0.")
+    .set_num_inputs(2)
+    .set_num_outputs(1)
+    .set_attr_parser(ParamParser<HardSigmoidParam>)
+    .set_attr<TIsBackward>("TIsBackward", true)
+    .set_attr<FInferShape>("FInferShape", ElemwiseShape<2, 1>)
+    .set_attr<FInferType>("FInferType", ElemwiseTypeOf<kFloatTypes>)
+    .set_attr<FInplaceOption>("FInplaceOption", InplaceAllInputs<2>)
+    .set_attr<FCompute>(kFComputeCPU, HardSigmoidGradCompute<cpu>);
+
 TS_REGISTER_OP(_backward_clip)
     .describe("Gradient of clip: the output gradient where a_min <= x <= a_max, else 0.")
     .set_num_inputs(2)

@@ -16,5 +16,8 @@ TS_ELEMWISE_UNARY_GRAD_OPS(TS_REGISTER_UNARY_GRAD_GPU)
 
 TS_REGISTER_OP(clip).set_attr<FCompute>(kFComputeGPU, ClipCompute<gpu>);
 TS_REGISTER_OP(_backward_clip).set_attr<FCompute>(kFComputeGPU, ClipGradCompute<gpu>);
+TS_REGISTER_OP(hard_sigmoid).set_attr<FCompute>(kFComputeGPU, HardSigmoidCompute<gpu>);
+TS_REGISTER_OP(_backward_hard_sigmoid)
+    .set_attr<FCompute>(kFComputeGPU, HardSigmoidGradCompute<gpu>);
 
 }  // namespace tessera::op

@@ -168,3 +168,18 @@ test('degrees, radians (MXNet docstrings), log_sigmoid and mish (their formulas)
   assert_eq(mx.nd.mish(mx.nd.array({ 100 })):totable()[1], 100)
   assert_error(function() mx.nd.degrees(mx.nd.array({ 1 }, { dtype = 'int32' })) end, 'degrees')
 end)
+
+test('hard_sigmoid: max(0, min(1, alpha x + beta)); the gradient alpha inside the ramp only', function()
+  assert_eq(mx.nd.hard_sigmoid(mx.nd.array({ -3, 0, 1, 3 })):totable()[3] - 0.7 < 1e-6, true)
+  mx.test_utils.assert_almost_equal(mx.nd.hard_sigmoid(mx.nd.array({ -3, 0, 1, 3 })),
+    mx.nd.array({ 0, 0.5, 0.7, 1 }))
+  mx.test_utils.assert_almost_equal(mx.nd.hard_sigmoid(mx.nd.array({ -1, 1 }), { alpha = 1, beta = 0 }),
+    mx.nd.array({ 0, 1 }))
+  local x = mx.nd.array({ -3, 0, 1, 3 })
+  x:attach_grad()
+  local y
+  mx.autograd.record(function() y = mx.nd.hard_sigmoid(x) end)
+  y:backward()
+  mx.test_utils.assert_almost_equal(x.grad, mx.nd.array({ 0, 0.2, 0.2, 0 }))
+  assert_error(function() mx.nd.hard_sigmoid(mx.nd.array({ 1 }), { gamma = 1 }) end, 'gamma')
+end)
