@@ -166,6 +166,47 @@ TS_XINLINE bool isnan(T x) {
     return false;
 }
 
+// The inverse error function: Giles' single-precision approximation ("Approximating
+// the erfinv function", GPU Computing Gems, 2011), then two Newton steps on
+// erf(y) = x, which bring doubles to full precision. erfinv(+-1) = +-inf;
+// outside [-1, 1] NaN.
+template <typename T>
+TS_XINLINE T erfinv(T x) {
+  if (!(x > T(-1) && x < T(1))) {
+    if (x == T(1)) return T(1) / T(0);
+    if (x == T(-1)) return T(-1) / T(0);
+    return T(0) / T(0);
+  }
+  T w = -log((T(1) - x) * (T(1) + x)), p;
+  if (w < T(5)) {
+    w = w - T(2.5);
+    p = T(2.81022636e-08);
+    p = T(3.43273939e-07) + p * w;
+    p = T(-3.5233877e-06) + p * w;
+    p = T(-4.39150654e-06) + p * w;
+    p = T(0.00021858087) + p * w;
+    p = T(-0.00125372503) + p * w;
+    p = T(-0.00417768164) + p * w;
+    p = T(0.246640727) + p * w;
+    p = T(1.50140941) + p * w;
+  } else {
+    w = sqrt(w) - T(3);
+    p = T(-0.000200214257);
+    p = T(0.000100950558) + p * w;
+    p = T(0.00134934322) + p * w;
+    p = T(-0.00367342844) + p * w;
+    p = T(0.00573950773) + p * w;
+    p = T(-0.0076224613) + p * w;
+    p = T(0.00943887047) + p * w;
+    p = T(1.00167406) + p * w;
+    p = T(2.83297682) + p * w;
+  }
+  T y = p * x;
+  const T two_over_sqrt_pi = T(1.128379167095512573896);
+  for (int i = 0; i < 2; ++i) y = y - (erf(y) - x) / (two_over_sqrt_pi * exp(-y * y));
+  return y;
+}
+
 // The digamma function psi(x) = d/dx ln|gamma(x)|, for the gradients of
 // gamma and gammaln: reflection below 0.5, the recurrence psi(x) = psi(x+1) -
 // 1/x up to x >= 6, then the asymptotic series. Poles (0, -1, ...) give NaN.

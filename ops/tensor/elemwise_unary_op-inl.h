@@ -163,6 +163,7 @@ TS_FLOAT_UNARY(softsign, x / (A(1) + math::fabs(x)))
 TS_FLOAT_UNARY(erf, math::erf(x))
 TS_FLOAT_UNARY(gamma, math::tgamma(x))
 TS_FLOAT_UNARY(gammaln, math::lgamma(x))
+TS_FLOAT_UNARY(erfinv, math::erfinv(x))
 TS_FLOAT_UNARY(degrees, x* A(57.29577951308232087680))    // 180 / pi
 TS_FLOAT_UNARY(radians, x* A(0.01745329251994329576924))  // pi / 180
 // log(sigmoid(x)) = -log1p(e^-x), computed without overflow for large |x|.
@@ -239,6 +240,8 @@ TS_UNARY_GRAD(softsign_grad, g / ((A(1) + math::fabs(v)) * (A(1) + math::fabs(v)
 TS_UNARY_GRAD(erf_grad, g* A(1.128379167095512573896) * math::exp(-v * v))           // UseIn
 TS_UNARY_GRAD(gamma_grad, g* math::tgamma(v) * math::digamma(v))                     // UseIn
 TS_UNARY_GRAD(gammaln_grad, g* math::digamma(v))                                     // UseIn
+// d/dx erfinv(x) = sqrt(pi) / 2 * e^(y^2), from the output y.
+TS_UNARY_GRAD(erfinv_grad, g* A(0.886226925452758013649) * math::exp(v * v))  // UseOut
 // Constant derivatives: the forward input is passed and not needed.
 #define TS_SCALED_GRAD(name, factor)           \
   struct name {                                \
@@ -284,7 +287,7 @@ struct mish_grad {  // UseIn
                       X(arctan, arctan) X(sinh, sinh) X(cosh, cosh) X(tanh, tanh)                 \
                           X(arcsinh, arcsinh) X(arccosh, arccosh) X(arctanh, arctanh)             \
                               X(sigmoid, sigmoid) X(softsign, softsign) X(erf, erf)               \
-                                  X(gamma, gamma) X(gammaln, gammaln) X(degrees, degrees)     \
+                                  X(gamma, gamma) X(gammaln, gammaln) X(erfinv, erfinv) X(degrees, degrees)     \
                                       X(radians, radians) X(log_sigmoid, log_sigmoid) X(mish, mish)
 
 #define TS_ELEMWISE_UNARY_GRAD_OPS(X)                                                             \
@@ -303,7 +306,7 @@ struct mish_grad {  // UseIn
                               X(_backward_sigmoid, sigmoid_grad)                                  \
                                   X(_backward_softsign, softsign_grad) X(_backward_erf, erf_grad) \
                                       X(_backward_gamma, gamma_grad)                              \
-                                          X(_backward_gammaln, gammaln_grad)              \
+                                          X(_backward_gammaln, gammaln_grad) X(_backward_erfinv, erfinv_grad) \
                                               X(_backward_degrees, degrees_grad)          \
                                                   X(_backward_radians, radians_grad)      \
                                                       X(_backward_log_sigmoid, log_sigmoid_grad) \

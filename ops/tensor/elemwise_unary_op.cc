@@ -294,6 +294,15 @@ TS_REGISTER_OP(erf)
     .set_attr<FGradient>("FGradient", ElemwiseGradUseIn{"_backward_erf"});
 TS_REGISTER_OP(_backward_erf)
     .describe("Gradient of erf: the output gradient times its derivative, from the forward input.");
+TS_REGISTER_OP(erfinv)
+    .describe(
+        "Inverse Gauss error function (floating point only; +-inf at +-1, NaN outside [-1, "
+        "1]).\n\nExample: erfinv([0, 0.5]) = [0, 0.476936].")
+    .set_attr<FGradient>("FGradient", ElemwiseGradUseOut{"_backward_erfinv"});
+TS_REGISTER_OP(_backward_erfinv)
+    .describe(
+        "Gradient of erfinv: the output gradient times sqrt(pi) / 2 * e^(y^2), from the forward "
+        "output.");
 TS_REGISTER_OP(degrees)
     .describe(
         "Radians to degrees, x * 180 / pi (floating point only).\n\nExample: degrees([0, "

@@ -183,3 +183,21 @@ test('hard_sigmoid: max(0, min(1, alpha x + beta)); the gradient alpha inside th
   mx.test_utils.assert_almost_equal(x.grad, mx.nd.array({ 0, 0.2, 0.2, 0 }))
   assert_error(function() mx.nd.hard_sigmoid(mx.nd.array({ 1 }), { gamma = 1 }) end, 'gamma')
 end)
+
+test('erfinv: the inverse of erf; +-inf at +-1, NaN outside', function()
+  -- reference values: SciPy's special.erfinv
+  local x = mx.nd.array({ 0, 0.5, -0.9, 0.999, 1, -1, 1.5 }, { dtype = 'float64' })
+  local y = mx.nd.erfinv(x):totable()
+  assert_near(y[1], 0, 1e-15)
+  assert_near(y[2], 0.4769362762044699, 1e-13)
+  assert_near(y[3], -1.1630871536766743, 1e-13)
+  assert_near(y[4], 2.3267537655135246, 1e-12)
+  assert_eq(y[5], math.huge)
+  assert_eq(y[6], -math.huge)
+  assert_eq(y[7] ~= y[7], true)
+  local f = mx.nd.erfinv(mx.nd.array({ 0.5, -0.9 })):totable()
+  assert_near(f[1], 0.4769362762, 1e-6)
+  assert_near(f[2], -1.1630871537, 1e-5)
+  mx.test_utils.assert_almost_equal(mx.nd.erf(mx.nd.erfinv(mx.nd.array({ -0.7, 0.2, 0.95 }))),
+    mx.nd.array({ -0.7, 0.2, 0.95 }), { rtol = 1e-5, atol = 1e-6 })
+end)
