@@ -21,6 +21,17 @@ struct BroadcastToParam : Params<BroadcastToParam> {
   }
 };
 
+struct BroadcastAxisParam : Params<BroadcastAxisParam> {
+  std::vector<int64_t> axis, size;
+  static void Declare(ParamDecl<BroadcastAxisParam>& d) {
+    d.field("axis", &BroadcastAxisParam::axis)
+        .set_axis()
+        .describe("The axes to repeat along; each has size 1 in the input.");
+    d.field("size", &BroadcastAxisParam::size)
+        .describe("The size each axis of `axis` reaches, in the same order.");
+  }
+};
+
 struct BroadcastLikeParam : Params<BroadcastLikeParam> {
   std::optional<std::vector<int64_t>> lhs_axes, rhs_axes;
   static void Declare(ParamDecl<BroadcastLikeParam>& d) {

@@ -37,6 +37,30 @@ bool BroadcastToShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vecto
   return (*in)[0].known() && (*out)[0].known();
 }
 
+// broadcast_axis: the input with each axis of `axis` grown to its `size`
+// (MXNet's broadcast_axis; the axis must have size 1).
+bool BroadcastAxisShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  TS_CHECK(in->size() == 1 && out->size() == 1) << OpLabel(attrs) << ": expects 1 input";
+  const auto& p = ParamsOf<BroadcastAxisParam>(attrs);
+  const std::string label = OpLabel(attrs);
+  TS_CHECK(p.axis.size() == p.size.size())
+      << label << ": axis " << FormatValue(p.axis) << " and size " << FormatValue(p.size)
+      << " must have the same length";
+  const Shape& x = (*in)[0];
+  if (!x.known()) return false;
+  Shape target = x;
+  for (size_t i = 0; i < p.axis.size(); ++i) {
+    const int a = NormalizeAxis(p.axis[i], x.ndim(), label.c_str());
+    TS_CHECK(x[a] == 1) << label << ": axis " << a << " of the input " << x << " has size " << x[a]
+                        << "; only axes of size 1 are broadcast";
+    TS_CHECK(p.size[i] > 0) << label << ": size " << p.size[i] << " for axis " << a
+                            << " must be positive";
+    target[a] = p.size[i];
+  }
+  AssignShape(attrs, out, 0, target, "output");
+  return true;
+}
+
 bool BroadcastLikeShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
   TS_CHECK(in->size() == 2 && out->size() == 1) << OpLabel(attrs) << ": expects 2 inputs";
   const auto& p = ParamsOf<BroadcastLikeParam>(attrs);
@@ -87,6 +111,23 @@ broadcast_to([[1, 2]], shape=(2, 0)) = [[1, 2], [1, 2]] (0 keeps the size).)")
     .add_arguments(BroadcastToParam::Fields())
     .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"data"}))
     .set_attr<FInferShape>("FInferShape", BroadcastToShape)
+    .set_attr<FInferType>("FInferType", ElemwiseType<1, 1>)
+    .set_attr<FCompute>(kFComputeCPU, BroadcastCompute<cpu>)
+    .set_attr<FGradient>("FGradient", [](const NodePtr& n, const std::vector<NodeEntry>& og) {
+      return MakeBackwardNode("_backward_broadcast_to", n, {og[0], n->inputs[0]});
+    });
+
+TS_REGISTER_OP(broadcast_axis)
+    .add_alias("broadcast_axes")
+    .describe(R"(Repeats the input along axes of size 1 (alias broadcast_axes).
+
+broadcast_axis([[1], [2]], axis=1, size=3) = [[1, 1, 1], [2, 2, 2]] (axis 2 in Lua).)")
+    .set_num_inputs(1)
+    .set_attr_parser(ParamParser<BroadcastAxisParam>)
+    .add_argument("data", "NDArray", "Input array.")
+    .add_arguments(BroadcastAxisParam::Fields())
+    .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"data"}))
+    .set_attr<FInferShape>("FInferShape", BroadcastAxisShape)
     .set_attr<FInferType>("FInferType", ElemwiseType<1, 1>)
     .set_attr<FCompute>(kFComputeCPU, BroadcastCompute<cpu>)
     .set_attr<FGradient>("FGradient", [](const NodePtr& n, const std::vector<NodeEntry>& og) {

@@ -201,3 +201,20 @@ test('erfinv: the inverse of erf; +-inf at +-1, NaN outside', function()
   mx.test_utils.assert_almost_equal(mx.nd.erf(mx.nd.erfinv(mx.nd.array({ -0.7, 0.2, 0.95 }))),
     mx.nd.array({ -0.7, 0.2, 0.95 }), { rtol = 1e-5, atol = 1e-6 })
 end)
+
+test('broadcast_axis / broadcast_axes: axes of size 1 grow (MXNet docstring), 1-based axes in Lua', function()
+  local x = mx.nd.array({ { { 1 }, { 2 } } })  -- (1, 2, 1)
+  assert_eq(mx.nd.broadcast_axis(x, { axis = 3, size = 2 }):totable(), { { { 1, 1 }, { 2, 2 } } })
+  assert_eq(mx.nd.broadcast_axes(x, { axis = { 1, 3 }, size = { 2, 2 } }):totable(),
+    { { { 1, 1 }, { 2, 2 } }, { { 1, 1 }, { 2, 2 } } })
+  assert_eq(mx.nd.broadcast_axis(x, { axis = -1, size = 3 }).shape, { 1, 2, 3 })
+  assert_error(function() mx.nd.broadcast_axis(x, { axis = 2, size = 3 }) end,
+    'only axes of size 1 are broadcast')
+  assert_error(function() mx.nd.broadcast_axis(x, { axis = { 1, 3 }, size = { 2 } }) end,
+    'must have the same length')
+  -- a symbol takes Lua's axes too; its JSON keeps MXNet's 0-based ones
+  local s = mx.sym.broadcast_axis { data = mx.sym.Variable('x'), axis = 3, size = 5 }
+  local _, outs = s:infer_shape { x = { 1, 2, 1 } }
+  assert_eq(outs[1], { 1, 2, 5 })
+  assert_eq(s:tojson():find('"axis": "%(2,?%)"') ~= nil or s:tojson():find('"axis": "2"') ~= nil, true, s:tojson())
+end)
