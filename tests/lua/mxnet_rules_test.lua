@@ -218,3 +218,24 @@ test('broadcast_axis / broadcast_axes: axes of size 1 grow (MXNet docstring), 1-
   assert_eq(outs[1], { 1, 2, 5 })
   assert_eq(s:tojson():find('"axis": "%(2,?%)"') ~= nil or s:tojson():find('"axis": "2"') ~= nil, true, s:tojson())
 end)
+
+test('shape_array and size_array: int64, on the array device; no gradient through them', function()
+  local a = mx.nd.ones({ 2, 3, 4 })
+  local s = mx.nd.shape_array(a)
+  assert_eq(s.dtype, 'int64')
+  assert_eq(s:totable(), { 2, 3, 4 })
+  assert_eq(mx.nd.size_array(a):totable(), { 24 })
+  local x = mx.sym.Variable('x')
+  local _, outs, _ = mx.sym.shape_array { data = x }:infer_shape { x = { 5, 7 } }
+  assert_eq(outs[1], { 2 })
+  local _, touts = mx.sym.size_array { data = x }:infer_type { x = 'float64' }
+  assert_eq(touts[1], 'int64')
+  local v = mx.nd.ones({ 3 })
+  v:attach_grad()
+  local y
+  mx.autograd.record(function()
+    y = mx.nd.sum(mx.nd.shape_array(v)):astype('float32') * 0 + mx.nd.sum(v)
+  end)
+  y:backward()
+  assert_eq(v.grad:totable(), { 1, 1, 1 })
+end)
