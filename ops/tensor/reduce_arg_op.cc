@@ -52,6 +52,29 @@ Example: )" + example +
     Op::Register("argmin"), "minimum",
     "argmin([[1, 5, 3], [4, 2, 6]], axis=1) = [0, 1], argmin of the same = [0].");
 
+// argmax_channel: argmax over the last axis, no parameters (MXNet's).
+void ParseArgmaxChannel(NodeAttrs* attrs) {
+  TS_CHECK(attrs->dict.empty()) << "argmax_channel: takes no parameters, got '"
+                                << attrs->dict.begin()->first << "'";
+  ReduceAxisParam p;
+  p.axis = -1;
+  attrs->parsed = p;
+}
+
 }  // namespace
+
+TS_REGISTER_OP(argmax_channel)
+    .describe(R"(Index of the maximum along the last axis: argmax(data, axis=-1).
+
+Example: argmax_channel([[0, 1, 2], [3, 4, 5]]) = [2, 2].)" +
+              std::string(kArgDoc))
+    .set_num_inputs(1)
+    .set_num_outputs(1)
+    .set_attr_parser(ParseArgmaxChannel)
+    .add_argument("data", "NDArray", "The input array.")
+    .set_attr<FInferShape>("FInferShape", ReduceShape<ReduceAxisParam>)
+    .set_attr<FInferType>("FInferType", ArgReduceType)
+    .set_attr<FGradient>("FGradient", NoGradient)
+    .set_attr<FCompute>(kFComputeCPU, ArgReduceCompute<cpu, reduce::ArgMax>);
 
 }  // namespace tessera::op

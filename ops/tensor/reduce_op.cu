@@ -20,6 +20,8 @@ TS_REGISTER_OP(min).set_attr<FCompute>(kFComputeGPU,
 TS_REGISTER_OP(norm).set_attr<FCompute>(kFComputeGPU, NormCompute<gpu>);
 TS_REGISTER_OP(argmax).set_attr<FCompute>(kFComputeGPU, ArgReduceCompute<gpu, reduce::ArgMax>);
 TS_REGISTER_OP(argmin).set_attr<FCompute>(kFComputeGPU, ArgReduceCompute<gpu, reduce::ArgMin>);
+TS_REGISTER_OP(argmax_channel)
+    .set_attr<FCompute>(kFComputeGPU, ArgReduceCompute<gpu, reduce::ArgMax>);
 
 TS_REGISTER_OP(_backward_sum)
     .set_attr<FCompute>(kFComputeGPU, ReduceBackwardCompute<gpu, SumGrad, TypeSet::kNumeric>);

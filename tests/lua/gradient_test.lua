@@ -79,7 +79,7 @@ local cases = {
   where = {{{U, values = {1, 0, 1, 1, 0, 0}}, u(), u()}, {}, grad = {2, 3}},
   one_hot = {{{{3}, values = {0.3, 1.3, 2.3}}}, {depth = 4}},
   quadratic = {{u()}, {a = 1, b = 2, c = 3}},
-  argmax = {{u()}, {axis = 2}}, argmin = {{u()}, {axis = 2}},
+  argmax = {{u()}, {axis = 2}}, argmin = {{u()}, {axis = 2}}, argmax_channel = {{u()}},
   norm = {{u()}}, sum = {{u()}, {axis = 2}}, mean = {{u()}, {axis = 1}},
   prod = {{u(0.5, 1.5)}, {axis = 2}}, nansum = {{u()}, {axis = 2}},
   nanprod = {{u(0.5, 1.5)}, {axis = 2}}, max = {{u()}, {axis = 2}}, min = {{u()}, {axis = 2}},

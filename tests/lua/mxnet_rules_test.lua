@@ -239,3 +239,12 @@ test('shape_array and size_array: int64, on the array device; no gradient throug
   y:backward()
   assert_eq(v.grad:totable(), { 1, 1, 1 })
 end)
+
+test('argmax_channel: argmax over the last axis (MXNet docstring), indices in the input dtype', function()
+  assert_eq(mx.nd.argmax_channel(mx.nd.array({ { 0, 1, 2 }, { 3, 4, 5 } })):totable(), { 2, 2 })
+  local x = mx.nd.array({ { { 1, 9 }, { 7, 2 } } }, { dtype = 'int32' })
+  local y = mx.nd.argmax_channel(x)
+  assert_eq(y.dtype, 'int32')
+  assert_eq(y:totable(), { { 1, 0 } })
+  assert_error(function() mx.nd.argmax_channel(x, { axis = 1 }) end, 'takes no parameters')
+end)
