@@ -72,7 +72,7 @@ local cases = {
   gammaln = {{u(0.5, 2)}}, clip = {{u()}, {a_min = -0.5, a_max = 0.5}},
   degrees = {{u()}}, radians = {{u()}}, log_sigmoid = {{u(-3, 3)}}, mish = {{u(-3, 3)}},
   hard_sigmoid = {{u(-2, 2)}, {alpha = 0.3, beta = 0.4}}, erfinv = {{u(-0.8, 0.8)}},
-  broadcast_axis = {{{{2, 1, 3}}}, {axis = 2, size = 4}},
+  broadcast_axis = {{{{2, 1, 3}}}, {axis = 2, size = 4}}, diag = {{u()}, {k = 1}},
   take = {{{{4, 3}}, {{2}, values = {3, 1}}}, {}, grad = {1}},
   pick = {{{{3, 4}}, {{3}, values = {0, 3, 2}}}, {axis = 2}, grad = {1}},
   gather_nd = {{{{3, 4}}, {{2, 2}, values = {0, 2, 1, 3}}}, {}, grad = {1}},

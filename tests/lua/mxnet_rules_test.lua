@@ -248,3 +248,23 @@ test('argmax_channel: argmax over the last axis (MXNet docstring), indices in th
   assert_eq(y:totable(), { { 1, 0 } })
   assert_error(function() mx.nd.argmax_channel(x, { axis = 1 }) end, 'takes no parameters')
 end)
+
+test('diag: MXNet docstring values, NumPy diagonal on 3 axes, gradients by finite differences', function()
+  assert_eq(mx.nd.diag(mx.nd.array({ 1, 2 })):totable(), { { 1, 0 }, { 0, 2 } })
+  assert_eq(mx.nd.diag(mx.nd.array({ 1, 2 }), { k = -1 }):totable(), { { 0, 0, 0 }, { 1, 0, 0 }, { 0, 2, 0 } })
+  local m = mx.nd.array({ { 1, 2, 3 }, { 4, 5, 6 } })
+  assert_eq(mx.nd.diag(m):totable(), { 1, 5 })
+  assert_eq(mx.nd.diag(m, { k = 1 }):totable(), { 2, 6 })
+  assert_eq(mx.nd.diag(m, { k = -1 }):totable(), { 4 })
+  -- numpy.diagonal(arange(24).reshape(2, 3, 4), 0, 1, 2) and (1, 2, 0) (0-based axes)
+  local x = mx.nd.arange(0, 24):reshape({ 2, 3, 4 })
+  assert_eq(mx.nd.diag(x, { axis1 = 2, axis2 = 3 }):totable(), { { 0, 5, 10 }, { 12, 17, 22 } })
+  assert_eq(mx.nd.diag(x, { axis1 = 3, axis2 = 1, k = 1 }):totable(), { { 12 }, { 16 }, { 20 } })
+  assert_error(function() mx.nd.diag(m, { k = 3 }) end, 'outside the 2x3 plane')
+  assert_error(function() mx.nd.diag(x, { axis1 = 2, axis2 = 2 }) end, 'the same axis')
+  local tu = mx.test_utils
+  local v = mx.sym.Variable('v')
+  tu.check_numeric_gradient(mx.sym.diag { data = v, k = -1 }, { mx.nd.array({ 0.5, -1, 2 }) })
+  tu.check_numeric_gradient(mx.sym.diag { data = v, axis1 = 3, axis2 = 1, k = 1 },
+    { mx.nd.random.uniform(-1, 1, { 2, 3, 4 }) })
+end)
