@@ -73,6 +73,7 @@ local cases = {
   degrees = {{u()}}, radians = {{u()}}, log_sigmoid = {{u(-3, 3)}}, mish = {{u(-3, 3)}},
   hard_sigmoid = {{u(-2, 2)}, {alpha = 0.3, beta = 0.4}}, erfinv = {{u(-0.8, 0.8)}},
   broadcast_axis = {{{{2, 1, 3}}}, {axis = 2, size = 4}}, diag = {{u()}, {k = 1}},
+  depth_to_space = {{{{1, 8, 2, 3}}}, {block_size = 2}}, space_to_depth = {{{{1, 2, 4, 2}}}, {block_size = 2}},
   take = {{{{4, 3}}, {{2}, values = {3, 1}}}, {}, grad = {1}},
   pick = {{{{3, 4}}, {{3}, values = {0, 3, 2}}}, {axis = 2}, grad = {1}},
   gather_nd = {{{{3, 4}}, {{2, 2}, values = {0, 2, 1, 3}}}, {}, grad = {1}},

@@ -268,3 +268,17 @@ test('diag: MXNet docstring values, NumPy diagonal on 3 axes, gradients by finit
   tu.check_numeric_gradient(mx.sym.diag { data = v, axis1 = 3, axis2 = 1, k = 1 },
     { mx.nd.random.uniform(-1, 1, { 2, 3, 4 }) })
 end)
+
+test('depth_to_space and space_to_depth: the MXNet docstring example, each the inverse of the other', function()
+  local x = mx.nd.arange(0, 24):reshape({ 1, 4, 2, 3 })
+  local y = mx.nd.depth_to_space(x, { block_size = 2 })
+  assert_eq(y:totable(), { { { { 0, 6, 1, 7, 2, 8 }, { 12, 18, 13, 19, 14, 20 }, { 3, 9, 4, 10, 5, 11 },
+    { 15, 21, 16, 22, 17, 23 } } } })
+  assert_eq(mx.nd.space_to_depth(y, { block_size = 2 }):totable(), x:totable())
+  local z = mx.nd.random.uniform(-1, 1, { 2, 3, 6, 4 })
+  mx.test_utils.assert_almost_equal(mx.nd.depth_to_space(mx.nd.space_to_depth(z, { block_size = 2 }),
+    { block_size = 2 }), z)
+  assert_error(function() mx.nd.depth_to_space(x, { block_size = 3 }) end, 'not a multiple of block_size')
+  assert_error(function() mx.nd.space_to_depth(x, { block_size = 2 }) end, 'not multiples of block_size 2')
+  assert_error(function() mx.nd.depth_to_space(mx.nd.ones({ 4, 4 }), { block_size = 2 }) end, '4 axes')
+end)
