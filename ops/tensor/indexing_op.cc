@@ -223,6 +223,24 @@ void GatherNdBackwardCPU(const NodeAttrs&, const OpContext& ctx, const std::vect
       "_backward_gather_nd");
 }
 
+// batch_take: pick with its defaults (the last axis, indices clipped), on a
+// matrix and a vector of one index per row only.
+void ParseBatchTake(NodeAttrs* attrs) {
+  TS_CHECK(attrs->dict.empty()) << "batch_take: takes no parameters, got '"
+                                << attrs->dict.begin()->first << "'";
+  attrs->parsed = PickParam{};
+}
+
+bool BatchTakeShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  TS_CHECK(in->size() == 2) << OpLabel(attrs) << ": expects 2 inputs (a, indices)";
+  const Shape &a = (*in)[0], &idx = (*in)[1];
+  TS_CHECK(a.ndim() == 0 || a.ndim() == 2)
+      << OpLabel(attrs) << ": a must be a matrix (N, M), got " << a;
+  TS_CHECK(idx.ndim() == 0 || idx.ndim() == 1)
+      << OpLabel(attrs) << ": indices must be a vector (N), got " << idx;
+  return PickShape(attrs, in, out);
+}
+
 // d data = backward(ograd, data, indices); d indices = 0.
 FGradient ScatterGrad(const char* backward) {
   return [backward](const NodePtr& n, const std::vector<NodeEntry>& og) {
@@ -277,6 +295,22 @@ has the shape of the result (with or without the picked axis).)")
     .add_arguments(PickParam::Fields())
     .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"data", "index"}))
     .set_attr<FInferShape>("FInferShape", PickShape)
+    .set_attr<FInferType>("FInferType", DataType)
+    .set_attr<FCompute>(kFComputeCPU, PickCompute<cpu>)
+    .set_attr<FGradient>("FGradient", ScatterGrad("_backward_pick"));
+
+TS_REGISTER_OP(batch_take)
+    .describe(R"(One element of each row of a matrix: out[i] = a[i, indices[i]], with
+indices clipped into [0, M) (MXNet's batch_take; pick(a, indices) on the last
+axis). The gradient flows to a, at the positions taken.
+
+Example: batch_take([[1, 2], [3, 4], [5, 6]], [0, 1, 0]) = [1, 4, 5].)")
+    .set_num_inputs(2)
+    .set_attr_parser(ParseBatchTake)
+    .add_argument("a", "NDArray", "The matrix (N, M).")
+    .add_argument("indices", "NDArray", "One column (0-based) per row (N).")
+    .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"a", "indices"}))
+    .set_attr<FInferShape>("FInferShape", BatchTakeShape)
     .set_attr<FInferType>("FInferType", DataType)
     .set_attr<FCompute>(kFComputeCPU, PickCompute<cpu>)
     .set_attr<FGradient>("FGradient", ScatterGrad("_backward_pick"));

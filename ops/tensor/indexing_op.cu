@@ -17,6 +17,7 @@ std::vector<int64_t> IndicesToHost<gpu>(const RunContext& rctx, const TBlob& idx
 
 TS_REGISTER_OP(take).set_attr<FCompute>(kFComputeGPU, TakeCompute<gpu>);
 TS_REGISTER_OP(pick).set_attr<FCompute>(kFComputeGPU, PickCompute<gpu>);
+TS_REGISTER_OP(batch_take).set_attr<FCompute>(kFComputeGPU, PickCompute<gpu>);
 TS_REGISTER_OP(_backward_pick).set_attr<FCompute>(kFComputeGPU, PickBackwardCompute<gpu>);
 
 }  // namespace tessera::op

@@ -76,6 +76,7 @@ local cases = {
   depth_to_space = {{{{1, 8, 2, 3}}}, {block_size = 2}}, space_to_depth = {{{{1, 2, 4, 2}}}, {block_size = 2}},
   take = {{{{4, 3}}, {{2}, values = {3, 1}}}, {}, grad = {1}},
   pick = {{{{3, 4}}, {{3}, values = {0, 3, 2}}}, {axis = 2}, grad = {1}},
+  batch_take = {{{{3, 4}}, {{3}, values = {0, 3, 2}}}, {}, grad = {1}},
   gather_nd = {{{{3, 4}}, {{2, 2}, values = {0, 2, 1, 3}}}, {}, grad = {1}},
   where = {{{U, values = {1, 0, 1, 1, 0, 0}}, u(), u()}, {}, grad = {2, 3}},
   one_hot = {{{{3}, values = {0.3, 1.3, 2.3}}}, {depth = 4}},

@@ -282,3 +282,14 @@ test('depth_to_space and space_to_depth: the MXNet docstring example, each the i
   assert_error(function() mx.nd.space_to_depth(x, { block_size = 2 }) end, 'not multiples of block_size 2')
   assert_error(function() mx.nd.depth_to_space(mx.nd.ones({ 4, 4 }), { block_size = 2 }) end, '4 axes')
 end)
+
+test('batch_take: one element per row (MXNet docstring), indices clipped; gradient to a only', function()
+  local a = mx.nd.array({ { 1, 2 }, { 3, 4 }, { 5, 6 } })
+  assert_eq(mx.nd.batch_take(a, mx.nd.array({ 0, 1, 0 })):totable(), { 1, 4, 5 })
+  assert_eq(mx.nd.batch_take(a, mx.nd.array({ 7, -2, 1 })):totable(), { 2, 3, 6 })
+  assert_error(function() mx.nd.batch_take(mx.nd.ones({ 2, 2, 2 }), mx.nd.array({ 0, 1 })) end,
+    'a must be a matrix')
+  assert_error(function() mx.nd.batch_take(a, mx.nd.array({ 0, 1 })) end, 'index has shape')
+  assert_error(function() mx.nd.batch_take(a, mx.nd.array({ 0, 1, 0 }), { axis = 1 }) end,
+    'takes no parameters')
+end)
