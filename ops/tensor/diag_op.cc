@@ -54,9 +54,13 @@ bool DiagShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape
   return true;
 }
 
+// The output gradient (input 0) must have diag's output shape for the
+// forward input (input 1); the input gradient has the forward input's.
 bool DiagGradShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
   TS_CHECK(in->size() == 2 && out->size() == 1) << OpLabel(attrs) << ": expects 2 inputs";
   AssignShape(attrs, out, 0, (*in)[1], "output");
+  if (!(*in)[1].known()) return false;
+  AssignShape(attrs, in, 0, DiagOutputShape(attrs, (*in)[1]), "output gradient");
   return (*out)[0].known();
 }
 
