@@ -446,65 +446,57 @@ void UnaryGradCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::v
       attrs.op->name().c_str());
 }
 
-template <typename xpu>
-void ClipCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                 const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  const auto& p = ParamsOf<ClipParam>(attrs);
-  SwitchNumericDType(
+// Unary ops whose functor takes two parameters of the op (clip's bounds,
+// hard_sigmoid's slope and intercept), forward and backward.
+template <typename xpu, typename OP, int kTypes, typename Param, double Param::*kA,
+          double Param::*kB>
+void TwoParamUnaryCompute(const NodeAttrs& attrs, const OpContext& ctx,
+                          const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
+                          const std::vector<TBlob>& out) {
+  const auto& p = ParamsOf<Param>(attrs);
+  SwitchElemwiseDType<kTypes>(
       out[0].dtype(),
       [&](auto tag) {
         using T = typename decltype(tag)::type;
         using A = AccType<T>;
-        UnaryLaunch<xpu, clip_fn, T>(ctx, req[0], out[0], in[0], static_cast<A>(p.a_min),
-                                     static_cast<A>(p.a_max));
+        UnaryLaunch<xpu, OP, T>(ctx, req[0], out[0], in[0], static_cast<A>(p.*kA),
+                                static_cast<A>(p.*kB));
       },
-      "clip");
+      attrs.op->name().c_str());
+}
+
+// Inputs: the output gradient, then the forward input.
+template <typename xpu, typename OP, int kTypes, typename Param, double Param::*kA,
+          double Param::*kB>
+void TwoParamUnaryGradCompute(const NodeAttrs& attrs, const OpContext& ctx,
+                              const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
+                              const std::vector<TBlob>& out) {
+  const auto& p = ParamsOf<Param>(attrs);
+  SwitchElemwiseDType<kTypes>(
+      out[0].dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        using A = AccType<T>;
+        UnaryGradLaunch<xpu, OP, T>(ctx, req[0], out[0], in[0], in[1], static_cast<A>(p.*kA),
+                                    static_cast<A>(p.*kB));
+      },
+      attrs.op->name().c_str());
 }
 
 template <typename xpu>
-void ClipGradCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                     const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  const auto& p = ParamsOf<ClipParam>(attrs);
-  SwitchNumericDType(
-      out[0].dtype(),
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        using A = AccType<T>;
-        UnaryGradLaunch<xpu, clip_grad, T>(ctx, req[0], out[0], in[0], in[1],
-                                           static_cast<A>(p.a_min), static_cast<A>(p.a_max));
-      },
-      "_backward_clip");
-}
-
+constexpr auto ClipCompute = TwoParamUnaryCompute<xpu, clip_fn, kNumericTypes, ClipParam,
+                                                  &ClipParam::a_min, &ClipParam::a_max>;
 template <typename xpu>
-void HardSigmoidCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                        const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  const auto& p = ParamsOf<HardSigmoidParam>(attrs);
-  SwitchElemwiseDType<kFloatTypes>(
-      out[0].dtype(),
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        using A = AccType<T>;
-        UnaryLaunch<xpu, hard_sigmoid_fn, T>(ctx, req[0], out[0], in[0], static_cast<A>(p.alpha),
-                                             static_cast<A>(p.beta));
-      },
-      "hard_sigmoid");
-}
-
+constexpr auto ClipGradCompute =
+    TwoParamUnaryGradCompute<xpu, clip_grad, kNumericTypes, ClipParam, &ClipParam::a_min,
+                             &ClipParam::a_max>;
 template <typename xpu>
-void HardSigmoidGradCompute(const NodeAttrs& attrs, const OpContext& ctx,
-                            const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
-                            const std::vector<TBlob>& out) {
-  const auto& p = ParamsOf<HardSigmoidParam>(attrs);
-  SwitchElemwiseDType<kFloatTypes>(
-      out[0].dtype(),
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        using A = AccType<T>;
-        UnaryGradLaunch<xpu, hard_sigmoid_grad, T>(ctx, req[0], out[0], in[0], in[1],
-                                                   static_cast<A>(p.alpha), static_cast<A>(p.beta));
-      },
-      "_backward_hard_sigmoid");
-}
+constexpr auto HardSigmoidCompute =
+    TwoParamUnaryCompute<xpu, hard_sigmoid_fn, kFloatTypes, HardSigmoidParam,
+                         &HardSigmoidParam::alpha, &HardSigmoidParam::beta>;
+template <typename xpu>
+constexpr auto HardSigmoidGradCompute =
+    TwoParamUnaryGradCompute<xpu, hard_sigmoid_grad, kFloatTypes, HardSigmoidParam,
+                             &HardSigmoidParam::alpha, &HardSigmoidParam::beta>;
 
 }  // namespace tessera::op
