@@ -487,9 +487,8 @@ template <typename xpu>
 constexpr auto ClipCompute = TwoParamUnaryCompute<xpu, clip_fn, kNumericTypes, ClipParam,
                                                   &ClipParam::a_min, &ClipParam::a_max>;
 template <typename xpu>
-constexpr auto ClipGradCompute =
-    TwoParamUnaryGradCompute<xpu, clip_grad, kNumericTypes, ClipParam, &ClipParam::a_min,
-                             &ClipParam::a_max>;
+constexpr auto ClipGradCompute = TwoParamUnaryGradCompute<xpu, clip_grad, kNumericTypes, ClipParam,
+                                                          &ClipParam::a_min, &ClipParam::a_max>;
 template <typename xpu>
 constexpr auto HardSigmoidCompute =
     TwoParamUnaryCompute<xpu, hard_sigmoid_fn, kFloatTypes, HardSigmoidParam,
