@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bind_ndarray.h"
+#include "engine/autograd/autograd.h"
 #include "engine/base/error.h"
 #include "engine/ndarray/imperative.h"
 
@@ -27,11 +28,15 @@ int64_t ZeroBased(lua_State* L, int index, int64_t n) {
   return p;
 }
 
-// The view that `key` selects.
-NDArray ViewOf(lua_State* L, const NDArray& a, int key) {
+// The view that `key` selects; `record`: recorded under autograd (reads;
+// an assignment's target is not).
+NDArray ViewOf(lua_State* L, const NDArray& a, int key, bool record) {
   TS_CHECK(a.ndim() > 0) << "NDArray index: the array has no axis to index";
   const int64_t n = a.shape()[0];
-  if (lua_type(L, key) == LUA_TNUMBER) return a.At(ZeroBased(L, key, n));
+  if (lua_type(L, key) == LUA_TNUMBER) {
+    const int64_t i = ZeroBased(L, key, n);
+    return record ? autograd::AtWithRecord(a, i) : a.At(i);
+  }
   if (lua_istable(L, key)) {
     const int len = static_cast<int>(lua_objlen(L, key));
     TS_CHECK(len == 1 || len == 2)
@@ -48,7 +53,7 @@ NDArray ViewOf(lua_State* L, const NDArray& a, int key) {
     }
     TS_CHECK(e >= b) << "NDArray index: range {" << b + 1 << ", " << e + 1
                      << "} ends before it begins";
-    return a.Slice(b, e + 1);
+    return record ? autograd::SliceWithRecord(a, b, e + 1) : a.Slice(b, e + 1);
   }
   luaL_error(L, "NDArray index: expected a number or a range {first, last}, got %s",
              luaL_typename(L, key));
@@ -58,12 +63,12 @@ NDArray ViewOf(lua_State* L, const NDArray& a, int key) {
 }  // namespace
 
 int Index(lua_State* L, const NDArray& a, int key) {
-  PushNDArray(L, ViewOf(L, a, key), false);
+  PushNDArray(L, ViewOf(L, a, key, true), false);
   return 1;
 }
 
 void NewIndex(lua_State* L, const NDArray& a, int key, int value) {
-  NDArray view = ViewOf(L, a, key);
+  NDArray view = ViewOf(L, a, key, false);
   std::vector<NDArray> out{view};
   if (lua_type(L, value) == LUA_TNUMBER) {
     char buf[40];

@@ -6,6 +6,7 @@
 
 #include "bind_context.h"
 #include "bind_ndarray.h"
+#include "engine/autograd/autograd.h"
 #include "engine/base/error.h"
 #include "engine_wait.h"
 #include "lua_util.h"
@@ -28,7 +29,7 @@ int Reshape(lua_State* L) {
     for (int i = 2; i <= lua_gettop(L); ++i)
       spec.push_back(CheckWholeNumber(luaL_checknumber(L, i), "reshape", "code", i - 1));
   }
-  PushNDArray(L, a.Reshape(spec), false);
+  PushNDArray(L, autograd::ReshapeWithRecord(a, spec), false);
   return 1;
 }
 
@@ -50,7 +51,7 @@ int SliceMethod(lua_State* L) {
   int64_t b = Position(L, luaL_checknumber(L, 2), n, "slice");
   int64_t e = lua_isnoneornil(L, 3) ? n - 1 : Position(L, luaL_checknumber(L, 3), n, "slice");
   TS_CHECK(e >= b) << "slice: end " << e + 1 << " is before begin " << b + 1;
-  PushNDArray(L, a.Slice(b, e + 1), false);
+  PushNDArray(L, autograd::SliceWithRecord(a, b, e + 1), false);
   return 1;
 }
 

@@ -125,6 +125,48 @@ void RecordCall(const std::shared_ptr<const op::NodeAttrs>& attrs,
   if (IsRecording()) Record(attrs, inputs, outputs);
 }
 
+namespace {
+
+bool RecordsViewOf(const NDArray& a) {
+  return IsRecording() && a.ag_node() != nullptr;
+}
+
+NDArray RecordView(NDArray view, std::string_view op_name, op::ParamDict params,
+                   const NDArray& from) {
+  std::vector<NDArray> out{std::move(view)};
+  Record(MakeAttrs(op_name, std::move(params)), {from}, &out);
+  return out[0];
+}
+
+NDArray RecordedSlice(const NDArray& a, int64_t begin, int64_t end) {
+  return RecordView(a.Slice(begin, end), "slice_axis",
+                    {{"axis", "0"}, {"begin", std::to_string(begin)}, {"end", std::to_string(end)}},
+                    a);
+}
+
+}  // namespace
+
+NDArray ReshapeWithRecord(const NDArray& a, const std::vector<int64_t>& spec) {
+  NDArray view = a.Reshape(spec);
+  if (!RecordsViewOf(a)) return view;
+  std::string shape = view.shape().ToString();
+  return RecordView(std::move(view), "Reshape", {{"shape", std::move(shape)}}, a);
+}
+
+NDArray SliceWithRecord(const NDArray& a, int64_t begin, int64_t end) {
+  if (!RecordsViewOf(a)) return a.Slice(begin, end);
+  return RecordedSlice(a, begin, end);
+}
+
+NDArray AtWithRecord(const NDArray& a, int64_t index) {
+  NDArray view = a.At(index);
+  if (!RecordsViewOf(a)) return view;
+  const NDArray row = RecordedSlice(a, index, index + 1);
+  if (row.shape() == view.shape()) return row;  // 1-D: At keeps the axis
+  std::string shape = view.shape().ToString();
+  return RecordView(row.Reshape(view.shape()), "Reshape", {{"shape", std::move(shape)}}, row);
+}
+
 NDArray AttachGrad(NDArray* x, OpReqType req) {
   TS_CHECK(x && !x->is_none()) << "attach_grad: the array is empty (none)";
   TS_CHECK(req == kWriteTo || req == kAddTo || req == kNullOp)

@@ -43,6 +43,14 @@ void Backward(const std::vector<NDArray>& heads, const std::vector<NDArray>& hea
 void RecordCall(const std::shared_ptr<const op::NodeAttrs>& attrs,
                 const std::vector<NDArray>& inputs, std::vector<NDArray>* outputs);
 
+// Views (a:reshape, a:slice, a[i]) of a tracked array made while recording
+// are recorded as the ops that compute them (Reshape, slice_axis), as
+// MXNet's ReshapeWithRecord / SliceWithRecord / AtWithRecord, so gradients
+// flow through them; otherwise these are NDArray's plain views.
+NDArray ReshapeWithRecord(const NDArray& a, const std::vector<int64_t>& spec);
+NDArray SliceWithRecord(const NDArray& a, int64_t begin, int64_t end);
+NDArray AtWithRecord(const NDArray& a, int64_t index);
+
 // An op whose backward node runs on the thread running backward, pushing its
 // own work (_backward_CachedOp): autograd calls it instead of Invoke, with
 // the node's input values; it returns the node's outputs.

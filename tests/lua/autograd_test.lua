@@ -125,3 +125,26 @@ test('get_symbol and errors', function()
   local z = mx.nd.array({1})
   assert_error(function() mx.autograd.record(function() return z * 2 end):backward() end, 'record')
 end)
+
+test('views made while recording pass gradients (reshape, slice, a[i], a[{i, j}])', function()
+  local x = mx.nd.array({{1, 2}, {3, 4}, {5, 6}}, {dtype = 'float64'})
+  x:attach_grad()
+  mx.autograd.record(function()
+    return (x:reshape({6}) * mx.nd.array({1, 2, 3, 4, 5, 6}, {dtype = 'float64'})):sum()
+  end):backward()
+  assert_eq(x.grad:totable(), {{1, 2}, {3, 4}, {5, 6}})
+  mx.autograd.record(function() return (x[2] * 10):sum() + (x[{1, 2}] * x[{2, 3}]):sum() end):backward()
+  -- d/dx of sum(10 x2 + x1 * x2 + x2 * x3) over rows: x1 gets x2, x2 gets 10 + x1 + x3, x3 gets x2.
+  assert_eq(x.grad:totable(), {{3, 4}, {16, 18}, {3, 4}})
+  mx.autograd.record(function() return (x:slice(3) * 2):sum() end):backward()
+  assert_eq(x.grad:totable(), {{0, 0}, {0, 0}, {2, 2}})
+  -- A 1-D array's element keeps its axis, and views of views chain.
+  local v = mx.nd.array({1, 2, 3, 4}, {dtype = 'float64'})
+  v:attach_grad()
+  mx.autograd.record(function() return v[3] * 5 + v:reshape({2, 2})[2]:sum() end):backward()
+  assert_eq(v.grad:totable(), {0, 0, 6, 1})
+  -- Outside record, and for arrays nobody tracks, views stay plain views.
+  local y = x:reshape({6})
+  y[1] = 100
+  assert_eq(x[1]:totable(), {100, 2})
+end)
