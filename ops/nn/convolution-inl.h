@@ -9,6 +9,7 @@
 
 #include "engine/op/infer_utils.h"
 #include "engine/op/op.h"
+#include "ops/nn/nn_common.h"
 
 namespace tessera::op {
 
@@ -108,23 +109,6 @@ void RefConvBackward(const ConvGeom& g, const T* ograd, const T* data, const T* 
 
 // Forces the reference kernels for float32 too (tests); returns the old value.
 bool SetConvForceReference(bool on);
-
-// Calls fn(T{}) for float32 and float64 data (the plain kernels' types); an
-// error names the op for the others.
-template <typename F>
-void ForFloatAndDouble(const NodeAttrs& attrs, DType t, const char* what, F fn) {
-  SwitchFloatDType(
-      t,
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
-          fn(T{});
-        else
-          TS_THROW << OpLabel(attrs) << ": dtype " << DTypeName(t)
-                   << " is not supported (float32, float64)";
-      },
-      what);
-}
 
 // The im2col scratch of one image, from the op's temp space.
 template <typename T>

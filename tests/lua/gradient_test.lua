@@ -282,6 +282,7 @@ end
 -- Ops whose gradient is checked in another file.
 local elsewhere = {
   _CachedOp = 'gluon_test.lua: hybridized blocks against the same blocks op by op',
+  RNN = 'rnn_test.lua: against cells unrolled from basic ops, and central differences',
   shape_array = 'mxnet_rules_test.lua: an int64 output (of the shape), no gradient flows back',
   size_array = 'mxnet_rules_test.lua: an int64 output (of the size), no gradient flows back',
 }

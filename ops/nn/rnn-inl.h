@@ -1,0 +1,100 @@
+// The fused RNN operator's parameters and geometry, shared by the shape
+// functions (rnn.cc) and the CPU kernels (rnn_cpu.cc).
+//
+// Layout, as MXNet's (and cuDNN's), so that MXNet-trained weights load:
+//   data (T, N, I), state (L*D, N, H), state_cell (L*D, N, H) for LSTM,
+//   out (T, N, D*H), hy and cy (L*D, N, H); layer-major, direction-minor.
+//   The parameter vector holds every weight, then every bias, each walked
+//   layer by layer and, inside a layer, direction by direction:
+//     W_i2h (G*H, I_l), W_h2h (G*H, H) ... then b_i2h (G*H), b_h2h (G*H) ...
+//   with G gates per step (rnn 1, lstm 4 in the order i f g o, gru 3 in the
+//   order r z n) and I_l = I for the first layer, D*H above it.
+//
+// The hidden last output, the reserve, keeps what the backward needs, per
+// layer: the state sequence H_l (T, N, D*H), per direction the gates after
+// their activation (T, N, G*H) and one more (T, N, H) array (LSTM: the cell
+// sequence; GRU: U_n h + b_hn, the candidate's recurrent half before the
+// reset gate), and, below the top layer when p > 0, the dropout mask applied
+// to H_l before the next layer reads it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "ops/nn/nn_common.h"
+
+namespace tessera::op {
+
+enum RnnMode { kRnnRelu, kRnnTanh, kLstm, kGru };
+
+struct RNNParam : Params<RNNParam> {
+  int state_size = 0;
+  int num_layers = 0;
+  bool bidirectional = false;
+  int mode = kLstm;
+  float p = 0.f;
+  bool state_outputs = false;
+  std::optional<int> projection_size;
+  std::optional<double> lstm_state_clip_min, lstm_state_clip_max;
+  bool lstm_state_clip_nan = false;
+  bool use_sequence_length = false;
+  static void Declare(ParamDecl<RNNParam>& d);
+};
+
+inline const RNNParam& RnnParams(const NodeAttrs& attrs) {
+  return ParamsOf<RNNParam>(attrs);
+}
+
+// Where every piece of the parameter vector and of the reserve starts.
+struct RnnGeom {
+  int mode = kLstm;
+  int64_t T = 0, N = 0, I = 0, H = 0, L = 0, D = 1, G = 1;
+  bool dropout = false;  // p > 0: masks between layers
+
+  RnnGeom(const RNNParam& p, int64_t seq, int64_t batch, int64_t input);
+
+  int64_t GH() const { return G * H; }
+  int64_t DH() const { return D * H; }
+  int64_t LayerInput(int64_t l) const { return l == 0 ? I : D * H; }
+  int64_t Rows() const { return T * N; }
+
+  // Parameter vector, in elements.
+  int64_t WeightI2H(int64_t l, int64_t d) const;
+  int64_t WeightH2H(int64_t l, int64_t d) const { return WeightI2H(l, d) + GH() * LayerInput(l); }
+  int64_t BiasI2H(int64_t l, int64_t d) const { return weights_ + 2 * GH() * (l * D + d); }
+  int64_t BiasH2H(int64_t l, int64_t d) const { return BiasI2H(l, d) + GH(); }
+  int64_t ParamSize() const { return weights_ + 2 * GH() * L * D; }
+
+  // Reserve, in elements.
+  int64_t ExtraPerStep() const { return mode == kLstm || mode == kGru ? H : 0; }
+  int64_t States(int64_t l) const { return l * layer_; }
+  int64_t Gates(int64_t l, int64_t d) const {
+    return States(l) + Rows() * DH() + d * Rows() * (GH() + ExtraPerStep());
+  }
+  int64_t Extra(int64_t l, int64_t d) const { return Gates(l, d) + Rows() * GH(); }
+  bool HasMask(int64_t l) const { return dropout && l + 1 < L; }
+  int64_t Mask(int64_t l) const { return Gates(l, D); }
+  int64_t ReserveSize() const { return L * layer_; }
+
+ private:
+  int64_t weights_ = 0;  // elements of all weights (biases start here)
+  int64_t layer_ = 0;    // reserve elements per layer
+};
+
+inline int RnnGates(int mode) {
+  return mode == kLstm ? 4 : mode == kGru ? 3 : 1;
+}
+inline bool RnnHasCell(const NodeAttrs& attrs) {
+  return RnnParams(attrs).mode == kLstm;
+}
+
+// The CPU kernels (rnn_cpu.cc). Forward inputs: data, parameters, state,
+// [state_cell], [sequence_length]; outputs: out, hy, [cy], reserve.
+// Backward inputs: dout, [dhy, [dcy]] (with state_outputs), the forward's
+// inputs, reserve; outputs: ddata, dparameters, dstate, [dstate_cell].
+void RnnForwardCpu(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                   const std::vector<OpReqType>& req, const std::vector<TBlob>& out);
+void RnnBackwardCpu(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                    const std::vector<OpReqType>& req, const std::vector<TBlob>& out);
+
+}  // namespace tessera::op

@@ -1,0 +1,450 @@
+// The fused RNN op on the CPU: a loop over the BLAS. Per layer and
+// direction, one GEMM projects the whole input sequence onto the gates, then
+// each time step adds the recurrent product (one GEMM of N rows) and applies
+// the cell pointwise (rnn_cells.h). The backward walks the steps in reverse
+// the same way and leaves the weight gradients to three GEMMs over the whole
+// sequence. Layouts are in rnn-inl.h.
+//
+// Sequence lengths: a row at or past its length keeps its state unchanged
+// and outputs zeros, so the last state is that of its last real step and
+// the reverse direction starts at its last real step, as in MXNet.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "engine/resource/random_stream.h"
+#include "ops/nn/rnn-inl.h"
+#include "ops/nn/rnn_cells.h"
+#include "ops/tensor/gemm.h"
+
+namespace tessera::op {
+namespace {
+
+// A state sequence or initial state: row n of step t at ptr + (t * N + n) * ld.
+template <typename T>
+struct StateView {
+  T* ptr = nullptr;
+  int64_t ld = 0;
+};
+
+// The forward's and backward's view of one (layer, direction).
+template <typename T>
+struct DirView {
+  const T *W, *U;  // W_i2h (G*H, I_l), W_h2h (G*H, H)
+  const T *bx, *bh;
+  T* gates;                // (T, N, G*H) after activation
+  T* extra;                // LSTM cell / GRU U_n h + b_hn sequence, (T, N, H)
+  StateView<T> hs;         // this direction's slice of H_l, ld D*H
+  StateView<T> h0, c0;     // initial state, ld H
+  int64_t first_step = 0;  // the step processed first (0 forward, T-1 reverse)
+  int64_t step = 1;        // +1 forward, -1 reverse
+};
+
+template <typename T>
+DirView<T> MakeDirView(const RnnGeom& g, int64_t l, int64_t d, const T* w, T* res, const T* hx,
+                       const T* cx) {
+  DirView<T> v;
+  v.W = w + g.WeightI2H(l, d);
+  v.U = w + g.WeightH2H(l, d);
+  v.bx = w + g.BiasI2H(l, d);
+  v.bh = w + g.BiasH2H(l, d);
+  v.gates = res + g.Gates(l, d);
+  v.extra = res + g.Extra(l, d);
+  v.hs = {res + g.States(l) + d * g.H, g.DH()};
+  const int64_t s = (l * g.D + d) * g.N * g.H;
+  v.h0 = {const_cast<T*>(hx) + s, g.H};
+  v.c0 = {cx ? const_cast<T*>(cx) + s : nullptr, g.H};
+  v.first_step = d == 0 ? 0 : g.T - 1;
+  v.step = d == 0 ? 1 : -1;
+  return v;
+}
+
+// The state before step t: the initial state for the first step processed,
+// else the state after the previous one.
+template <typename T>
+StateView<T> PrevState(const DirView<T>& v, StateView<T> seq, StateView<T> init, int64_t t,
+                       int64_t N) {
+  if (t == v.first_step) return init;
+  return {seq.ptr + (t - v.step) * N * seq.ld, seq.ld};
+}
+
+template <typename T>
+T* Row(StateView<T> s, int64_t t, int64_t N, int64_t n) {
+  return s.ptr + (t * N + n) * s.ld;
+}
+
+std::vector<int64_t> ReadLengths(const NodeAttrs& attrs, const RnnGeom& g, const TBlob* lengths) {
+  std::vector<int64_t> len(static_cast<size_t>(g.N), g.T);
+  if (!lengths) return len;
+  SwitchDType(
+      lengths->dtype(),
+      [&](auto tag) {
+        using L = typename decltype(tag)::type;
+        const L* p = lengths->dptr<L>();
+        for (int64_t n = 0; n < g.N; ++n) {
+          const double v = static_cast<double>(p[n]);
+          TS_CHECK(v >= 0 && v <= static_cast<double>(g.T) && v == static_cast<int64_t>(v))
+              << OpLabel(attrs) << ": sequence_length[" << n << "] = " << v
+              << " is not a whole number in [0, " << g.T << "] (the sequence has " << g.T
+              << " steps)";
+          len[static_cast<size_t>(n)] = static_cast<int64_t>(v);
+        }
+      },
+      "RNN sequence_length");
+  return len;
+}
+
+template <typename T>
+rnn::CellClip<T> MakeClip(const RNNParam& p) {
+  rnn::CellClip<T> c;
+  if (p.lstm_state_clip_min || p.lstm_state_clip_max) c.on = true;
+  if (p.lstm_state_clip_min) c.lo = static_cast<T>(*p.lstm_state_clip_min);
+  if (p.lstm_state_clip_max) c.hi = static_cast<T>(*p.lstm_state_clip_max);
+  c.nan_to_lo = p.lstm_state_clip_nan;
+  return c;
+}
+
+// rows x cols block, row stride ld, (+)= into dst with row stride ldd.
+template <typename T>
+void StoreRows(const T* src, int64_t ld, int64_t rows, int64_t cols, T* dst, int64_t ldd,
+               OpReqType req) {
+  if (req == kNullOp) return;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < cols; ++j)
+      dst[r * ldd + j] = req == kAddTo ? dst[r * ldd + j] + src[r * ld + j] : src[r * ld + j];
+}
+
+// --------------------------------------------------------------- forward
+
+template <typename T>
+struct Forward {
+  const RNNParam& p;
+  const RnnGeom& g;
+  const OpContext& ctx;
+  const std::vector<int64_t>& len;
+  int threads;
+
+  // gates = x W^T + b_i2h (+ b_h2h but for the GRU).
+  void ProjectInput(const DirView<T>& v, const T* x, int64_t in) const {
+    Gemm(false, true, g.Rows(), g.GH(), in, T(1), x, in, v.W, in, T(0), v.gates, g.GH(), threads);
+    const bool with_h = g.mode != kGru;  // the GRU adds b_h2h to U h (Step)
+    for (int64_t r = 0; r < g.Rows(); ++r) {
+      T* row = v.gates + r * g.GH();
+      for (int64_t j = 0; j < g.GH(); ++j) row[j] += with_h ? v.bx[j] + v.bh[j] : v.bx[j];
+    }
+  }
+
+  void Step(const DirView<T>& v, int64_t t, T* hu, const rnn::CellClip<T>& clip) const {
+    const StateView<T> hp = PrevState(v, v.hs, v.h0, t, g.N);
+    const StateView<T> cseq{v.extra, g.H};
+    const StateView<T> cp = PrevState(v, cseq, v.c0, t, g.N);
+    T* gt = v.gates + t * g.N * g.GH();
+    if (g.mode == kGru) {
+      Gemm(false, true, g.N, g.GH(), g.H, T(1), hp.ptr, hp.ld, v.U, g.H, T(0), hu, g.GH(), threads);
+      for (int64_t n = 0; n < g.N; ++n)
+        for (int64_t j = 0; j < g.GH(); ++j) hu[n * g.GH() + j] += v.bh[j];
+    } else {
+      Gemm(false, true, g.N, g.GH(), g.H, T(1), hp.ptr, hp.ld, v.U, g.H, T(1), gt, g.GH(), threads);
+    }
+    for (int64_t n = 0; n < g.N; ++n) {
+      T* h = Row(v.hs, t, g.N, n);
+      const T* h_prev = hp.ptr + n * hp.ld;
+      T* gn = gt + n * g.GH();
+      if (t >= len[static_cast<size_t>(n)]) {  // past the row's end: carry the state
+        std::copy(h_prev, h_prev + g.H, h);
+        if (g.mode == kLstm)
+          std::copy(cp.ptr + n * g.H, cp.ptr + (n + 1) * g.H, v.extra + (t * g.N + n) * g.H);
+        continue;
+      }
+      switch (g.mode) {
+        case kLstm:
+          rnn::LstmForward(g.H, gn, cp.ptr + n * g.H, v.extra + (t * g.N + n) * g.H, h, clip);
+          break;
+        case kGru:
+          rnn::GruForward(g.H, gn, hu + n * g.GH(), h_prev, v.extra + (t * g.N + n) * g.H, h);
+          break;
+        default:
+          rnn::VanillaForward(g.H, g.mode == kRnnRelu, gn, h);
+      }
+    }
+  }
+
+  void Direction(const DirView<T>& v, const T* x, int64_t in, T* hu) const {
+    ProjectInput(v, x, in);
+    const rnn::CellClip<T> clip = MakeClip<T>(p);
+    for (int64_t s = 0; s < g.T; ++s) Step(v, v.first_step + s * v.step, hu, clip);
+  }
+
+  // The next layer's input: H_l times a fresh dropout mask in training; the
+  // mask is all ones otherwise, so a backward after it stays correct.
+  const T* DropoutBetween(int64_t l, T* res, T* xbuf) const {
+    const T* hs = res + g.States(l);
+    if (!g.HasMask(l)) return hs;
+    T* mask = res + g.Mask(l);
+    const int64_t n = g.Rows() * g.DH();
+    if (!ctx.is_train) {
+      std::fill(mask, mask + n, T(1));
+      return hs;
+    }
+    const resource::RandomStream s = ctx.requested.at(0).get_random();
+    const float keep = 1.f - p.p;
+    const T scale = keep > 0 ? T(1) / static_cast<T>(keep) : T(0);
+    const uint64_t base = static_cast<uint64_t>(g.Mask(l));
+    for (int64_t i = 0; i < n; ++i) {
+      const bool kept = resource::RandomUniformFloat(s, base + static_cast<uint64_t>(i)) < keep;
+      mask[i] = kept ? scale : T(0);
+      xbuf[i] = hs[i] * mask[i];
+    }
+    return xbuf;
+  }
+};
+
+template <typename T>
+void ForwardTyped(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                  const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  const RNNParam& p = RnnParams(attrs);
+  const RnnGeom g(p, in[0].shape()[0], in[0].shape()[1], in[0].shape()[2]);
+  const bool lstm = g.mode == kLstm;
+  const TBlob* lengths = p.use_sequence_length ? &in[lstm ? 4 : 3] : nullptr;
+  const std::vector<int64_t> len = ReadLengths(attrs, g, lengths);
+  const T* x = in[0].dptr<T>();
+  const T* w = in[1].dptr<T>();
+  const T* hx = in[2].dptr<T>();
+  const T* cx = lstm ? in[3].dptr<T>() : nullptr;
+  T* res = out.back().dptr<T>();
+  TS_DCHECK(static_cast<int64_t>(out.back().Size()) == g.ReserveSize());
+
+  const int64_t xbuf_n = g.dropout && g.L > 1 && ctx.is_train ? g.Rows() * g.DH() : 0;
+  const int64_t hu_n = g.mode == kGru ? g.N * g.GH() : 0;
+  T* tmp = ctx.requested.at(1).get_space_typed<T>(
+      static_cast<size_t>(std::max<int64_t>(1, xbuf_n + hu_n)));
+  T* xbuf = tmp;
+  T* hu = tmp + xbuf_n;
+
+  const Forward<T> f{p, g, ctx, len, ctx.run_ctx.omp_threads};
+  const T* layer_in = x;
+  for (int64_t l = 0; l < g.L; ++l) {
+    for (int64_t d = 0; d < g.D; ++d)
+      f.Direction(MakeDirView<T>(g, l, d, w, res, hx, cx), layer_in, g.LayerInput(l), hu);
+    if (l + 1 < g.L) layer_in = f.DropoutBetween(l, res, xbuf);
+  }
+
+  // out: the top layer's states, zero past each row's length.
+  const T* top = res + g.States(g.L - 1);
+  T* y = out[0].dptr<T>();
+  if (req[0] != kNullOp)
+    for (int64_t t = 0; t < g.T; ++t)
+      for (int64_t n = 0; n < g.N; ++n) {
+        const bool live = t < len[static_cast<size_t>(n)];
+        const int64_t o = (t * g.N + n) * g.DH();
+        for (int64_t j = 0; j < g.DH(); ++j) {
+          const T v = live ? top[o + j] : T(0);
+          y[o + j] = req[0] == kAddTo ? y[o + j] + v : v;
+        }
+      }
+  // hy, cy: the state after each direction's last step.
+  for (int64_t l = 0; l < g.L; ++l)
+    for (int64_t d = 0; d < g.D; ++d) {
+      const DirView<T> v = MakeDirView<T>(g, l, d, w, res, hx, cx);
+      const int64_t last = d == 0 ? g.T - 1 : 0;
+      const int64_t s = (l * g.D + d) * g.N * g.H;
+      StoreRows(Row(v.hs, last, g.N, 0), g.DH(), g.N, g.H, out[1].dptr<T>() + s, g.H, req[1]);
+      if (lstm)
+        StoreRows(v.extra + last * g.N * g.H, g.H, g.N, g.H, out[2].dptr<T>() + s, g.H, req[2]);
+    }
+}
+
+// --------------------------------------------------------------- backward
+
+template <typename T>
+struct Backward {
+  const RNNParam& p;
+  const RnnGeom& g;
+  const std::vector<int64_t>& len;
+  int threads;
+  T* dgx;  // (T, N, G*H)
+  T* dgh;  // GRU: (T, N, G*H); else dgx
+  T* dh;   // (N, H)
+  T* dc;   // (N, H)
+
+  // Walks the steps in reverse, leaving the gates' gradients in dgx/dgh and
+  // the initial state's in dh/dc. dy: the gradient of H_l (ld D*H).
+  void Steps(const DirView<T>& v, StateView<T> dy) const {
+    const rnn::CellClip<T> clip = MakeClip<T>(p);
+    const StateView<T> cseq{v.extra, g.H};
+    const int64_t last = v.first_step + (g.T - 1) * v.step;
+    for (int64_t s = 0; s < g.T; ++s) {
+      const int64_t t = last - s * v.step;
+      const StateView<T> hp = PrevState(v, v.hs, v.h0, t, g.N);
+      const StateView<T> cp = PrevState(v, cseq, v.c0, t, g.N);
+      T* dgx_t = dgx + t * g.N * g.GH();
+      T* dgh_t = dgh + t * g.N * g.GH();
+      for (int64_t n = 0; n < g.N; ++n) {
+        T* gx = dgx_t + n * g.GH();
+        T* gh = dgh_t + n * g.GH();
+        if (t >= len[static_cast<size_t>(n)]) {  // carried state: gradient passes through
+          std::fill(gx, gx + g.GH(), T(0));
+          if (gh != gx) std::fill(gh, gh + g.GH(), T(0));
+          continue;
+        }
+        const T* gn = v.gates + (t * g.N + n) * g.GH();
+        const T* dyn = Row(dy, t, g.N, n);
+        T* dhn = dh + n * g.H;
+        switch (g.mode) {
+          case kLstm:
+            rnn::LstmBackward(g.H, gn, cp.ptr + n * g.H, v.extra + (t * g.N + n) * g.H, dyn, dhn,
+                              dc + n * g.H, gx, clip);
+            break;
+          case kGru:
+            rnn::GruBackward(g.H, gn, v.extra + (t * g.N + n) * g.H, hp.ptr + n * hp.ld, dyn, dhn,
+                             gx, gh);
+            break;
+          default:
+            rnn::VanillaBackward(g.H, g.mode == kRnnRelu, gn, dyn, dhn, gx);
+        }
+      }
+      Gemm(false, false, g.N, g.H, g.GH(), T(1), dgh_t, g.GH(), v.U, g.H, T(1), dh, g.H, threads);
+    }
+  }
+
+  // dW += dgx^T x, dU += dgh^T h_prev (the states shifted by one step, the
+  // initial state at the first), db_i2h += sum dgx, db_h2h += sum dgh.
+  void WeightGrads(const DirView<T>& v, const T* x, int64_t in, T* dw_base, int64_t l,
+                   int64_t d) const {
+    const int64_t GH = g.GH(), N = g.N;
+    T* dW = dw_base + g.WeightI2H(l, d);
+    T* dU = dw_base + g.WeightH2H(l, d);
+    Gemm(true, false, GH, in, g.Rows(), T(1), dgx, GH, x, in, T(1), dW, in, threads);
+    if (g.T > 1) {
+      const T* dgh_shift = v.step > 0 ? dgh + N * GH : dgh;
+      const T* h_shift = v.step > 0 ? v.hs.ptr : v.hs.ptr + N * v.hs.ld;
+      Gemm(true, false, GH, g.H, (g.T - 1) * N, T(1), dgh_shift, GH, h_shift, v.hs.ld, T(1), dU,
+           g.H, threads);
+    }
+    Gemm(true, false, GH, g.H, N, T(1), dgh + v.first_step * N * GH, GH, v.h0.ptr, g.H, T(1), dU,
+         g.H, threads);
+    RunContext rctx;
+    rctx.omp_threads = threads;
+    SumRows(rctx, dgx, g.Rows(), GH, dw_base + g.BiasI2H(l, d), true);
+    SumRows(rctx, dgh, g.Rows(), GH, dw_base + g.BiasH2H(l, d), true);
+  }
+};
+
+template <typename T>
+void BackwardTyped(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                   const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  const RNNParam& p = RnnParams(attrs);
+  const bool lstm = p.mode == kLstm;
+  const size_t n_og = p.state_outputs ? (lstm ? 3 : 2) : 1;
+  const TBlob& data = in[n_og];
+  const RnnGeom g(p, data.shape()[0], data.shape()[1], data.shape()[2]);
+  const TBlob* lengths = p.use_sequence_length ? &in[n_og + (lstm ? 4 : 3)] : nullptr;
+  const std::vector<int64_t> len = ReadLengths(attrs, g, lengths);
+  const T* dout = in[0].dptr<T>();
+  const T* dhy = p.state_outputs ? in[1].dptr<T>() : nullptr;
+  const T* dcy = p.state_outputs && lstm ? in[2].dptr<T>() : nullptr;
+  const T* x = data.dptr<T>();
+  const T* w = in[n_og + 1].dptr<T>();
+  const T* hx = in[n_og + 2].dptr<T>();
+  const T* cx = lstm ? in[n_og + 3].dptr<T>() : nullptr;
+  T* res = const_cast<T*>(in.back().dptr<T>());
+
+  // Scratch: two layer-gradient buffers, the gates' gradients, dh, dc, and
+  // the dropped-out input of a layer.
+  const int64_t seq = g.Rows() * g.DH();
+  const int64_t n_layer = g.L > 1 ? seq : 0, n_x = g.dropout && g.L > 1 ? seq : 0;
+  const int64_t n_g = g.Rows() * g.GH(), n_gh = g.mode == kGru ? n_g : 0, n_s = g.N * g.H;
+  const int64_t total = 2 * n_layer + n_x + n_g + n_gh + 2 * n_s;
+  T* tmp = ctx.requested.at(0).get_space_typed<T>(static_cast<size_t>(total));
+  T* buf[2] = {tmp, tmp + n_layer};
+  T* xbuf = tmp + 2 * n_layer;
+  Backward<T> b{p, g, len, ctx.run_ctx.omp_threads, xbuf + n_x, nullptr, nullptr, nullptr};
+  b.dgh = g.mode == kGru ? b.dgx + n_g : b.dgx;
+  b.dh = b.dgx + n_g + n_gh;
+  b.dc = b.dh + n_s;
+
+  T* dw = out[1].dptr<T>();
+  const bool want_w = req[1] != kNullOp;
+  if (req[1] == kWriteTo || req[1] == kWriteInplace) std::fill(dw, dw + g.ParamSize(), T(0));
+
+  StateView<T> dy{const_cast<T*>(dout), g.DH()};
+  for (int64_t l = g.L - 1; l >= 0; --l) {
+    const int64_t in_l = g.LayerInput(l);
+    // This layer's input, and where its gradient goes.
+    const T* xl = x;
+    if (l > 0) {
+      xl = res + g.States(l - 1);
+      if (g.HasMask(l - 1)) {
+        const T* mask = res + g.Mask(l - 1);
+        for (int64_t i = 0; i < seq; ++i) xbuf[i] = xl[i] * mask[i];
+        xl = xbuf;
+      }
+    }
+    T* dx = l > 0 ? buf[l % 2] : out[0].dptr<T>();
+    const OpReqType rx = l > 0 ? kWriteTo : req[0];
+    for (int64_t d = 0; d < g.D; ++d) {
+      const DirView<T> v = MakeDirView<T>(g, l, d, w, res, hx, cx);
+      const int64_t s = (l * g.D + d) * g.N * g.H;
+      if (dhy)
+        std::copy(dhy + s, dhy + s + n_s, b.dh);
+      else
+        std::fill(b.dh, b.dh + n_s, T(0));
+      if (dcy)
+        std::copy(dcy + s, dcy + s + n_s, b.dc);
+      else
+        std::fill(b.dc, b.dc + n_s, T(0));
+      b.Steps(v, {dy.ptr + d * g.H, dy.ld});
+      StoreRows(b.dh, g.H, g.N, g.H, out[2].dptr<T>() + s, g.H, req[2]);
+      if (lstm) StoreRows(b.dc, g.H, g.N, g.H, out[3].dptr<T>() + s, g.H, req[3]);
+      if (want_w) b.WeightGrads(v, xl, in_l, dw, l, d);
+      if (rx != kNullOp) {
+        const T beta = d > 0 || rx == kAddTo ? T(1) : T(0);
+        Gemm(false, false, g.Rows(), in_l, g.GH(), T(1), b.dgx, g.GH(), v.W, in_l, beta, dx, in_l,
+             b.threads);
+      }
+    }
+    if (l > 0) {
+      if (g.HasMask(l - 1)) {
+        const T* mask = res + g.Mask(l - 1);
+        for (int64_t i = 0; i < seq; ++i) dx[i] *= mask[i];
+      }
+      dy = {dx, g.DH()};
+    }
+  }
+}
+
+}  // namespace
+
+RnnGeom::RnnGeom(const RNNParam& p, int64_t seq, int64_t batch, int64_t input)
+    : mode(p.mode),
+      T(seq),
+      N(batch),
+      I(input),
+      H(p.state_size),
+      L(p.num_layers),
+      D(p.bidirectional ? 2 : 1),
+      G(RnnGates(p.mode)),
+      dropout(p.p > 0) {
+  for (int64_t l = 0; l < L; ++l) weights_ += D * GH() * (LayerInput(l) + H);
+  layer_ = Rows() * DH() + D * Rows() * (GH() + ExtraPerStep()) + (dropout ? Rows() * DH() : 0);
+}
+
+int64_t RnnGeom::WeightI2H(int64_t l, int64_t d) const {
+  int64_t off = 0;
+  for (int64_t k = 0; k < l; ++k) off += D * GH() * (LayerInput(k) + H);
+  return off + d * GH() * (LayerInput(l) + H);
+}
+
+void RnnForwardCpu(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                   const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  ForFloatAndDouble(attrs, in[0].dtype(), "RNN",
+                    [&](auto zero) { ForwardTyped<decltype(zero)>(attrs, ctx, in, req, out); });
+}
+
+void RnnBackwardCpu(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                    const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  ForFloatAndDouble(attrs, in[0].dtype(), "_backward_RNN",
+                    [&](auto zero) { BackwardTyped<decltype(zero)>(attrs, ctx, in, req, out); });
+}
+
+}  // namespace tessera::op
