@@ -94,6 +94,13 @@ std::vector<int64_t> ReadLengths(const NodeAttrs& attrs, const RnnGeom& g, const
   return len;
 }
 
+// Threads for the pointwise part of a step, a loop over the batch rows:
+// each row costs a few transcendental functions per unit, so the loop is
+// shared from a few thousand units up.
+int RowThreads(const RnnGeom& g, int threads) {
+  return g.N > 1 && g.N * g.GH() >= 8192 ? std::max(1, threads) : 1;
+}
+
 template <typename T>
 rnn::CellClip<T> MakeClip(const RNNParam& p) {
   rnn::CellClip<T> c;
@@ -128,6 +135,8 @@ struct Forward {
   void ProjectInput(const DirView<T>& v, const T* x, int64_t in) const {
     Gemm(false, true, g.Rows(), g.GH(), in, T(1), x, in, v.W, in, T(0), v.gates, g.GH(), threads);
     const bool with_h = g.mode != kGru;  // the GRU adds b_h2h to U h (Step)
+    const int row_threads = RowThreads(g, threads);
+#pragma omp parallel for num_threads(row_threads) schedule(static) if (row_threads > 1)
     for (int64_t r = 0; r < g.Rows(); ++r) {
       T* row = v.gates + r * g.GH();
       for (int64_t j = 0; j < g.GH(); ++j) row[j] += with_h ? v.bx[j] + v.bh[j] : v.bx[j];
@@ -146,6 +155,8 @@ struct Forward {
     } else {
       Gemm(false, true, g.N, g.GH(), g.H, T(1), hp.ptr, hp.ld, v.U, g.H, T(1), gt, g.GH(), threads);
     }
+    const int row_threads = RowThreads(g, threads);
+#pragma omp parallel for num_threads(row_threads) schedule(static) if (row_threads > 1)
     for (int64_t n = 0; n < g.N; ++n) {
       T* h = Row(v.hs, t, g.N, n);
       const T* h_prev = hp.ptr + n * hp.ld;
@@ -157,9 +168,12 @@ struct Forward {
         continue;
       }
       switch (g.mode) {
-        case kLstm:
-          rnn::LstmForward(g.H, gn, cp.ptr + n * g.H, v.extra + (t * g.N + n) * g.H, h, clip);
+        case kLstm: {
+          T* c = v.extra + (t * g.N + n) * g.H;
+          rnn::LstmForward(g.H, gn, cp.ptr + n * g.H, c, h);
+          if (clip.on) rnn::ClipCells(g.H, gn, c, h, clip);
           break;
+        }
         case kGru:
           rnn::GruForward(g.H, gn, hu + n * g.GH(), h_prev, v.extra + (t * g.N + n) * g.H, h);
           break;
@@ -279,6 +293,8 @@ struct Backward {
       const StateView<T> cp = PrevState(v, cseq, v.c0, t, g.N);
       T* dgx_t = dgx + t * g.N * g.GH();
       T* dgh_t = dgh + t * g.N * g.GH();
+      const int row_threads = RowThreads(g, threads);
+#pragma omp parallel for num_threads(row_threads) schedule(static) if (row_threads > 1)
       for (int64_t n = 0; n < g.N; ++n) {
         T* gx = dgx_t + n * g.GH();
         T* gh = dgh_t + n * g.GH();
@@ -292,8 +308,12 @@ struct Backward {
         T* dhn = dh + n * g.H;
         switch (g.mode) {
           case kLstm:
-            rnn::LstmBackward(g.H, gn, cp.ptr + n * g.H, v.extra + (t * g.N + n) * g.H, dyn, dhn,
-                              dc + n * g.H, gx, clip);
+            if (clip.on)
+              rnn::LstmBackward<true>(g.H, gn, cp.ptr + n * g.H, v.extra + (t * g.N + n) * g.H, dyn,
+                                      dhn, dc + n * g.H, gx, clip);
+            else
+              rnn::LstmBackward<false>(g.H, gn, cp.ptr + n * g.H, v.extra + (t * g.N + n) * g.H,
+                                       dyn, dhn, dc + n * g.H, gx, clip);
             break;
           case kGru:
             rnn::GruBackward(g.H, gn, v.extra + (t * g.N + n) * g.H, hp.ptr + n * hp.ld, dyn, dhn,

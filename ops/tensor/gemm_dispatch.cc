@@ -78,11 +78,20 @@ int ResolveThreads(int num_threads) {
 // skinny shape. Transposes did not move the crossover. Double: oneDNN 2.6
 // has no dgemm; OpenBLAS ran 3-6x the fallback (15 vs 2.7 at 256^3 with SSE3
 // kernels, 54 with SkylakeX ones).
+//
+// One exception, measured later on an AMD EPYC (Zen 4, AVX-512, 2 threads):
+// a few rows times a transposed B, the shape of FullyConnected's and the
+// RNN's per-step products (m 32, n 2048, k 512, B^T), ran 2.7x slower in
+// oneDNN than either oneDNN without the transpose or OpenBLAS with it (1.16
+// ms vs 0.43 and 0.38 per call). On the Xeon above the two were within 7%
+// there (32 1024 1024 NT), so such products go to OpenBLAS when it has its
+// vector kernels.
 Backend Choose(bool is_double, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k) {
-  (void)trans_a, (void)trans_b;
   if (is_double) return Backend::kOpenBlas;
+  const bool vector_openblas = OpenBlasHasVectorKernels();
+  if (vector_openblas && trans_b && !trans_a && m <= 64) return Backend::kOpenBlas;
   const double work = double(m) * double(n) * double(k);
-  const double openblas_up_to = OpenBlasHasVectorKernels() ? 65536 : 512;
+  const double openblas_up_to = vector_openblas ? 65536 : 512;
   return work <= openblas_up_to ? Backend::kOpenBlas : Backend::kDnnl;
 }
 

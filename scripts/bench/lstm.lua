@@ -1,0 +1,42 @@
+-- Tessera's side of lstm_vs_torch.sh: the fused RNN op, an LSTM of 2 layers
+-- of 512 units over a sequence of 35 and a batch of 32 (input 512, float32),
+-- forward and backward (gradients of data, parameters and both states)
+-- under autograd, as PyTorch's nn.LSTM in lstm_torch.py. Prints medians of
+-- `reps` iterations after a warm-up.
+--   tessera scripts/bench/lstm.lua [reps]
+local reps = tonumber(arg[1]) or 10
+local T, N, I, H, L = 35, 32, 512, 512, 2
+local P = 4 * H * (I + H) + 4 * H * (H + H) + 2 * L * 4 * H
+mx.random.seed(0)
+local x = mx.nd.random.uniform(-0.1, 0.1, {T, N, I})
+local w = mx.nd.random.uniform(-0.05, 0.05, {P})
+local h0, c0 = mx.nd.zeros({L, N, H}), mx.nd.zeros({L, N, H})
+for _, a in ipairs({x, w, h0, c0}) do a:attach_grad() end
+local dy = mx.nd.ones({T, N, H})
+local params = {state_size = H, num_layers = L, mode = 'lstm'}
+
+local function forward()
+  local y = mx.autograd.record(function() return mx.nd.RNN({x, w, h0, c0}, params) end)
+  y:wait_to_read()
+  return y
+end
+local function backward(y)
+  y:backward(dy)
+  mx.nd.waitall()
+end
+
+backward(forward())
+local fwd, bwd = {}, {}
+for i = 1, reps do
+  local t0 = mx.mod.now()
+  local y = forward()
+  local t1 = mx.mod.now()
+  backward(y)
+  fwd[i], bwd[i] = t1 - t0, mx.mod.now() - t1
+end
+local function median(t)
+  table.sort(t)
+  return t[math.floor((#t + 1) / 2)]
+end
+print(('lstm2x512_t35_b32_forward: %.2f ms'):format(median(fwd) * 1e3))
+print(('lstm2x512_t35_b32_backward: %.2f ms'):format(median(bwd) * 1e3))
