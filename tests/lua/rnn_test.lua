@@ -321,3 +321,42 @@ test('RNN: shapes are inferred from data; bad input is named', function()
                   {state_size = 2, num_layers = 1, mode = 'lstm', projection_size = 2})
   assert(not ok and err:find('projection_size'), err)
 end)
+
+-- PyTorch's nn.LSTM / nn.GRU / nn.RNN with the same weights: values and
+-- gradients computed by tests/data/rnn/make_torch_reference.py (float64).
+local torch_cases = dofile((debug.getinfo(1, 'S').source:match('^@(.*)/lua/[^/]*$') or 'tests')
+  .. '/data/rnn/torch_reference.lua')
+for _, c in ipairs(torch_cases) do
+  local what = ('%s, %d layer(s)%s%s'):format(c.mode, c.L, c.bi and ', bidirectional' or '',
+                                            c.lengths and ', sequence lengths' or '')
+  test('RNN against PyTorch (' .. what .. ')', function()
+    local D = c.bi and 2 or 1
+    local function arr(v, shape) return mx.nd.array(v, {dtype = 'float64'}):reshape(shape) end
+    local sshape = {c.L * D, c.N, c.H}
+    local x, w, h0 = arr(c.x, {c.T, c.N, c.I}), arr(c.params, {#c.params}), arr(c.h0, sshape)
+    local c0 = c.c0 and arr(c.c0, sshape)
+    local inputs = {x, w, h0, c0}
+    for _, a in pairs(inputs) do a:attach_grad() end
+    local po, ph = arr(c.po, {c.T, c.N, D * c.H}), arr(c.ph, sshape)
+    local pc = c.pc and arr(c.pc, sshape)
+    local out, hy, cy
+    mx.autograd.record(function()
+      out, hy, cy = mx.nd.RNN(fused_args(c, x, w, h0, c0), fused_params(c))
+      local s = (out * po):sum() + (hy * ph):sum()
+      if pc then s = s + (cy * pc):sum() end
+      return s
+    end):backward()
+    local tol = {rtol = 1e-9, atol = 1e-11}
+    local function same(a, want, name)
+      tu.assert_almost_equal(flatten(a:totable()), want,
+          {rtol = tol.rtol, atol = tol.atol, names = {'tessera ' .. name, 'pytorch ' .. name}})
+    end
+    same(out, c.out, 'output')
+    same(hy, c.hy, 'hy')
+    if c.cy then same(cy, c.cy, 'cy') end
+    same(x.grad, c.dx, 'd data')
+    same(w.grad, c.dparams, 'd parameters')
+    same(h0.grad, c.dh0, 'd state')
+    if c.dc0 then same(c0.grad, c.dc0, 'd state_cell') end
+  end)
+end
