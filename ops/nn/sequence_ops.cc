@@ -1,0 +1,353 @@
+// The sequence ops of MXNet: SequenceMask, SequenceLast and SequenceReverse
+// on a batch of padded sequences, (time, batch, ...) or, with axis = 1 where
+// MXNet allows it, (batch, time, ...). An optional second input,
+// sequence_length (batch,), gives each row's length (use_sequence_length);
+// without it every row is full. The lengths get no gradient.
+#include <string>
+#include <vector>
+
+#include "ops/nn/nn_common.h"
+
+namespace tessera::op {
+
+struct SequenceParam : Params<SequenceParam> {
+  bool use_sequence_length = false;
+  float value = 0.f;
+  int axis = 0;
+  static void Declare(ParamDecl<SequenceParam>& d) {
+    d.field("use_sequence_length", &SequenceParam::use_sequence_length)
+        .set_default(false)
+        .describe("Whether a second input, sequence_length (batch,), gives each row's length.");
+    d.field("value", &SequenceParam::value)
+        .set_default(0.f)
+        .describe("SequenceMask: the value written past each row's length.");
+    d.field("axis", &SequenceParam::axis)
+        .set_default(0)
+        .set_axis()
+        .describe("The time axis: the first (default) or the second (batch first).");
+  }
+};
+
+namespace {
+
+const SequenceParam& SeqParams(const NodeAttrs& attrs) {
+  return ParamsOf<SequenceParam>(attrs);
+}
+
+uint32_t SeqNumInputs(const NodeAttrs& attrs) {
+  return SeqParams(attrs).use_sequence_length ? 2 : 1;
+}
+
+std::vector<std::string> SeqInputNames(const NodeAttrs& attrs) {
+  if (SeqParams(attrs).use_sequence_length) return {"data", "sequence_length"};
+  return {"data"};
+}
+
+// Where element (t, n, k) of a (time, batch, rest) view lives.
+struct SeqGeom {
+  int64_t T = 0, N = 0, K = 1;
+  bool batch_first = false;
+  int64_t At(int64_t t, int64_t n) const { return (batch_first ? n * T + t : t * N + n) * K; }
+};
+
+int TimeAxis(const NodeAttrs& attrs, const Shape& data) {
+  const int axis = SeqParams(attrs).axis;
+  TS_CHECK(axis == 0 || axis == 1 || axis == -data.ndim() || axis == 1 - data.ndim())
+      << OpLabel(attrs) << ": axis must be the first or the second axis of data " << data;
+  return axis < 0 ? axis + data.ndim() : axis;
+}
+
+SeqGeom MakeSeqGeom(const NodeAttrs& attrs, const Shape& data) {
+  SeqGeom g;
+  g.batch_first = TimeAxis(attrs, data) == 1;
+  g.T = data[g.batch_first ? 1 : 0];
+  g.N = data[g.batch_first ? 0 : 1];
+  g.K = data.ProdRange(2, data.ndim());
+  return g;
+}
+
+// Each row's length: all T without the input; a length outside [min_len, T]
+// is an error naming the op and the row.
+std::vector<int64_t> SeqLengths(const NodeAttrs& attrs, const SeqGeom& g,
+                                const std::vector<TBlob>& in, size_t index, int64_t min_len) {
+  std::vector<int64_t> len(static_cast<size_t>(g.N), g.T);
+  if (!SeqParams(attrs).use_sequence_length) return len;
+  SwitchDType(
+      in[index].dtype(),
+      [&](auto tag) {
+        using L = typename decltype(tag)::type;
+        const L* p = in[index].dptr<L>();
+        for (int64_t n = 0; n < g.N; ++n) {
+          const double v = static_cast<double>(p[n]);
+          TS_CHECK(v >= static_cast<double>(min_len) && v <= static_cast<double>(g.T) &&
+                   v == static_cast<double>(static_cast<int64_t>(v)))
+              << OpLabel(attrs) << ": sequence_length[" << n << "] = " << v
+              << " is not a whole number in [" << min_len << ", " << g.T << "]";
+          len[static_cast<size_t>(n)] = static_cast<int64_t>(v);
+        }
+      },
+      "sequence_length");
+  return len;
+}
+
+template <typename T>
+void Put(OpReqType req, T* dst, T v) {
+  if (req == kAddTo)
+    *dst = static_cast<T>(static_cast<AccType<T>>(*dst) + static_cast<AccType<T>>(v));
+  else if (req != kNullOp)
+    *dst = v;
+}
+
+bool SeqCheckData(const NodeAttrs& attrs, std::vector<Shape>* in) {
+  TS_CHECK(in->size() == SeqNumInputs(attrs))
+      << OpLabel(attrs) << ": expects " << SeqNumInputs(attrs) << " inputs, got " << in->size();
+  const Shape& d = (*in)[0];
+  if (d.ndim() == 0) return false;
+  TS_CHECK(d.ndim() >= 2) << OpLabel(attrs)
+                          << ": data must have a time and a batch axis, got shape " << d;
+  const int axis = TimeAxis(attrs, d);
+  if (SeqParams(attrs).use_sequence_length && d[1 - axis] > 0)
+    AssignNamed(attrs, in, 1, Shape{d[1 - axis]}, "sequence_length", "(batch,)");
+  return d.known();
+}
+
+bool SeqSameShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  if (!SeqCheckData(attrs, in)) return false;
+  AssignShape(attrs, out, 0, (*in)[0], "output");
+  return AllKnown(*in);
+}
+
+bool SeqLastShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  if (!SeqCheckData(attrs, in)) return false;
+  const Shape& d = (*in)[0];
+  std::vector<int64_t> dims{d[1 - TimeAxis(attrs, d)]};
+  for (int i = 2; i < d.ndim(); ++i) dims.push_back(d[i]);
+  AssignShape(attrs, out, 0, Shape(dims), "output");
+  return AllKnown(*in);
+}
+
+// data's dtype for the output; the lengths may have any numeric type.
+bool SeqType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
+  std::vector<DType> data{(*in)[0]};
+  const bool ok = SameTypeAll(attrs, &data, out);
+  (*in)[0] = data[0];
+  if (in->size() > 1 && (*in)[1] == DType::kUnknown) (*in)[1] = data[0];
+  return ok && (in->size() < 2 || (*in)[1] != DType::kUnknown);
+}
+
+// Gradient rule: one backward node for data; zeros for the lengths.
+struct SeqGrad {
+  const char* backward;
+  bool needs_data;
+  std::vector<NodeEntry> operator()(const NodePtr& n, const std::vector<NodeEntry>& og) const {
+    std::vector<NodeEntry> inputs{og[0]};
+    if (needs_data) inputs.push_back(n->inputs[0]);
+    if (n->inputs.size() > 1) inputs.push_back(n->inputs[1]);
+    std::vector<NodeEntry> r = MakeGradNode(backward, n, std::move(inputs));
+    if (n->inputs.size() > 1)
+      r.push_back(
+          MakeNode("zeros_like", n->attrs.name + "_sequence_length_zerograd", {n->inputs[1]}));
+    return r;
+  }
+};
+
+// ---------------------------------------------------------- SequenceMask
+
+// out = data, with `value` past each row's length. The backward is the same
+// with value 0, on the output gradient.
+void MaskCompute(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob>& in,
+                 const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  const SeqGeom g = MakeSeqGeom(attrs, in[0].shape());
+  const std::vector<int64_t> len = SeqLengths(attrs, g, in, 1, 0);
+  const bool backward = attrs.op->name() != "SequenceMask";
+  SwitchDType(
+      in[0].dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const T fill = backward ? T(0) : static_cast<T>(SeqParams(attrs).value);
+        const T* x = in[0].dptr<T>();
+        T* y = out[0].dptr<T>();
+        for (int64_t t = 0; t < g.T; ++t)
+          for (int64_t n = 0; n < g.N; ++n) {
+            const bool live = t < len[static_cast<size_t>(n)];
+            const int64_t o = g.At(t, n);
+            for (int64_t k = 0; k < g.K; ++k) Put(req[0], y + o + k, live ? x[o + k] : fill);
+          }
+      },
+      OpLabel(attrs).c_str());
+}
+
+// ---------------------------------------------------------- SequenceLast
+
+// out[n] = data[len[n] - 1, n].
+void LastCompute(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob>& in,
+                 const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  const SeqGeom g = MakeSeqGeom(attrs, in[0].shape());
+  const std::vector<int64_t> len = SeqLengths(attrs, g, in, 1, 1);
+  SwitchDType(
+      in[0].dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const T* x = in[0].dptr<T>();
+        T* y = out[0].dptr<T>();
+        for (int64_t n = 0; n < g.N; ++n) {
+          const int64_t o = g.At(len[static_cast<size_t>(n)] - 1, n);
+          for (int64_t k = 0; k < g.K; ++k) Put(req[0], y + n * g.K + k, x[o + k]);
+        }
+      },
+      "SequenceLast");
+}
+
+// Inputs: ograd (batch, ...), data (for its shape), [lengths]. The gradient
+// is ograd at each row's last step and zero elsewhere.
+void LastBackward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob>& in,
+                  const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  const SeqGeom g = MakeSeqGeom(attrs, in[1].shape());
+  const std::vector<int64_t> len = SeqLengths(attrs, g, in, 2, 1);
+  SwitchDType(
+      in[0].dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const T* dy = in[0].dptr<T>();
+        T* dx = out[0].dptr<T>();
+        for (int64_t t = 0; t < g.T; ++t)
+          for (int64_t n = 0; n < g.N; ++n) {
+            const bool last = t == len[static_cast<size_t>(n)] - 1;
+            const int64_t o = g.At(t, n);
+            for (int64_t k = 0; k < g.K; ++k)
+              Put(req[0], dx + o + k, last ? dy[n * g.K + k] : T(0));
+          }
+      },
+      "_backward_SequenceLast");
+}
+
+// ---------------------------------------------------------- SequenceReverse
+
+// The first len[n] steps of row n reversed; the steps past it stay where
+// they are (MXNet's rule). Its own inverse, so the backward is the same map
+// on the output gradient.
+void ReverseCompute(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob>& in,
+                    const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  const SeqGeom g = MakeSeqGeom(attrs, in[0].shape());
+  const std::vector<int64_t> len = SeqLengths(attrs, g, in, 1, 0);
+  SwitchDType(
+      in[0].dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const T* x = in[0].dptr<T>();
+        T* y = out[0].dptr<T>();
+        for (int64_t t = 0; t < g.T; ++t)
+          for (int64_t n = 0; n < g.N; ++n) {
+            const int64_t l = len[static_cast<size_t>(n)];
+            const int64_t from = g.At(t < l ? l - 1 - t : t, n), to = g.At(t, n);
+            for (int64_t k = 0; k < g.K; ++k) Put(req[0], y + to + k, x[from + k]);
+          }
+      },
+      OpLabel(attrs).c_str());
+}
+
+bool ReverseShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  if ((*in)[0].ndim() > 0) {
+    TS_CHECK(TimeAxis(attrs, (*in)[0]) == 0)
+        << OpLabel(attrs) << ": only axis 0 (time first) is supported, as in MXNet";
+  }
+  return SeqSameShape(attrs, in, out);
+}
+
+bool LastBackwardShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  AssignShape(attrs, out, 0, (*in)[1], "output");
+  return (*in)[1].known();
+}
+
+bool BackwardType(const NodeAttrs&, std::vector<DType>* in, std::vector<DType>* out) {
+  if ((*out)[0] == DType::kUnknown) (*out)[0] = (*in)[0];
+  return (*in)[0] != DType::kUnknown;
+}
+
+uint32_t LastBackwardNumInputs(const NodeAttrs& attrs) {
+  return SeqNumInputs(attrs) + 1;
+}
+
+}  // namespace
+
+TS_REGISTER_OP(SequenceMask)
+    .describe(R"(Sets the steps of each sequence past its length to `value`, as MXNet.
+data is (time, batch, ...) (axis=1 in Lua: 1-based; axis=2 for batch first);
+with use_sequence_length the second input gives each row's length, else
+nothing is masked. The gradient passes through the kept steps.)")
+    .set_num_inputs(SeqNumInputs)
+    .set_num_outputs(1)
+    .set_attr_parser(ParamParser<SequenceParam>)
+    .add_argument("data", "NDArray", "Padded sequences, (time, batch, ...) or (batch, time, ...).")
+    .add_argument("sequence_length", "NDArray", "Each row's length, (batch,).")
+    .add_arguments(SequenceParam::Fields())
+    .set_attr<FListInputNames>("FListInputNames", SeqInputNames)
+    .set_attr<FInferShape>("FInferShape", SeqSameShape)
+    .set_attr<FInferType>("FInferType", SeqType)
+    .set_attr<FCompute>(kFComputeCPU, MaskCompute)
+    .set_attr<FGradient>("FGradient", SeqGrad{"_backward_SequenceMask", false});
+
+TS_REGISTER_OP(_backward_SequenceMask)
+    .describe("Gradient of SequenceMask: the output gradient, zero past each row's length.")
+    .set_num_inputs(SeqNumInputs)
+    .set_num_outputs(1)
+    .set_attr_parser(ParamParser<SequenceParam>)
+    .set_attr<TIsBackward>("TIsBackward", true)
+    .set_attr<FInferShape>("FInferShape", SeqSameShape)
+    .set_attr<FInferType>("FInferType", BackwardType)
+    .set_attr<FCompute>(kFComputeCPU, MaskCompute);
+
+TS_REGISTER_OP(SequenceLast)
+    .describe(R"(The last step of each sequence, as MXNet: out[n] = data[len[n], n] (1-based
+len, the row's length; the last step without use_sequence_length). data is
+(time, batch, ...) or, with the second axis as time, (batch, time, ...);
+the output is (batch, ...).)")
+    .set_num_inputs(SeqNumInputs)
+    .set_num_outputs(1)
+    .set_attr_parser(ParamParser<SequenceParam>)
+    .add_argument("data", "NDArray", "Padded sequences, (time, batch, ...) or (batch, time, ...).")
+    .add_argument("sequence_length", "NDArray", "Each row's length, (batch,), from 1.")
+    .add_arguments(SequenceParam::Fields())
+    .set_attr<FListInputNames>("FListInputNames", SeqInputNames)
+    .set_attr<FInferShape>("FInferShape", SeqLastShape)
+    .set_attr<FInferType>("FInferType", SeqType)
+    .set_attr<FCompute>(kFComputeCPU, LastCompute)
+    .set_attr<FGradient>("FGradient", SeqGrad{"_backward_SequenceLast", true});
+
+TS_REGISTER_OP(_backward_SequenceLast)
+    .describe("Gradient of SequenceLast. Inputs: ograd, data, [sequence_length].")
+    .set_num_inputs(LastBackwardNumInputs)
+    .set_num_outputs(1)
+    .set_attr_parser(ParamParser<SequenceParam>)
+    .set_attr<TIsBackward>("TIsBackward", true)
+    .set_attr<FInferShape>("FInferShape", LastBackwardShape)
+    .set_attr<FInferType>("FInferType", BackwardType)
+    .set_attr<FCompute>(kFComputeCPU, LastBackward);
+
+TS_REGISTER_OP(SequenceReverse)
+    .describe(R"(Reverses the first len[n] steps of each sequence, as MXNet; steps past a
+row's length stay in place. data is (time, batch, ...) (only time first, as
+in MXNet); without use_sequence_length every row is reversed whole.)")
+    .set_num_inputs(SeqNumInputs)
+    .set_num_outputs(1)
+    .set_attr_parser(ParamParser<SequenceParam>)
+    .add_argument("data", "NDArray", "Padded sequences, (time, batch, ...).")
+    .add_argument("sequence_length", "NDArray", "Each row's length, (batch,).")
+    .add_arguments(SequenceParam::Fields())
+    .set_attr<FListInputNames>("FListInputNames", SeqInputNames)
+    .set_attr<FInferShape>("FInferShape", ReverseShape)
+    .set_attr<FInferType>("FInferType", SeqType)
+    .set_attr<FCompute>(kFComputeCPU, ReverseCompute)
+    .set_attr<FGradient>("FGradient", SeqGrad{"_backward_SequenceReverse", false});
+
+TS_REGISTER_OP(_backward_SequenceReverse)
+    .describe("Gradient of SequenceReverse: the same reversal of the output gradient.")
+    .set_num_inputs(SeqNumInputs)
+    .set_num_outputs(1)
+    .set_attr_parser(ParamParser<SequenceParam>)
+    .set_attr<TIsBackward>("TIsBackward", true)
+    .set_attr<FInferShape>("FInferShape", ReverseShape)
+    .set_attr<FInferType>("FInferType", BackwardType)
+    .set_attr<FCompute>(kFComputeCPU, ReverseCompute);
+
+}  // namespace tessera::op
