@@ -37,6 +37,7 @@ local cases = {
   Cast = {{u()}, {dtype = 'float64'}},
   zeros_like = {{u()}}, ones_like = {{u()}},
   concat = {{{{2, 3}}, {{2, 2}}}, {dim = 2}},
+  _rnn_param_concat = {{{{2, 3}}, {{4}}, {{3, 1}}}, {dim = 1}},
   stack = {{u(), u()}, {axis = 1}},
   split = {{{{2, 4}}}, {num_outputs = 2, axis = 2}},
   dot = {{{{2, 3}}, {{3, 4}}}},

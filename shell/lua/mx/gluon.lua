@@ -1,5 +1,5 @@
 -- mx.gluon: layers for Lua (MXNet's Gluon). Parameter, ParameterDict,
--- Block, HybridBlock and SymbolBlock load with the namespace; nn, loss,
+-- Block, HybridBlock and SymbolBlock load with the namespace; nn, rnn, loss,
 -- data, Trainer, utils and model_zoo on first use.
 local help = require 'tessera.help'
 
@@ -10,7 +10,7 @@ return function(mx)
   local B = require('tessera.mx.gluon.block')(mx, P)
   G.Block, G.HybridBlock, G.SymbolBlock = B.Block, B.HybridBlock, B.SymbolBlock
 
-  local lazy = { nn = 'nn', loss = 'loss', data = 'data', Trainer = 'trainer', utils = 'utils',
+  local lazy = { nn = 'nn', rnn = 'rnn', loss = 'loss', data = 'data', Trainer = 'trainer', utils = 'utils',
     model_zoo = 'model_zoo', contrib = 'estimator' }
   setmetatable(G, {
     __index = function(t, k)
