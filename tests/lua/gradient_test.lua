@@ -290,6 +290,7 @@ end
 local elsewhere = {
   _CachedOp = 'gluon_test.lua: hybridized blocks against the same blocks op by op',
   RNN = 'rnn_test.lua: against cells unrolled from basic ops, and central differences',
+  CTCLoss = 'ctc_test.lua: against PyTorch and central differences (integer labels get none)',
   shape_array = 'mxnet_rules_test.lua: an int64 output (of the shape), no gradient flows back',
   size_array = 'mxnet_rules_test.lua: an int64 output (of the size), no gradient flows back',
 }
