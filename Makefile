@@ -24,6 +24,7 @@ bench: deps configure
 	  case $$b in */conv_bench|*/image_pipeline_bench|*/rnn_bench) ;; *) $$b || exit 1 ;; esac; done
 	@bash scripts/bench/conv_vs_torch.sh $(BUILD)
 	@bash scripts/bench/lstm_vs_torch.sh $(BUILD)
+	@$(BUILD)/tessera scripts/bench/bucketing_memory.lua
 	@bash scripts/bench/lua_vs_peers.sh $(BUILD)/tessera
 	@bash scripts/bench/train_vs_torch.sh $(BUILD)/tessera
 	@bash scripts/bench/gluon_vs_torch.sh $(BUILD)/tessera

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <new>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -118,7 +119,7 @@ void PushArrays(lua_State* L, const std::vector<NDArray>& v) {
   }
 }
 
-// mx.sym._bind(sym, ctx, args, args_grad, grad_req, aux)
+// mx.sym._bind(sym, ctx, args, args_grad, grad_req, aux, shared_exec)
 int Bind(lua_State* L) {
   const graph::Symbol& s = CheckSymbol(L, 1, "bind");
   const Context ctx = CheckContext(L, 2, "bind");
@@ -136,8 +137,9 @@ int Bind(lua_State* L) {
     }
   }
   std::vector<NDArray> aux = ArrayList(L, 6, "bind (aux_states)");
+  const Executor* shared = lua_isnoneornil(L, 7) ? nullptr : &CheckExecutor(L, 7);
   PushExecutor(L, Executor::Bind(s, ctx, std::move(args), std::move(grads), std::move(reqs),
-                                 std::move(aux)));
+                                 std::move(aux), shared));
   return 1;
 }
 
@@ -231,6 +233,25 @@ int MemoryBytes(lua_State* L) {
   return 2;
 }
 
+// e:storage_bytes([other]) -> bytes of the memory e's internal storage
+// lies in (each chunk once), and of the part not shared with other's.
+int StorageBytes(lua_State* L) {
+  Executor& e = CheckExecutor(L, 1);
+  std::set<const void*> theirs;
+  if (!lua_isnoneornil(L, 2))
+    for (const NDArray& b : CheckExecutor(L, 2).storage_blocks()) theirs.insert(b.chunk().get());
+  size_t total = 0, own = 0;
+  std::set<const void*> seen;  // blocks can be views of one shared chunk
+  for (const NDArray& b : e.storage_blocks()) {
+    if (!seen.insert(b.chunk().get()).second) continue;
+    total += b.chunk()->bytes;
+    if (!theirs.count(b.chunk().get())) own += b.chunk()->bytes;
+  }
+  lua_pushnumber(L, static_cast<lua_Number>(total));
+  lua_pushnumber(L, static_cast<lua_Number>(own));
+  return 2;
+}
+
 }  // namespace
 
 void OpenExecutor(lua_State* L, int symt, int /*methods*/) {
@@ -255,7 +276,10 @@ void OpenExecutor(lua_State* L, int symt, int /*methods*/) {
                 {"set_monitor_callback", Guarded<SetMonitor>,
                  "e:set_monitor_callback(fn(name, array) | nil, all)"},
                 {"memory_bytes", Guarded<MemoryBytes>,
-                 "e:memory_bytes() -> planned bytes, bytes of the plan without sharing"}});
+                 "e:memory_bytes() -> planned bytes, bytes of the plan without sharing"},
+                {"storage_bytes", Guarded<StorageBytes>,
+                 "e:storage_bytes([other]) -> bytes of the storage blocks, of those not "
+                 "shared with other's"}});
   lua_setfield(L, meta, "__index");
   lua_pushcfunction(L, ExeGc);
   lua_setfield(L, meta, "__gc");

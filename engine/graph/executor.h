@@ -27,9 +27,15 @@ class Executor {
   // per argument (kNullOp, kWriteTo or kAddTo; empty: write for every
   // argument with a gradient array), `aux` in ListAuxiliaryStates order.
   // Shapes and dtypes must agree with inference; errors name the argument.
+  // `shared_exec` (MXNet's shared_exec, for BucketingModule): the internal
+  // storage is taken from that executor's blocks where they are big enough,
+  // so executors of one network at several input sizes hold about the
+  // largest one's memory. They must then not run interleaved: a forward
+  // and its backward on one before the other runs.
   static std::unique_ptr<Executor> Bind(const Symbol& sym, Context ctx, std::vector<NDArray> args,
                                         std::vector<NDArray> arg_grads,
-                                        std::vector<OpReqType> grad_req, std::vector<NDArray> aux);
+                                        std::vector<OpReqType> grad_req, std::vector<NDArray> aux,
+                                        const Executor* shared_exec = nullptr);
 
   // Allocates the arguments, their gradients and the auxiliary states from
   // the shapes given by name (the rest inferred); `types` by name (default
@@ -90,6 +96,8 @@ class Executor {
   // would take with no sharing and no in-place.
   virtual size_t planned_bytes() const = 0;
   virtual size_t unshared_bytes() const = 0;
+  // The blocks holding the internal storage (what shared_exec shares).
+  virtual const std::vector<NDArray>& storage_blocks() const = 0;
 };
 
 }  // namespace tessera::graph

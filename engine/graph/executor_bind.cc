@@ -31,10 +31,12 @@ std::string EntryName(const IndexedGraph& g, uint32_t nid, uint32_t index) {
 
 std::unique_ptr<Executor> Executor::Bind(const Symbol& sym, Context ctx, std::vector<NDArray> args,
                                          std::vector<NDArray> arg_grads,
-                                         std::vector<OpReqType> grad_req,
-                                         std::vector<NDArray> aux) {
+                                         std::vector<OpReqType> grad_req, std::vector<NDArray> aux,
+                                         const Executor* shared_exec) {
+  static const std::vector<NDArray> kNone;
   return std::make_unique<GraphExecutor>(sym, ctx, std::move(args), std::move(arg_grads),
-                                         std::move(grad_req), std::move(aux));
+                                         std::move(grad_req), std::move(aux),
+                                         shared_exec ? shared_exec->storage_blocks() : kNone);
 }
 
 GraphExecutor::GraphExecutor(const Symbol& sym, Context ctx, std::vector<NDArray> args,

@@ -2,6 +2,7 @@
 // the plan for the rest, and one storage block per storage id, each entry a
 // view of its block. Entries sharing a block share its engine variable, so
 // the engine's per-variable ordering is what keeps reuse safe.
+#include <algorithm>
 #include <limits>
 
 #include "engine/base/array_bytes.h"
@@ -29,6 +30,45 @@ std::vector<std::pair<uint32_t, uint32_t>> InplacePairs(const IndexedGraph& g, u
     if (shapes[ie] == shapes[oe] && types[ie] == types[oe]) pairs.emplace_back(in, out);
   }
   return pairs;
+}
+
+// One block per storage id, taken from `shared` (another executor's blocks,
+// which this one never runs beside) where it fits, largest first: a block
+// nobody took yet, the smallest that holds it (its own engine variable, as
+// a fresh block); failing that, the room left at the end of a taken block
+// (64-byte aligned), best fit; failing that, a new block. Buckets of one
+// network plan their storage differently, so the packing matters: without
+// it a smaller bucket allocated about half the largest's again.
+std::vector<NDArray> PlaceStorage(const std::vector<size_t>& bytes,
+                                  const std::vector<NDArray>& shared, Context ctx) {
+  constexpr size_t kAlign = 64;
+  constexpr size_t kNone = std::numeric_limits<size_t>::max();
+  std::vector<NDArray> out(bytes.size());
+  std::vector<size_t> used(shared.size(), 0);
+  std::vector<size_t> order(bytes.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return bytes[a] > bytes[b]; });
+  auto capacity = [&](size_t b) { return static_cast<size_t>(shared[b].shape()[0]); };
+  for (size_t sid : order) {
+    const size_t need = bytes[sid];
+    size_t best = kNone, best_left = kNone;
+    for (int pass = 0; pass < 2 && best == kNone && need > 0; ++pass)
+      for (size_t b = 0; b < shared.size(); ++b) {
+        if (!(shared[b].ctx() == ctx) || (pass == 0) != (used[b] == 0)) continue;
+        const size_t cap = capacity(b);
+        if (used[b] > cap || cap - used[b] < need) continue;
+        if (cap - used[b] < best_left) best = b, best_left = cap - used[b];
+      }
+    if (best == kNone) {
+      out[sid] = NDArray(Shape{int64_t(need)}, ctx, DType::kUint8);
+      continue;
+    }
+    const size_t off = used[best];
+    out[sid] = shared[best].Slice(int64_t(off), int64_t(off + need));
+    used[best] = (off + need + kAlign - 1) / kAlign * kAlign;
+  }
+  return out;
 }
 
 }  // namespace
@@ -93,25 +133,7 @@ void GraphExecutor::PlanAndAllocate(const std::vector<NDArray>& shared_blocks) {
     }
   plan_ = PlanMemory(req);
 
-  // Blocks: reuse the smallest free shared block that is big enough.
-  std::vector<bool> shared_used(shared_blocks.size(), false);
-  blocks_.clear();
-  for (size_t bytes : plan_.storage_bytes) {
-    size_t best = std::numeric_limits<size_t>::max();
-    for (size_t b = 0; b < shared_blocks.size(); ++b) {
-      const NDArray& s = shared_blocks[b];
-      if (shared_used[b] || !(s.ctx() == ctx_) || s.chunk()->bytes < bytes) continue;
-      if (best == std::numeric_limits<size_t>::max() ||
-          s.chunk()->bytes < shared_blocks[best].chunk()->bytes)
-        best = b;
-    }
-    if (best != std::numeric_limits<size_t>::max()) {
-      shared_used[best] = true;
-      blocks_.push_back(shared_blocks[best]);
-    } else {
-      blocks_.emplace_back(Shape{int64_t(bytes)}, ctx_, DType::kUint8);
-    }
-  }
+  blocks_ = PlaceStorage(plan_.storage_bytes, shared_blocks, ctx_);
   for (size_t e = 0; e < n; ++e) {
     const int sid = plan_.storage_id[e];
     if (sid < 0) continue;

@@ -53,6 +53,7 @@ class GraphExecutor final : public Executor {
   size_t num_planned_entries() const;
   // The storage blocks, one per storage id.
   const std::vector<NDArray>& blocks() const { return blocks_; }
+  const std::vector<NDArray>& storage_blocks() const override { return blocks_; }
 
   // Bulking: up to `n` consecutive nodes (forward, and backward, apart) run
   // in one engine push; 1 turns it off. Default TESSERA_EXEC_BULK_SIZE, 1.

@@ -160,11 +160,13 @@ exe:copy_params_from(args, aux), exe:debug_str().]])
       end
     end
     local aux = in_order(self, opts.aux_states, self:list_auxiliary_states(), 'bind (aux_states)')
-    return wrap(mx.sym._bind(self, opts.ctx or mx.cpu(), args, grads, reqs, aux), self)
+    local shared = opts.shared_exec and opts.shared_exec._handle
+    return wrap(mx.sym._bind(self, opts.ctx or mx.cpu(), args, grads, reqs, aux, shared), self)
   end, [[
 s:bind{ctx = mx.cpu(), args = {arrays} | {name = array}, args_grad = ..., grad_req =
-  'write' | 'add' | 'null' | {name = req}, aux_states = ...} -> an Executor on the
-arrays given (no args_grad: no gradients).]])
+  'write' | 'add' | 'null' | {name = req}, aux_states = ..., shared_exec = exe} -> an
+Executor on the arrays given (no args_grad: no gradients). shared_exec: take the
+internal storage from exe's where big enough (the two must not run interleaved).]])
 
   help.doc(Executor.forward, [[
 exe:forward{is_train = false, name = array | table, ...} -> exe.outputs. Copies

@@ -163,6 +163,87 @@ The chosen initializer applies its own name rules; a name no pattern matches
 is an error, so end the list with '.*' for a default:
   mx.init.Mixed({'^fc', '.*'}, {mx.init.Normal(0.02), mx.init.Uniform(0.07)})]])
 
+  -- FusedRNN: the packed parameter vector of a fused RNN (mx.rnn.
+  -- FusedRNNCell), cut into its weights (each initialized by `init` as a
+  -- *weight of its own shape) and biases (0, but the LSTM forget gate's
+  -- i2h bias, forget_bias), in the RNN op's layout. The input size is
+  -- found from the vector's length.
+  function M.FusedRNN(init, num_hidden, num_layers, mode, bidirectional, forget_bias)
+    if type(init) == 'table' and getmetatable(init) == nil and num_hidden == nil then
+      local o = init
+      init, num_hidden, num_layers, mode = o.init, o.num_hidden, o.num_layers, o.mode
+      bidirectional, forget_bias = o.bidirectional, o.forget_bias
+    end
+    local self = setmetatable({}, { __index = Initializer, __call = Initializer.__call })
+    local H, L, D = num_hidden, num_layers or 1, bidirectional and 2 or 1
+    local G = ({ lstm = 4, gru = 3, rnn_relu = 1, rnn_tanh = 1 })[mode or 'lstm']
+    if not G or type(H) ~= 'number' then
+      error('FusedRNN: num_hidden and a mode (lstm, gru, rnn_relu, rnn_tanh) are required', 2)
+    end
+    forget_bias = forget_bias or 1
+    function self:init(name, arr)
+      local P = arr.size
+      local rest = P - 2 * L * D * G * H - (L - 1) * D * G * H * (D * H + H)
+      local I = rest / (D * G * H) - H
+      if I < 1 or I ~= math.floor(I) then
+        error(("FusedRNN: '%s' has %d elements, which no input size gives for %s, %d layers "
+          .. 'of %d%s'):format(name, P, mode or 'lstm', L, H, D == 2 and ', bidirectional' or ''), 3)
+      end
+      local pieces, pos = {}, 0
+      local function piece(shape, kind)
+        local n = 1
+        for _, d in ipairs(shape) do n = n * d end
+        pieces[#pieces + 1] = { shape = shape, kind = kind, from = pos }
+        pos = pos + n
+      end
+      for l = 1, L do
+        for _ = 1, D do
+          piece({ G * H, l == 1 and I or D * H }, 'weight')
+          piece({ G * H, H }, 'weight')
+        end
+      end
+      for _ = 1, L * D do
+        piece({ G * H }, 'i2h_bias')
+        piece({ G * H }, 'h2h_bias')
+      end
+      local flat = arr:reshape({ P })
+      for k, pc in ipairs(pieces) do
+        local n = pc.shape[1] * (pc.shape[2] or 1)
+        local tmp = mx.nd.zeros(pc.shape, { dtype = arr.dtype, ctx = arr.ctx })
+        if pc.kind == 'weight' then
+          (init or M.Uniform())(name .. '_' .. k .. '_weight', tmp)
+        elseif pc.kind == 'i2h_bias' and (mode or 'lstm') == 'lstm' and forget_bias ~= 0 then
+          tmp = mx.nd.concat({ mx.nd.zeros({ H }), mx.nd.full({ H }, forget_bias),
+            mx.nd.zeros({ 2 * H }) }, { dim = 1 }):astype(arr.dtype)
+        end
+        tmp:reshape({ n }):copyto(flat[{ pc.from + 1, pc.from + n }])
+      end
+      return arr
+    end
+    return self
+  end
+  help.doc(M.FusedRNN, [[
+mx.init.FusedRNN(init, num_hidden, num_layers, mode, bidirectional,
+forget_bias = 1) or FusedRNN{init =, num_hidden =, ...} -> an initializer for
+a fused RNN's packed parameter vector: each weight initialized by init as a
+weight of its own shape, biases 0 but the LSTM forget gate's (forget_bias).
+mx.rnn.FusedRNNCell's parameter variable carries one (its __init__
+attribute), which Module:init_params uses with its own initializer inside.]])
+
+  -- The initializer an __init__ attribute names ('["constant", {"value":
+  -- 0.5}]', a number, or '["fusedrnn", {...}]'); `default`: the one a
+  -- fused RNN's weights use.
+  function M._from_attr(text, default)
+    local kind = text:match('^%s*%[%s*"(%w+)"')
+    if kind == 'fusedrnn' then
+      local function field(k) return text:match('"' .. k .. '"%s*:%s*([^,}]+)') end
+      local function str(k) local v = field(k) return v and v:match('"(.-)"') end
+      return M.FusedRNN(default, tonumber(field('num_hidden')), tonumber(field('num_layers')),
+        str('mode'), field('bidirectional') == 'true', tonumber(field('forget_bias')))
+    end
+    return M.Constant { value = tonumber(text:match('[%-%d%.eE]+')) or 0 }
+  end
+
   M.Initializer = help.doc(Initializer, [[
 mx.init.Initializer: the base class of the initializers. init(name, array),
 or init:init(name, array), fills the array in place by the parameter's name
@@ -178,7 +259,7 @@ initializer of one's own:
   help.doc(M, [[
 mx.init: Uniform{scale = 0.07}, Normal{sigma = 0.01}, Xavier{rnd_type =
 'uniform' | 'gaussian', factor_type = 'avg' | 'in' | 'out', magnitude = 3},
-MSRAPrelu{factor_type, slope = 0.25}, Zero(), One(), Constant{value}, Mixed(
+MSRAPrelu{factor_type, slope = 0.25}, Zero(), One(), Constant{value}, FusedRNN(...), Mixed(
 {patterns}, {inits}). init(name, array) fills the array by MXNet's name rules:
 weights by the initializer, bias/beta/moving_mean/running_mean 0,
 gamma/moving_var/running_var 1.]])

@@ -112,6 +112,47 @@ create('ce')).
 Predictions are probabilities, such as a softmax's output, of shape (batch,
 classes); each label picks its class along the last axis.]])
 
+  -- Perplexity: exp of the mean -log p over the labels that are not
+  -- ignore_label. Labels of any shape are flattened; predictions are
+  -- (labels, classes) probabilities.
+  local Perplexity = metric('perplexity', function(self, label, pred)
+    local n = label.size
+    local flat = label:reshape({ n })
+    local p = mx.nd.pick(pred:reshape({ n, pred.shape[pred.ndim] }), flat, { axis = -1 })
+    local nll = mx.nd.log(mx.nd.clip(p, {a_min = 1e-10, a_max = 1})) * -1
+    local count = n
+    if self.ignore_label ~= nil then
+      local keep = mx.nd._not_equal_scalar(flat, { scalar = self.ignore_label }):astype(nll.dtype)
+      nll = nll * keep
+      count = mx.nd.sum(keep):astype('float64')
+    end
+    self:_add(mx.nd.sum(nll):astype('float64'), 1)
+    self._count = self._count and self._count + count or count
+  end)
+  M.Perplexity = function(opts)
+    if type(opts) ~= 'table' then opts = { ignore_label = opts } end
+    local m = Perplexity(opts)
+    m.reset = function(self)
+      EvalMetric.reset(self)
+      self._count = nil
+    end
+    m.get = function(self)
+      local c = self._count
+      if mx.nd.is_ndarray(c) then c = c:asscalar() end
+      if self.sum == nil or not c or c == 0 then return self.name, 0 / 0 end
+      return self.name, math.exp(self.sum:asscalar() / c)
+    end
+    m:reset()
+    return m
+  end
+  help.doc(M.Perplexity, [[
+mx.metric.Perplexity{ignore_label =, name = 'perplexity'} (or
+Perplexity(ignore_label)) -> a metric: exp of the mean negative log
+probability of the labels (also create('perplexity')). Labels of any shape
+are flattened, predictions are (labels, classes) probabilities, such as a
+SoftmaxOutput's over a whole sequence; labels equal to ignore_label (the
+padding of BucketSentenceIter) do not count.]])
+
   local function regression(name, per)
     return metric(name, function(self, label, pred)
       check_rows(self.name, label, pred)
@@ -220,7 +261,7 @@ list of values; m:get_name_value() -> {{name, value}, ...}.]])
 
   local registry = { acc = M.Accuracy, accuracy = M.Accuracy, top_k_accuracy = M.TopKAccuracy,
     top_k_acc = M.TopKAccuracy, ce = M.CrossEntropy, ['cross-entropy'] = M.CrossEntropy,
-    mse = M.MSE, mae = M.MAE, rmse = M.RMSE, f1 = M.F1 }
+    mse = M.MSE, mae = M.MAE, rmse = M.RMSE, f1 = M.F1, perplexity = M.Perplexity }
 
   function M.create(m, opts)
     if type(m) == 'table' and m.update then return m end
@@ -237,7 +278,7 @@ list of values; m:get_name_value() -> {{name, value}, ...}.]])
   M.create = require('tessera.kwargs').wrap(M.create, 'metric.create', { 'metric' }, 2)
   help.doc(M.create, [[
 mx.metric.create(metric, opts) -> a metric: a name ('acc', 'top_k_acc', 'ce',
-'mse', 'mae', 'rmse', 'f1'), a list of them (a CompositeEvalMetric), or a
+'mse', 'mae', 'rmse', 'f1', 'perplexity'), a list of them (a CompositeEvalMetric), or a
 metric object (returned as it is). Also create{metric = 'acc'}.]])
 
   M.EvalMetric = help.doc(EvalMetric, [[
@@ -250,7 +291,7 @@ or a single one, and keep their options as fields (Accuracy{name = 'acc2'}
 renames one). Their sums stay NDArrays on the engine: update never waits,
 get() does.]])
   help.doc(M, [[
-mx.metric: Accuracy, TopKAccuracy{top_k}, CrossEntropy, MSE, MAE, RMSE, F1,
+mx.metric: Accuracy, TopKAccuracy{top_k}, CrossEntropy, Perplexity, MSE, MAE, RMSE, F1,
 CompositeEvalMetric{...}; create('acc' | 'ce' | 'mse' | {...}). m:update(labels,
 preds), m:get() -> name, value, m:get_name_value(), m:reset(). Updates are
 pushed to the engine; get() waits for them.]])

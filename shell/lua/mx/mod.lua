@@ -98,6 +98,11 @@ return function(mx)
     local batch = shapes[self.data_names[1]][1]
     self.slices = self:_slices(batch)
     local old = self.exec
+    local shared = opts.shared_module
+    if shared and #shared.execs ~= #self.contexts then
+      error(('bind: shared_module runs on %d contexts, this module on %d'):format(#shared.execs,
+        #self.contexts), 2)
+    end
     self.execs = {}
     for i, ctx in ipairs(self.contexts) do
       local args = { ctx = ctx, grad_req = reqs }
@@ -108,8 +113,13 @@ return function(mx)
         sh[1] = rows
         args[k] = sh
       end
-      self.execs[i] = self.symbol:simple_bind(args)
+      if shared then
+        self.execs[i] = self:_bind_shared(args, shared.execs[i])
+      else
+        self.execs[i] = self.symbol:simple_bind(args)
+      end
     end
+    if shared then self.params_initialized = shared.params_initialized end
     self.exec = self.execs[1]
     self.data_shapes, self.label_shapes = opts.data_shapes, opts.label_shapes
     self.binded = true
@@ -117,6 +127,45 @@ return function(mx)
       local a, x = self:_param_arrays(old)
       for _, e in ipairs(self.execs) do e:copy_params_from(a, x) end
     end
+  end
+
+  -- An executor whose parameters, their gradients and auxiliary states are
+  -- the arrays of `other` (another module's executor for the same network
+  -- at other input shapes: MXNet's shared_module) and whose internal
+  -- storage comes from other's where big enough. The inputs get arrays of
+  -- their own. `args`: simple_bind's table (ctx, grad_req, input shapes).
+  function Module:_bind_shared(args, other)
+    local shapes = {}
+    for k, v in pairs(args) do
+      if k ~= 'ctx' and k ~= 'grad_req' then shapes[k] = v end
+    end
+    local arg_shapes = self.symbol:infer_shape(shapes)
+    if not arg_shapes then error('bind: the input shapes do not determine every argument', 3) end
+    local names = self.symbol:list_arguments()
+    local arrays, grads, reqs = {}, {}, {}
+    for i, n in ipairs(names) do
+      local mine = other.arg_dict[n]
+      if shapes[n] == nil and mine then
+        if table.concat(mine.shape, ',') ~= table.concat(arg_shapes[i], ',') then
+          error(("bind: parameter '%s' has shape (%s) here but (%s) in shared_module"):format(n,
+            table.concat(arg_shapes[i], ','), table.concat(mine.shape, ',')), 3)
+        end
+        arrays[i], grads[i] = mine, other.grad_dict[n] or false
+      elseif shapes[n] == nil then
+        error(("bind: parameter '%s' is not in shared_module's network"):format(n), 3)
+      else
+        arrays[i] = mx.nd.zeros(arg_shapes[i], { ctx = args.ctx })
+        grads[i] = args.grad_req[n] ~= 'null' and args.grad_req[n] ~= nil
+          and mx.nd.zeros(arg_shapes[i], { ctx = args.ctx }) or false
+      end
+      reqs[n] = grads[i] and (args.grad_req[n] or 'write') or 'null'
+    end
+    local aux = {}
+    for i, n in ipairs(self.symbol:list_auxiliary_states()) do
+      aux[i] = other.aux_dict[n] or error(("bind: auxiliary state '%s' is not in shared_module"):format(n), 3)
+    end
+    return self.symbol:bind { ctx = args.ctx, args = arrays, args_grad = grads, grad_req = reqs,
+      aux_states = aux, shared_exec = other }
   end
 
   -- The rows {first, last} (1-based) of a batch each context takes, by
@@ -169,7 +218,7 @@ return function(mx)
       else
         local a = attrs[name]
         if a and a.__init__ then
-          mx.init.Constant { value = tonumber(a.__init__:match('[%-%d%.eE]+')) or 0 }(name .. '_weight', dst)
+          mx.init._from_attr(a.__init__, init)(name .. '_weight', dst)
         else
           init(name, dst)
         end
@@ -619,6 +668,8 @@ save_checkpoint(prefix, epoch); mx.mod.Module.load(prefix, epoch).
 Each also takes one keyword table with MXNet's parameter names:
 mx.mod.Module{symbol = net, context = mx.cpu()}, mod:fit{train_data = it,
 eval_data = val, num_epoch = 2}, mod:score{eval_data = it, eval_metric = 'acc'}.]])
-  help.doc(M, 'mx.mod: Module, save_checkpoint(prefix, epoch, sym, args, aux), load_checkpoint(prefix, epoch)')
+  M.BucketingModule = require('tessera.mx.mod.bucketing')(mx, M)
+  help.doc(M, 'mx.mod: Module, BucketingModule, save_checkpoint(prefix, epoch, sym, args, aux), '
+    .. 'load_checkpoint(prefix, epoch)')
   return M
 end
