@@ -64,6 +64,7 @@ cls) says whether obj was made by cls or a class below it. The API's classes
   require('tessera.executor')(mx)
   require('tessera.operator')(mx)
   require('tessera.profiler')(mx)
+  require('tessera.contrib')(mx)
 
   local prefix = 'tessera.mx.'
   setmetatable(mx, {

@@ -1,8 +1,11 @@
 // The fused RNN op (LSTM, 2 layers of 512, sequence 35, batch 32, input 512,
 // float32) against its limit: the same GEMMs, of the same shapes and in the
-// same order, called directly with nothing between them. The op's figure
+// same order, called directly with nothing between them (the op's figure
 // minus the GEMMs' is what its pointwise cell steps, bias sums and copies
-// cost. Prints `name: value unit` lines (medians after a warm-up).
+// cost); and against oneDNN's LSTM primitive, forward (training) and
+// backward, called directly with its weights already in the layout it
+// prefers: the measurement behind the op's CPU path. Prints
+// `name: value unit` lines (medians after a warm-up).
 //   rnn_bench [reps] [threads]
 #include <algorithm>
 #include <chrono>
@@ -11,6 +14,12 @@
 #include <functional>
 #include <random>
 #include <vector>
+
+#include <omp.h>
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <cstring>
+#include <unordered_map>
 
 #include "engine/ndarray/imperative.h"
 #include "ops/tensor/gemm.h"
@@ -81,6 +90,72 @@ struct GemmOnly {
   }
 };
 
+// oneDNN's LSTM, both layers in one primitive (I = H here), left to right.
+struct DnnlLstm {
+  using tag = dnnl::memory::format_tag;
+  using dt = dnnl::memory::data_type;
+  dnnl::engine eng{dnnl::engine::kind::cpu, 0};
+  dnnl::stream strm{eng};
+  std::unordered_map<int, dnnl::memory> fwd_args, bwd_args;
+  dnnl::primitive fwd, bwd;
+
+  static dnnl::memory Filled(const dnnl::memory::desc& d, const dnnl::engine& e, float v) {
+    dnnl::memory m(d, e);
+    auto* p = static_cast<float*>(m.get_data_handle());
+    for (size_t i = 0; i < d.get_size() / sizeof(float); ++i) p[i] = v;
+    return m;
+  }
+
+  DnnlLstm() {
+    using dnnl::memory;
+    const memory::desc src({T, N, I}, dt::f32, tag::tnc), dst({T, N, H}, dt::f32, tag::tnc);
+    const memory::desc iter({L, 1, N, H}, dt::f32, tag::ldnc);
+    const memory::desc bias({L, 1, G, H}, dt::f32, tag::ldgo);
+    const memory::desc wl_any({L, 1, I, G, H}, dt::f32, tag::any);
+    const memory::desc wi_any({L, 1, H, G, H}, dt::f32, tag::any);
+    const auto dir = dnnl::rnn_direction::unidirectional_left2right;
+    dnnl::lstm_forward::desc fd(dnnl::prop_kind::forward_training, dir, src, iter, iter, wl_any,
+                                wi_any, bias, dst, iter, iter);
+    dnnl::lstm_forward::primitive_desc fpd(fd, eng);
+    dnnl::lstm_backward::desc bd(dnnl::prop_kind::backward, dir, src, iter, iter, wl_any, wi_any,
+                                 bias, dst, iter, iter, src, iter, iter, wl_any, wi_any, bias, dst,
+                                 iter, iter);
+    dnnl::lstm_backward::primitive_desc bpd(bd, eng, fpd);
+    fwd = dnnl::lstm_forward(fpd);
+    bwd = dnnl::lstm_backward(bpd);
+    fwd_args = {{DNNL_ARG_SRC_LAYER, Filled(src, eng, 0.01f)},
+                {DNNL_ARG_SRC_ITER, Filled(iter, eng, 0.f)},
+                {DNNL_ARG_SRC_ITER_C, Filled(iter, eng, 0.f)},
+                {DNNL_ARG_WEIGHTS_LAYER, Filled(fpd.weights_layer_desc(), eng, 0.01f)},
+                {DNNL_ARG_WEIGHTS_ITER, Filled(fpd.weights_iter_desc(), eng, 0.01f)},
+                {DNNL_ARG_BIAS, Filled(bias, eng, 0.f)},
+                {DNNL_ARG_DST_LAYER, Filled(dst, eng, 0.f)},
+                {DNNL_ARG_DST_ITER, Filled(iter, eng, 0.f)},
+                {DNNL_ARG_DST_ITER_C, Filled(iter, eng, 0.f)},
+                {DNNL_ARG_WORKSPACE, Filled(fpd.workspace_desc(), eng, 0.f)}};
+    bwd_args = fwd_args;
+    bwd_args[DNNL_ARG_WEIGHTS_LAYER] = Filled(bpd.weights_layer_desc(), eng, 0.01f);
+    bwd_args[DNNL_ARG_WEIGHTS_ITER] = Filled(bpd.weights_iter_desc(), eng, 0.01f);
+    bwd_args[DNNL_ARG_DIFF_SRC_LAYER] = Filled(src, eng, 0.f);
+    bwd_args[DNNL_ARG_DIFF_SRC_ITER] = Filled(iter, eng, 0.f);
+    bwd_args[DNNL_ARG_DIFF_SRC_ITER_C] = Filled(iter, eng, 0.f);
+    bwd_args[DNNL_ARG_DIFF_WEIGHTS_LAYER] = Filled(bpd.diff_weights_layer_desc(), eng, 0.f);
+    bwd_args[DNNL_ARG_DIFF_WEIGHTS_ITER] = Filled(bpd.diff_weights_iter_desc(), eng, 0.f);
+    bwd_args[DNNL_ARG_DIFF_BIAS] = Filled(bias, eng, 0.f);
+    bwd_args[DNNL_ARG_DIFF_DST_LAYER] = Filled(dst, eng, 1.f);
+    bwd_args[DNNL_ARG_DIFF_DST_ITER] = Filled(iter, eng, 0.f);
+    bwd_args[DNNL_ARG_DIFF_DST_ITER_C] = Filled(iter, eng, 0.f);
+  }
+  void Forward() {
+    fwd.execute(strm, fwd_args);
+    strm.wait();
+  }
+  void Backward() {
+    bwd.execute(strm, bwd_args);
+    strm.wait();
+  }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -124,5 +199,13 @@ int main(int argc, char** argv) {
   std::printf("lstm2x512_t35_b32_gemm_forward: %.2f ms\n", gemm_fwd);
   std::printf("lstm2x512_t35_b32_gemm_backward: %.2f ms\n", gemm_bwd);
   std::printf("lstm2x512_t35_b32_op_vs_gemms: %.2f x\n", (op_fwd + op_bwd) / (gemm_fwd + gemm_bwd));
+  omp_set_num_threads(threads);
+  DnnlLstm d;
+  const double dnnl_fwd = MedianMs([&] { d.Forward(); }, reps);
+  const double dnnl_bwd = MedianMs([&] { d.Backward(); }, reps);
+  std::printf("lstm2x512_t35_b32_onednn_forward: %.2f ms\n", dnnl_fwd);
+  std::printf("lstm2x512_t35_b32_onednn_backward: %.2f ms\n", dnnl_bwd);
+  std::printf("lstm2x512_t35_b32_op_vs_onednn: %.2f x\n",
+              (op_fwd + op_bwd) / (dnnl_fwd + dnnl_bwd));
   return 0;
 }

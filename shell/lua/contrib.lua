@@ -1,0 +1,170 @@
+-- mx.nd.contrib and mx.sym.contrib: MXNet's contrib namespaces. A name
+-- resolves to the operator registered as _contrib_<name> (contrib.CTCLoss,
+-- ...), and mx.nd.contrib adds the control-flow functions foreach,
+-- while_loop and cond, which run the Lua functions given (so they record
+-- under mx.autograd like any other calls).
+local help = require 'tessera.help'
+
+local unpack = unpack or table.unpack
+
+return function(mx)
+  local is_array = mx.nd.is_ndarray
+
+  local function namespace(ops, extra)
+    return setmetatable(extra, {
+      __index = function(_, k)
+        if type(k) ~= 'string' then return nil end
+        return ops['_contrib_' .. k]
+      end,
+    })
+  end
+
+  -- An array or a list of them, as a list, and a way back to the same form.
+  local function as_list(x, what)
+    if is_array(x) then return { x }, function(l) return l[1] end end
+    if type(x) ~= 'table' then
+      error(('%s must be an NDArray or a list of them, got %s'):format(what, type(x)), 3)
+    end
+    for i, v in ipairs(x) do
+      if not is_array(v) then
+        error(('%s[%d] is a %s, not an NDArray'):format(what, i, type(v)), 3)
+      end
+    end
+    return x, function(l) return l end
+  end
+
+  local function stack(steps, n)
+    local out = {}
+    for k = 1, n do
+      local items = {}
+      for t, s in ipairs(steps) do items[t] = s[k] end
+      out[k] = mx.nd.stack(items, { axis = 1 })
+    end
+    return out
+  end
+
+  local function truth(x, what)
+    if type(x) == 'boolean' then return x end
+    if type(x) == 'number' then return x ~= 0 end
+    if is_array(x) then
+      if x.size ~= 1 then
+        error(('%s must return one value, got an array of shape (%s)'):format(what,
+          table.concat(x.shape, ',')), 3)
+      end
+      return x:asscalar() ~= 0
+    end
+    error(('%s must return a boolean, a number or a one-element NDArray, got %s'):format(what,
+      type(x)), 3)
+  end
+
+  local nd = {}
+
+  -- foreach(body, data, init_states) -> outputs, states: body(data_t,
+  -- states) -> step outputs, new states, for each t along data's first axis;
+  -- the step outputs stacked on a new first axis.
+  function nd.foreach(body, data, init_states)
+    if type(body) ~= 'function' then error('foreach: body must be a function', 2) end
+    local data_list, data_back = as_list(data, 'foreach: data')
+    local states, states_back = as_list(init_states, 'foreach: init_states')
+    local n = data_list[1].shape[1]
+    for i, d in ipairs(data_list) do
+      if d.shape[1] ~= n then
+        error(('foreach: data[%d] has %d steps, data[1] %d'):format(i, d.shape[1], n), 2)
+      end
+    end
+    local steps, out_back, n_out = {}, nil, 0
+    for t = 1, n do
+      local slice = {}
+      for i, d in ipairs(data_list) do slice[i] = d[t] end
+      local out, new = body(data_back(slice), states_back(states))
+      local outs
+      outs, out_back = as_list(out, 'foreach: the outputs of body')
+      states = as_list(new, 'foreach: the states body returns')
+      if t == 1 then n_out = #outs elseif #outs ~= n_out then
+        error(('foreach: body returned %d outputs at step %d, %d before'):format(#outs, t, n_out), 2)
+      end
+      steps[t] = outs
+    end
+    if n == 0 then error('foreach: data has no steps', 2) end
+    return out_back(stack(steps, n_out)), states_back(states)
+  end
+
+  -- while_loop(cond, func, loop_vars, max_iterations) -> outputs, loop_vars:
+  -- while cond(vars...) holds (at most max_iterations times), func(vars...)
+  -- -> step outputs, new vars. The step outputs are stacked on a new first
+  -- axis and padded with zeros to max_iterations, as MXNet's (whose padding
+  -- is left uninitialised).
+  function nd.while_loop(cond, func, loop_vars, max_iterations)
+    if type(cond) ~= 'function' or type(func) ~= 'function' then
+      error('while_loop: cond and func must be functions', 2)
+    end
+    if type(max_iterations) ~= 'number' or max_iterations < 1 then
+      error('while_loop: max_iterations must be a whole number >= 1', 2)
+    end
+    local vars, vars_back = as_list(loop_vars, 'while_loop: loop_vars')
+    local steps, out_back, n_out = {}, nil, nil
+    while #steps < max_iterations and truth(cond(unpack(vars)), 'while_loop: cond') do
+      local out, new = func(unpack(vars))
+      local outs = {}
+      if out ~= nil then outs, out_back = as_list(out, 'while_loop: the outputs of func') end
+      local new_vars = as_list(new, 'while_loop: the loop variables func returns')
+      if #new_vars ~= #vars then
+        error(('while_loop: func returned %d loop variables for %d'):format(#new_vars, #vars), 2)
+      end
+      n_out = n_out or #outs
+      steps[#steps + 1] = outs
+      vars = new_vars
+    end
+    if #steps == 0 or n_out == 0 then return {}, vars_back(vars) end
+    local outputs = {}
+    for k = 1, n_out do
+      local items = {}
+      for t, s in ipairs(steps) do items[t] = s[k] end
+      local stacked = mx.nd.stack(items, { axis = 1 })
+      if #steps < max_iterations then
+        local pad_shape = { max_iterations - #steps }
+        for d = 2, #stacked.shape do pad_shape[d] = stacked.shape[d] end
+        stacked = mx.nd.concat({ stacked, mx.nd.zeros(pad_shape, { dtype = stacked.dtype,
+          ctx = stacked.ctx }) }, { dim = 1 })
+      end
+      outputs[k] = stacked
+    end
+    return out_back(outputs), vars_back(vars)
+  end
+
+  -- cond(pred, then_func, else_func): then_func() when pred (a one-element
+  -- array or a Lua value) holds, else else_func().
+  function nd.cond(pred, then_func, else_func)
+    if type(then_func) ~= 'function' or type(else_func) ~= 'function' then
+      error('cond: then_func and else_func must be functions', 2)
+    end
+    if truth(pred, 'cond: pred') then return then_func() end
+    return else_func()
+  end
+
+  help.doc(nd.foreach, [[
+mx.nd.contrib.foreach(body, data, init_states) -> outputs, states: for each
+step t of data's first axis, out_t, states = body(data[t], states); the
+outputs stacked on a new first axis. data, states and outputs are an
+NDArray or a list of them. The calls record under mx.autograd.]])
+  help.doc(nd.while_loop, [[
+mx.nd.contrib.while_loop(cond, func, loop_vars, max_iterations) -> outputs,
+loop_vars: while cond(vars...) is true, at most max_iterations times,
+out, vars = func(vars...); the outputs stacked on a new first axis, padded
+with zeros to max_iterations.]])
+  help.doc(nd.cond, [[
+mx.nd.contrib.cond(pred, then_func, else_func) -> then_func() if pred (a
+one-element NDArray, a number or a boolean) holds, else else_func().]])
+
+  local function symbol_flow(name)
+    return function()
+      error(('mx.sym.contrib.%s: control flow in symbols (subgraph operators) is not built yet; '
+        .. 'use mx.nd.contrib.%s (under mx.autograd for gradients) or unroll a cell'):format(
+        name, name), 2)
+    end
+  end
+
+  rawset(mx.nd, 'contrib', namespace(mx.nd, nd))
+  rawset(mx.sym, 'contrib', namespace(mx.sym, { foreach = symbol_flow('foreach'),
+    while_loop = symbol_flow('while_loop'), cond = symbol_flow('cond') }))
+end
