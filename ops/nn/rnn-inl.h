@@ -2,20 +2,23 @@
 // functions (rnn.cc) and the CPU kernels (rnn_cpu.cc).
 //
 // Layout, as MXNet's (and cuDNN's), so that MXNet-trained weights load:
-//   data (T, N, I), state (L*D, N, H), state_cell (L*D, N, H) for LSTM,
-//   out (T, N, D*H), hy and cy (L*D, N, H); layer-major, direction-minor.
+//   data (T, N, I), state (L*D, N, S), state_cell (L*D, N, H) for LSTM,
+//   out (T, N, D*S), hy (L*D, N, S), cy (L*D, N, H); layer-major,
+//   direction-minor; S = H, or P for an LSTM with projection_size P.
 //   The parameter vector holds every weight, then every bias, each walked
 //   layer by layer and, inside a layer, direction by direction:
-//     W_i2h (G*H, I_l), W_h2h (G*H, H) ... then b_i2h (G*H), b_h2h (G*H) ...
+//     W_i2h (G*H, I_l), W_h2h (G*H, S) [, W_h2r (P, H)] ... then b_i2h (G*H),
+//     b_h2h (G*H) ...
 //   with G gates per step (rnn 1, lstm 4 in the order i f g o, gru 3 in the
-//   order r z n) and I_l = I for the first layer, D*H above it.
+//   order r z n) and I_l = I for the first layer, D*S above it.
 //
 // The hidden last output, the reserve, keeps what the backward needs, per
-// layer: the state sequence H_l (T, N, D*H), per direction the gates after
-// their activation (T, N, G*H) and one more (T, N, H) array (LSTM: the cell
+// layer: the state sequence H_l (T, N, D*S), per direction the gates after
+// their activation (T, N, G*H), one more (T, N, H) array (LSTM: the cell
 // sequence; GRU: U_n h + b_hn, the candidate's recurrent half before the
-// reset gate), and, below the top layer when p > 0, the dropout mask applied
-// to H_l before the next layer reads it.
+// reset gate) and, with a projection, h before it (T, N, H); and, below the
+// top layer when p > 0, the dropout mask applied to H_l before the next
+// layer reads it.
 #pragma once
 
 #include <cstdint>
@@ -46,32 +49,46 @@ inline const RNNParam& RnnParams(const NodeAttrs& attrs) {
 }
 
 // Where every piece of the parameter vector and of the reserve starts.
+// S is the width of the recurrent state and of a direction's output: H, or
+// the projection size P of an LSTM with projection (LSTMP), whose cell
+// stays H wide (r = W_h2r h is what recurs and what comes out).
 struct RnnGeom {
   int mode = kLstm;
   int64_t T = 0, N = 0, I = 0, H = 0, L = 0, D = 1, G = 1;
+  int64_t P = 0;         // projection size; 0: none
   bool dropout = false;  // p > 0: masks between layers
 
   RnnGeom(const RNNParam& p, int64_t seq, int64_t batch, int64_t input);
 
+  int64_t S() const { return P > 0 ? P : H; }
   int64_t GH() const { return G * H; }
-  int64_t DH() const { return D * H; }
-  int64_t LayerInput(int64_t l) const { return l == 0 ? I : D * H; }
+  int64_t DS() const { return D * S(); }
+  int64_t LayerInput(int64_t l) const { return l == 0 ? I : DS(); }
   int64_t Rows() const { return T * N; }
 
-  // Parameter vector, in elements.
+  // Parameter vector, in elements. Per layer and direction: W_i2h
+  // (G*H, I_l), W_h2h (G*H, S) and, with a projection, W_h2r (P, H).
+  int64_t LayerWeights(int64_t l) const;  // one direction's weights in layer l
   int64_t WeightI2H(int64_t l, int64_t d) const;
   int64_t WeightH2H(int64_t l, int64_t d) const { return WeightI2H(l, d) + GH() * LayerInput(l); }
+  int64_t WeightH2R(int64_t l, int64_t d) const { return WeightH2H(l, d) + GH() * S(); }
   int64_t BiasI2H(int64_t l, int64_t d) const { return weights_ + 2 * GH() * (l * D + d); }
   int64_t BiasH2H(int64_t l, int64_t d) const { return BiasI2H(l, d) + GH(); }
   int64_t ParamSize() const { return weights_ + 2 * GH() * L * D; }
 
-  // Reserve, in elements.
+  // Reserve, in elements. Per layer: the state sequence (T, N, D*S); per
+  // direction the gates, the extra sequence and, with a projection, h
+  // before it (T, N, H); then the dropout mask.
   int64_t ExtraPerStep() const { return mode == kLstm || mode == kGru ? H : 0; }
+  int64_t PerDirection() const { return Rows() * (GH() + ExtraPerStep() + (P > 0 ? H : 0)); }
   int64_t States(int64_t l) const { return l * layer_; }
   int64_t Gates(int64_t l, int64_t d) const {
-    return States(l) + Rows() * DH() + d * Rows() * (GH() + ExtraPerStep());
+    return States(l) + Rows() * DS() + d * PerDirection();
   }
   int64_t Extra(int64_t l, int64_t d) const { return Gates(l, d) + Rows() * GH(); }
+  int64_t PreProjection(int64_t l, int64_t d) const {
+    return Extra(l, d) + Rows() * ExtraPerStep();
+  }
   bool HasMask(int64_t l) const { return dropout && l + 1 < L; }
   int64_t Mask(int64_t l) const { return Gates(l, D); }
   int64_t ReserveSize() const { return L * layer_; }

@@ -32,7 +32,9 @@ void RNNParam::Declare(ParamDecl<RNNParam>& d) {
       .describe("Whether to return the final states (hy, and cy for LSTM) as well as the output.");
   d.field("projection_size", &RNNParam::projection_size)
       .set_default(std::nullopt)
-      .describe("Size of the LSTM output projection (LSTMP). Not supported yet.");
+      .describe(
+          "LSTM only: project h to this size with a W_h2r (projection_size, state_size) after "
+          "each step (LSTMP); the projection recurs and is the output.");
   d.field("lstm_state_clip_min", &RNNParam::lstm_state_clip_min)
       .set_default(std::nullopt)
       .describe("LSTM only: lower bound the cell state is clipped to after each step.");
@@ -80,8 +82,11 @@ std::vector<std::string> RnnOutputNames(const NodeAttrs& attrs) {
 
 void CheckSupported(const NodeAttrs& attrs) {
   const RNNParam& p = RnnParams(attrs);
-  TS_CHECK(!p.projection_size) << OpLabel(attrs)
-                               << ": projection_size (LSTM with projection) is not supported yet";
+  if (!p.projection_size) return;
+  TS_CHECK(p.mode == kLstm) << OpLabel(attrs) << ": projection_size is for mode lstm only";
+  TS_CHECK(*p.projection_size >= 1 && *p.projection_size < p.state_size)
+      << OpLabel(attrs) << ": projection_size " << *p.projection_size
+      << " must be within [1, state_size) (state_size " << p.state_size << ")";
 }
 
 bool RnnShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
@@ -103,20 +108,24 @@ bool RnnShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>
                            std::string(p.mode == kLstm  ? "lstm"
                                        : p.mode == kGru ? "gru"
                                                         : "rnn") +
-                           ", state_size " + std::to_string(g.H) + ", num_layers " +
-                           std::to_string(g.L) + (g.D == 2 ? ", bidirectional" : "");
+                           ", state_size " + std::to_string(g.H) +
+                           (g.P > 0 ? ", projection_size " + std::to_string(g.P) : "") +
+                           ", num_layers " + std::to_string(g.L) +
+                           (g.D == 2 ? ", bidirectional" : "");
   AssignNamed(attrs, in, 1, Shape{g.ParamSize()}, "parameters", rule.c_str());
-  const Shape state{g.L * g.D, g.N, g.H};
-  AssignNamed(attrs, in, 2, state, "state", "(num_layers * directions, batch, state_size)");
+  const Shape state{g.L * g.D, g.N, g.S()}, cell{g.L * g.D, g.N, g.H};
+  AssignNamed(attrs, in, 2, state, "state",
+              g.P > 0 ? "(num_layers * directions, batch, projection_size)"
+                      : "(num_layers * directions, batch, state_size)");
   size_t next = 3;
   if (p.mode == kLstm)
-    AssignNamed(attrs, in, next++, state, "state_cell",
+    AssignNamed(attrs, in, next++, cell, "state_cell",
                 "(num_layers * directions, batch, state_size)");
   if (p.use_sequence_length)
     AssignNamed(attrs, in, next, Shape{g.N}, "sequence_length", "(batch,)");
-  AssignShape(attrs, out, 0, Shape{g.T, g.N, g.DH()}, "output");
+  AssignShape(attrs, out, 0, Shape{g.T, g.N, g.DS()}, "output");
   AssignShape(attrs, out, 1, state, "output");
-  if (p.mode == kLstm) AssignShape(attrs, out, 2, state, "output");
+  if (p.mode == kLstm) AssignShape(attrs, out, 2, cell, "output");
   AssignShape(attrs, out, out->size() - 1, Shape{g.ReserveSize()}, "output");
   return AllKnown(*in) && AllKnown(*out);
 }
@@ -188,7 +197,9 @@ h' = act(W x + b_i + U h + b_h).
 `parameters` is one vector: every layer's and direction's W_i2h
 (gates * state_size, input) and W_h2h (gates * state_size, state_size),
 then their biases b_i2h and b_h2h, in MXNet's order, so MXNet-trained weights
-load unchanged. With use_sequence_length a last input gives each row's length;
+load unchanged. An LSTM with projection_size P adds W_h2r (P, state_size)
+after each W_h2h: r = W_h2r h recurs (W_h2h is then (4 * state_size, P)) and
+is the output, so state, hy and the output are P wide; the cell is not. With use_sequence_length a last input gives each row's length;
 steps past it output zeros and keep the state, and the reverse direction
 starts at the row's last step.)")
     .set_num_inputs(RnnNumInputs)

@@ -30,12 +30,13 @@ struct StateView {
 // The forward's and backward's view of one (layer, direction).
 template <typename T>
 struct DirView {
-  const T *W, *U;  // W_i2h (G*H, I_l), W_h2h (G*H, H)
+  const T *W, *U, *R;  // W_i2h (G*H, I_l), W_h2h (G*H, S), W_h2r (P, H) or null
   const T *bx, *bh;
   T* gates;                // (T, N, G*H) after activation
   T* extra;                // LSTM cell / GRU U_n h + b_hn sequence, (T, N, H)
-  StateView<T> hs;         // this direction's slice of H_l, ld D*H
-  StateView<T> h0, c0;     // initial state, ld H
+  T* pre;                  // with a projection: h before it, (T, N, H)
+  StateView<T> hs;         // this direction's slice of H_l, ld D*S
+  StateView<T> h0, c0;     // initial state (ld S) and cell (ld H)
   int64_t first_step = 0;  // the step processed first (0 forward, T-1 reverse)
   int64_t step = 1;        // +1 forward, -1 reverse
 };
@@ -46,14 +47,16 @@ DirView<T> MakeDirView(const RnnGeom& g, int64_t l, int64_t d, const T* w, T* re
   DirView<T> v;
   v.W = w + g.WeightI2H(l, d);
   v.U = w + g.WeightH2H(l, d);
+  v.R = g.P > 0 ? w + g.WeightH2R(l, d) : nullptr;
   v.bx = w + g.BiasI2H(l, d);
   v.bh = w + g.BiasH2H(l, d);
   v.gates = res + g.Gates(l, d);
   v.extra = res + g.Extra(l, d);
-  v.hs = {res + g.States(l) + d * g.H, g.DH()};
-  const int64_t s = (l * g.D + d) * g.N * g.H;
-  v.h0 = {const_cast<T*>(hx) + s, g.H};
-  v.c0 = {cx ? const_cast<T*>(cx) + s : nullptr, g.H};
+  v.pre = g.P > 0 ? res + g.PreProjection(l, d) : nullptr;
+  v.hs = {res + g.States(l) + d * g.S(), g.DS()};
+  const int64_t s = (l * g.D + d) * g.N;
+  v.h0 = {const_cast<T*>(hx) + s * g.S(), g.S()};
+  v.c0 = {cx ? const_cast<T*>(cx) + s * g.H : nullptr, g.H};
   v.first_step = d == 0 ? 0 : g.T - 1;
   v.step = d == 0 ? 1 : -1;
   return v;
@@ -148,21 +151,23 @@ struct Forward {
     const StateView<T> cseq{v.extra, g.H};
     const StateView<T> cp = PrevState(v, cseq, v.c0, t, g.N);
     T* gt = v.gates + t * g.N * g.GH();
+    const int64_t S = g.S();
     if (g.mode == kGru) {
-      Gemm(false, true, g.N, g.GH(), g.H, T(1), hp.ptr, hp.ld, v.U, g.H, T(0), hu, g.GH(), threads);
+      Gemm(false, true, g.N, g.GH(), S, T(1), hp.ptr, hp.ld, v.U, S, T(0), hu, g.GH(), threads);
       for (int64_t n = 0; n < g.N; ++n)
         for (int64_t j = 0; j < g.GH(); ++j) hu[n * g.GH() + j] += v.bh[j];
     } else {
-      Gemm(false, true, g.N, g.GH(), g.H, T(1), hp.ptr, hp.ld, v.U, g.H, T(1), gt, g.GH(), threads);
+      Gemm(false, true, g.N, g.GH(), S, T(1), hp.ptr, hp.ld, v.U, S, T(1), gt, g.GH(), threads);
     }
     const int row_threads = RowThreads(g, threads);
 #pragma omp parallel for num_threads(row_threads) schedule(static) if (row_threads > 1)
     for (int64_t n = 0; n < g.N; ++n) {
-      T* h = Row(v.hs, t, g.N, n);
+      T* h = v.pre ? v.pre + (t * g.N + n) * g.H : Row(v.hs, t, g.N, n);
       const T* h_prev = hp.ptr + n * hp.ld;
       T* gn = gt + n * g.GH();
       if (t >= len[static_cast<size_t>(n)]) {  // past the row's end: carry the state
-        std::copy(h_prev, h_prev + g.H, h);
+        std::copy(h_prev, h_prev + S, Row(v.hs, t, g.N, n));
+        if (v.pre) std::fill(h, h + g.H, T(0));  // no part in the projection's gradient
         if (g.mode == kLstm)
           std::copy(cp.ptr + n * g.H, cp.ptr + (n + 1) * g.H, v.extra + (t * g.N + n) * g.H);
         continue;
@@ -181,6 +186,17 @@ struct Forward {
           rnn::VanillaForward(g.H, g.mode == kRnnRelu, gn, h);
       }
     }
+    if (v.pre) Project(v, t, hp);
+  }
+
+  // r = h W_h2r^T for the step; the rows past their length keep the state.
+  void Project(const DirView<T>& v, int64_t t, StateView<T> hp) const {
+    T* r = Row(v.hs, t, g.N, 0);
+    Gemm(false, true, g.N, g.P, g.H, T(1), v.pre + t * g.N * g.H, g.H, v.R, g.H, T(0), r, v.hs.ld,
+         threads);
+    for (int64_t n = 0; n < g.N; ++n)
+      if (t >= len[static_cast<size_t>(n)])
+        std::copy(hp.ptr + n * hp.ld, hp.ptr + n * hp.ld + g.P, r + n * v.hs.ld);
   }
 
   void Direction(const DirView<T>& v, const T* x, int64_t in, T* hu) const {
@@ -195,7 +211,7 @@ struct Forward {
     const T* hs = res + g.States(l);
     if (!g.HasMask(l)) return hs;
     T* mask = res + g.Mask(l);
-    const int64_t n = g.Rows() * g.DH();
+    const int64_t n = g.Rows() * g.DS();
     if (!ctx.is_train) {
       std::fill(mask, mask + n, T(1));
       return hs;
@@ -228,7 +244,7 @@ void ForwardTyped(const NodeAttrs& attrs, const OpContext& ctx, const std::vecto
   T* res = out.back().dptr<T>();
   TS_DCHECK(static_cast<int64_t>(out.back().Size()) == g.ReserveSize());
 
-  const int64_t xbuf_n = g.dropout && g.L > 1 && ctx.is_train ? g.Rows() * g.DH() : 0;
+  const int64_t xbuf_n = g.dropout && g.L > 1 && ctx.is_train ? g.Rows() * g.DS() : 0;
   const int64_t hu_n = g.mode == kGru ? g.N * g.GH() : 0;
   T* tmp = ctx.requested.at(1).get_space_typed<T>(
       static_cast<size_t>(std::max<int64_t>(1, xbuf_n + hu_n)));
@@ -250,8 +266,8 @@ void ForwardTyped(const NodeAttrs& attrs, const OpContext& ctx, const std::vecto
     for (int64_t t = 0; t < g.T; ++t)
       for (int64_t n = 0; n < g.N; ++n) {
         const bool live = t < len[static_cast<size_t>(n)];
-        const int64_t o = (t * g.N + n) * g.DH();
-        for (int64_t j = 0; j < g.DH(); ++j) {
+        const int64_t o = (t * g.N + n) * g.DS();
+        for (int64_t j = 0; j < g.DS(); ++j) {
           const T v = live ? top[o + j] : T(0);
           y[o + j] = req[0] == kAddTo ? y[o + j] + v : v;
         }
@@ -261,10 +277,12 @@ void ForwardTyped(const NodeAttrs& attrs, const OpContext& ctx, const std::vecto
     for (int64_t d = 0; d < g.D; ++d) {
       const DirView<T> v = MakeDirView<T>(g, l, d, w, res, hx, cx);
       const int64_t last = d == 0 ? g.T - 1 : 0;
-      const int64_t s = (l * g.D + d) * g.N * g.H;
-      StoreRows(Row(v.hs, last, g.N, 0), g.DH(), g.N, g.H, out[1].dptr<T>() + s, g.H, req[1]);
+      const int64_t s = (l * g.D + d) * g.N;
+      StoreRows(Row(v.hs, last, g.N, 0), g.DS(), g.N, g.S(), out[1].dptr<T>() + s * g.S(), g.S(),
+                req[1]);
       if (lstm)
-        StoreRows(v.extra + last * g.N * g.H, g.H, g.N, g.H, out[2].dptr<T>() + s, g.H, req[2]);
+        StoreRows(v.extra + last * g.N * g.H, g.H, g.N, g.H, out[2].dptr<T>() + s * g.H, g.H,
+                  req[2]);
     }
 }
 
@@ -278,12 +296,16 @@ struct Backward {
   int threads;
   T* dgx;  // (T, N, G*H)
   T* dgh;  // GRU: (T, N, G*H); else dgx
-  T* dh;   // (N, H)
+  T* dh;   // (N, S): the state's gradient
   T* dc;   // (N, H)
+  // With a projection: the gradient of r at every step (T, N, P), of h
+  // before the projection (N, H), and zeros for the cell's own dh (N, H).
+  T *dr_seq = nullptr, *dpre = nullptr, *zeros = nullptr;
 
   // Walks the steps in reverse, leaving the gates' gradients in dgx/dgh and
-  // the initial state's in dh/dc. dy: the gradient of H_l (ld D*H).
+  // the initial state's in dh/dc. dy: the gradient of H_l (ld D*S).
   void Steps(const DirView<T>& v, StateView<T> dy) const {
+    if (v.pre) return StepsProjected(v, dy);
     const rnn::CellClip<T> clip = MakeClip<T>(p);
     const StateView<T> cseq{v.extra, g.H};
     const int64_t last = v.first_step + (g.T - 1) * v.step;
@@ -327,22 +349,67 @@ struct Backward {
     }
   }
 
+  // The LSTM with a projection r = W_h2r h: per step, the gradient of r
+  // (from the next step and the output) goes back through W_h2r to h, then
+  // through the cell; the gates' part reaches the previous r through W_h2h.
+  void StepsProjected(const DirView<T>& v, StateView<T> dy) const {
+    const rnn::CellClip<T> clip = MakeClip<T>(p);
+    const StateView<T> cseq{v.extra, g.H};
+    const int64_t last = v.first_step + (g.T - 1) * v.step, P = g.P, H = g.H;
+    std::fill(zeros, zeros + g.N * H, T(0));
+    for (int64_t s = 0; s < g.T; ++s) {
+      const int64_t t = last - s * v.step;
+      const StateView<T> cp = PrevState(v, cseq, v.c0, t, g.N);
+      T* dgx_t = dgx + t * g.N * g.GH();
+      T* drt = dr_seq + t * g.N * P;
+      for (int64_t n = 0; n < g.N; ++n) {
+        const bool live = t < len[static_cast<size_t>(n)];
+        const T* dyn = Row(dy, t, g.N, n);
+        for (int64_t j = 0; j < P; ++j) drt[n * P + j] = dh[n * P + j] + (live ? dyn[j] : T(0));
+      }
+      Gemm(false, false, g.N, H, P, T(1), drt, P, v.R, H, T(0), dpre, H, threads);
+      const int row_threads = RowThreads(g, threads);
+#pragma omp parallel for num_threads(row_threads) schedule(static) if (row_threads > 1)
+      for (int64_t n = 0; n < g.N; ++n) {
+        T* gx = dgx_t + n * g.GH();
+        if (t >= len[static_cast<size_t>(n)]) {
+          std::fill(gx, gx + g.GH(), T(0));
+          continue;
+        }
+        const T* gn = v.gates + (t * g.N + n) * g.GH();
+        const T* c = v.extra + (t * g.N + n) * H;
+        if (clip.on)
+          rnn::LstmBackward<true>(H, gn, cp.ptr + n * H, c, dpre + n * H, zeros + n * H, dc + n * H,
+                                  gx, clip);
+        else
+          rnn::LstmBackward<false>(H, gn, cp.ptr + n * H, c, dpre + n * H, zeros + n * H,
+                                   dc + n * H, gx, clip);
+      }
+      Gemm(false, false, g.N, P, g.GH(), T(1), dgx_t, g.GH(), v.U, P, T(0), dh, P, threads);
+      for (int64_t n = 0; n < g.N; ++n)  // carried rows pass their gradient on
+        if (t >= len[static_cast<size_t>(n)]) std::copy(drt + n * P, drt + (n + 1) * P, dh + n * P);
+    }
+  }
+
   // dW += dgx^T x, dU += dgh^T h_prev (the states shifted by one step, the
   // initial state at the first), db_i2h += sum dgx, db_h2h += sum dgh.
   void WeightGrads(const DirView<T>& v, const T* x, int64_t in, T* dw_base, int64_t l,
                    int64_t d) const {
-    const int64_t GH = g.GH(), N = g.N;
+    const int64_t GH = g.GH(), N = g.N, S = g.S();
     T* dW = dw_base + g.WeightI2H(l, d);
     T* dU = dw_base + g.WeightH2H(l, d);
     Gemm(true, false, GH, in, g.Rows(), T(1), dgx, GH, x, in, T(1), dW, in, threads);
     if (g.T > 1) {
       const T* dgh_shift = v.step > 0 ? dgh + N * GH : dgh;
       const T* h_shift = v.step > 0 ? v.hs.ptr : v.hs.ptr + N * v.hs.ld;
-      Gemm(true, false, GH, g.H, (g.T - 1) * N, T(1), dgh_shift, GH, h_shift, v.hs.ld, T(1), dU,
-           g.H, threads);
+      Gemm(true, false, GH, S, (g.T - 1) * N, T(1), dgh_shift, GH, h_shift, v.hs.ld, T(1), dU, S,
+           threads);
     }
-    Gemm(true, false, GH, g.H, N, T(1), dgh + v.first_step * N * GH, GH, v.h0.ptr, g.H, T(1), dU,
-         g.H, threads);
+    Gemm(true, false, GH, S, N, T(1), dgh + v.first_step * N * GH, GH, v.h0.ptr, S, T(1), dU, S,
+         threads);
+    if (v.pre)  // dW_h2r += dr^T h (h is zero on the carried rows)
+      Gemm(true, false, g.P, g.H, g.Rows(), T(1), dr_seq, g.P, v.pre, g.H, T(1),
+           dw_base + g.WeightH2R(l, d), g.H, threads);
     RunContext rctx;
     rctx.omp_threads = threads;
     SumRows(rctx, dgx, g.Rows(), GH, dw_base + g.BiasI2H(l, d), true);
@@ -369,12 +436,14 @@ void BackwardTyped(const NodeAttrs& attrs, const OpContext& ctx, const std::vect
   const T* cx = lstm ? in[n_og + 3].dptr<T>() : nullptr;
   T* res = const_cast<T*>(in.back().dptr<T>());
 
-  // Scratch: two layer-gradient buffers, the gates' gradients, dh, dc, and
-  // the dropped-out input of a layer.
-  const int64_t seq = g.Rows() * g.DH();
+  // Scratch: two layer-gradient buffers, the gates' gradients, dh, dc, the
+  // dropped-out input of a layer and, with a projection, its gradients.
+  const int64_t seq = g.Rows() * g.DS();
   const int64_t n_layer = g.L > 1 ? seq : 0, n_x = g.dropout && g.L > 1 ? seq : 0;
-  const int64_t n_g = g.Rows() * g.GH(), n_gh = g.mode == kGru ? n_g : 0, n_s = g.N * g.H;
-  const int64_t total = 2 * n_layer + n_x + n_g + n_gh + 2 * n_s;
+  const int64_t n_g = g.Rows() * g.GH(), n_gh = g.mode == kGru ? n_g : 0;
+  const int64_t n_s = g.N * g.S(), n_c = g.N * g.H;
+  const int64_t n_proj = g.P > 0 ? g.Rows() * g.P + 2 * g.N * g.H : 0;
+  const int64_t total = 2 * n_layer + n_x + n_g + n_gh + n_s + n_c + n_proj;
   T* tmp = ctx.requested.at(0).get_space_typed<T>(static_cast<size_t>(total));
   T* buf[2] = {tmp, tmp + n_layer};
   T* xbuf = tmp + 2 * n_layer;
@@ -382,12 +451,17 @@ void BackwardTyped(const NodeAttrs& attrs, const OpContext& ctx, const std::vect
   b.dgh = g.mode == kGru ? b.dgx + n_g : b.dgx;
   b.dh = b.dgx + n_g + n_gh;
   b.dc = b.dh + n_s;
+  if (g.P > 0) {
+    b.dr_seq = b.dc + n_c;
+    b.dpre = b.dr_seq + g.Rows() * g.P;
+    b.zeros = b.dpre + g.N * g.H;
+  }
 
   T* dw = out[1].dptr<T>();
   const bool want_w = req[1] != kNullOp;
   if (req[1] == kWriteTo || req[1] == kWriteInplace) std::fill(dw, dw + g.ParamSize(), T(0));
 
-  StateView<T> dy{const_cast<T*>(dout), g.DH()};
+  StateView<T> dy{const_cast<T*>(dout), g.DS()};
   for (int64_t l = g.L - 1; l >= 0; --l) {
     const int64_t in_l = g.LayerInput(l);
     // This layer's input, and where its gradient goes.
@@ -404,18 +478,18 @@ void BackwardTyped(const NodeAttrs& attrs, const OpContext& ctx, const std::vect
     const OpReqType rx = l > 0 ? kWriteTo : req[0];
     for (int64_t d = 0; d < g.D; ++d) {
       const DirView<T> v = MakeDirView<T>(g, l, d, w, res, hx, cx);
-      const int64_t s = (l * g.D + d) * g.N * g.H;
+      const int64_t s = (l * g.D + d) * g.N;
       if (dhy)
-        std::copy(dhy + s, dhy + s + n_s, b.dh);
+        std::copy(dhy + s * g.S(), dhy + s * g.S() + n_s, b.dh);
       else
         std::fill(b.dh, b.dh + n_s, T(0));
       if (dcy)
-        std::copy(dcy + s, dcy + s + n_s, b.dc);
+        std::copy(dcy + s * g.H, dcy + s * g.H + n_c, b.dc);
       else
-        std::fill(b.dc, b.dc + n_s, T(0));
-      b.Steps(v, {dy.ptr + d * g.H, dy.ld});
-      StoreRows(b.dh, g.H, g.N, g.H, out[2].dptr<T>() + s, g.H, req[2]);
-      if (lstm) StoreRows(b.dc, g.H, g.N, g.H, out[3].dptr<T>() + s, g.H, req[3]);
+        std::fill(b.dc, b.dc + n_c, T(0));
+      b.Steps(v, {dy.ptr + d * g.S(), dy.ld});
+      StoreRows(b.dh, g.S(), g.N, g.S(), out[2].dptr<T>() + s * g.S(), g.S(), req[2]);
+      if (lstm) StoreRows(b.dc, g.H, g.N, g.H, out[3].dptr<T>() + s * g.H, g.H, req[3]);
       if (want_w) b.WeightGrads(v, xl, in_l, dw, l, d);
       if (rx != kNullOp) {
         const T beta = d > 0 || rx == kAddTo ? T(1) : T(0);
@@ -428,7 +502,7 @@ void BackwardTyped(const NodeAttrs& attrs, const OpContext& ctx, const std::vect
         const T* mask = res + g.Mask(l - 1);
         for (int64_t i = 0; i < seq; ++i) dx[i] *= mask[i];
       }
-      dy = {dx, g.DH()};
+      dy = {dx, g.DS()};
     }
   }
 }
@@ -444,15 +518,20 @@ RnnGeom::RnnGeom(const RNNParam& p, int64_t seq, int64_t batch, int64_t input)
       L(p.num_layers),
       D(p.bidirectional ? 2 : 1),
       G(RnnGates(p.mode)),
+      P(p.projection_size ? *p.projection_size : 0),
       dropout(p.p > 0) {
-  for (int64_t l = 0; l < L; ++l) weights_ += D * GH() * (LayerInput(l) + H);
-  layer_ = Rows() * DH() + D * Rows() * (GH() + ExtraPerStep()) + (dropout ? Rows() * DH() : 0);
+  for (int64_t l = 0; l < L; ++l) weights_ += D * LayerWeights(l);
+  layer_ = Rows() * DS() + D * PerDirection() + (dropout ? Rows() * DS() : 0);
+}
+
+int64_t RnnGeom::LayerWeights(int64_t l) const {
+  return GH() * (LayerInput(l) + S()) + P * H;
 }
 
 int64_t RnnGeom::WeightI2H(int64_t l, int64_t d) const {
   int64_t off = 0;
-  for (int64_t k = 0; k < l; ++k) off += D * GH() * (LayerInput(k) + H);
-  return off + d * GH() * (LayerInput(l) + H);
+  for (int64_t k = 0; k < l; ++k) off += D * LayerWeights(k);
+  return off + d * LayerWeights(l);
 }
 
 void RnnForwardCpu(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,

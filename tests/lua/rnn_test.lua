@@ -149,7 +149,7 @@ end
 
 local function fused_params(c)
   return {state_size = c.H, num_layers = c.L, bidirectional = c.bi or false, mode = c.mode,
-          state_outputs = true, use_sequence_length = c.lengths ~= nil}
+          state_outputs = true, use_sequence_length = c.lengths ~= nil, projection_size = c.proj}
 end
 
 -- Values and every gradient of the fused op against the unrolled cells, for
@@ -247,6 +247,19 @@ test('RNN gradients against central differences (executor, write and add)', func
   end
 end)
 
+test('LSTM with projection: gradients against central differences', function()
+  local c = {mode = 'lstm', T = 3, N = 2, I = 3, H = 4, L = 2, bi = true, proj = 2}
+  local names = {'data', 'parameters', 'state', 'state_cell'}
+  local vars = {}
+  for i, n in ipairs(names) do vars[i] = mx.sym.Variable(n) end
+  local sym = mx.sym.Group({mx.sym.RNN(vars, fused_params(c))})
+  local P = 0
+  for l = 1, 2 do P = P + 2 * (16 * ((l == 1 and 3 or 4) + 2) + 2 * 4 + 2 * 16) end
+  local loc = {data = rand({3, 2, 3}), parameters = rand({P}, 0.6), state = rand({4, 2, 2}),
+               state_cell = rand({4, 2, 4})}
+  tu.check_numeric_gradient(sym, loc, {numeric_eps = 1e-5, rtol = 1e-5, atol = 1e-7})
+end)
+
 test('RNN in float32 agrees with float64', function()
   local c = {mode = 'lstm', T = 5, N = 4, I = 6, H = 8, L = 2, bi = true}
   local x, w = rand({5, 4, 6}), rand({param_size(c)}, 0.3)
@@ -319,7 +332,10 @@ test('RNN: shapes are inferred from data; bad input is named', function()
   assert(not ok and err:find('sequence_length%[1%] = 9'), err)
   ok, err = pcall(mx.nd.RNN, {x, mx.nd.ones({5}), mx.nd.zeros({1, 2, 2}), mx.nd.zeros({1, 2, 2})},
                   {state_size = 2, num_layers = 1, mode = 'lstm', projection_size = 2})
-  assert(not ok and err:find('projection_size'), err)
+  assert(not ok and err:find('projection_size 2 must be within %[1, state_size%)'), err)
+  ok, err = pcall(mx.nd.RNN, {x, mx.nd.ones({5}), mx.nd.zeros({1, 2, 2})},
+                  {state_size = 3, num_layers = 1, mode = 'gru', projection_size = 2})
+  assert(not ok and err:find('projection_size is for mode lstm only'), err)
 end)
 
 -- PyTorch's nn.LSTM / nn.GRU / nn.RNN with the same weights: values and
@@ -327,18 +343,19 @@ end)
 local torch_cases = dofile((debug.getinfo(1, 'S').source:match('^@(.*)/lua/[^/]*$') or 'tests')
   .. '/data/rnn/torch_reference.lua')
 for _, c in ipairs(torch_cases) do
-  local what = ('%s, %d layer(s)%s%s'):format(c.mode, c.L, c.bi and ', bidirectional' or '',
-                                            c.lengths and ', sequence lengths' or '')
+  local what = ('%s, %d layer(s)%s%s%s'):format(c.mode, c.L, c.bi and ', bidirectional' or '',
+                                              c.lengths and ', sequence lengths' or '',
+                                              c.proj and ', projection' or '')
   test('RNN against PyTorch (' .. what .. ')', function()
-    local D = c.bi and 2 or 1
+    local D, S = c.bi and 2 or 1, c.proj or c.H
     local function arr(v, shape) return mx.nd.array(v, {dtype = 'float64'}):reshape(shape) end
-    local sshape = {c.L * D, c.N, c.H}
+    local sshape, cshape = {c.L * D, c.N, S}, {c.L * D, c.N, c.H}
     local x, w, h0 = arr(c.x, {c.T, c.N, c.I}), arr(c.params, {#c.params}), arr(c.h0, sshape)
-    local c0 = c.c0 and arr(c.c0, sshape)
+    local c0 = c.c0 and arr(c.c0, cshape)
     local inputs = {x, w, h0, c0}
     for _, a in pairs(inputs) do a:attach_grad() end
-    local po, ph = arr(c.po, {c.T, c.N, D * c.H}), arr(c.ph, sshape)
-    local pc = c.pc and arr(c.pc, sshape)
+    local po, ph = arr(c.po, {c.T, c.N, D * S}), arr(c.ph, sshape)
+    local pc = c.pc and arr(c.pc, cshape)
     local out, hy, cy
     mx.autograd.record(function()
       out, hy, cy = mx.nd.RNN(fused_args(c, x, w, h0, c0), fused_params(c))

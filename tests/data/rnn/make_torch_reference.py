@@ -19,20 +19,24 @@ CASES = [
     dict(mode="rnn_relu", T=3, N=2, I=3, H=3, L=2, bi=True),
     dict(mode="lstm", T=5, N=3, I=2, H=3, L=2, bi=True, lengths=[5, 2, 3]),
     dict(mode="gru", T=5, N=3, I=2, H=3, L=1, bi=True, lengths=[1, 5, 4]),
+    dict(mode="lstm", T=4, N=3, I=3, H=5, L=2, bi=True, proj=3),
+    dict(mode="lstm", T=5, N=3, I=2, H=4, L=1, bi=True, proj=2, lengths=[5, 3, 1]),
 ]
 
 
 def make(c):
     D = 2 if c["bi"] else 1
+    P = c.get("proj", 0)
+    S = P or c["H"]
     if c["mode"] == "lstm":
-        net = torch.nn.LSTM(c["I"], c["H"], c["L"], bidirectional=c["bi"])
+        net = torch.nn.LSTM(c["I"], c["H"], c["L"], bidirectional=c["bi"], proj_size=P)
     elif c["mode"] == "gru":
         net = torch.nn.GRU(c["I"], c["H"], c["L"], bidirectional=c["bi"])
     else:
         act = "relu" if c["mode"] == "rnn_relu" else "tanh"
         net = torch.nn.RNN(c["I"], c["H"], c["L"], nonlinearity=act, bidirectional=c["bi"])
     x = torch.randn(c["T"], c["N"], c["I"], requires_grad=True)
-    h0 = torch.randn(c["L"] * D, c["N"], c["H"], requires_grad=True)
+    h0 = torch.randn(c["L"] * D, c["N"], S, requires_grad=True)
     c0 = torch.randn(c["L"] * D, c["N"], c["H"], requires_grad=True)
     lengths = c.get("lengths")
     if lengths:
@@ -42,13 +46,15 @@ def make(c):
     else:
         out, state = net(x, (h0, c0) if c["mode"] == "lstm" else h0)
     hy, cy = (state if c["mode"] == "lstm" else (state, None))
-    po, ph, pc = torch.randn_like(out), torch.randn_like(hy), torch.randn_like(hy)
+    po, ph = torch.randn_like(out), torch.randn_like(hy)
+    pc = torch.randn_like(cy) if cy is not None else None
     loss = (out * po).sum() + (hy * ph).sum() + ((cy * pc).sum() if cy is not None else 0)
     loss.backward()
     # MXNet's layout: every weight (layer, direction, i2h then h2h), then
     # every bias in the same order.
     sfx = [""] + (["_reverse"] if c["bi"] else [])
-    names = [f"weight_{k}_l{l}{s}" for l in range(c["L"]) for s in sfx for k in ("ih", "hh")]
+    kinds = ("ih", "hh", "hr") if P else ("ih", "hh")
+    names = [f"weight_{k}_l{l}{s}" for l in range(c["L"]) for s in sfx for k in kinds]
     names += [f"bias_{k}_l{l}{s}" for l in range(c["L"]) for s in sfx for k in ("ih", "hh")]
     params = [getattr(net, n) for n in names]
     flat = torch.cat([p.detach().reshape(-1) for p in params])

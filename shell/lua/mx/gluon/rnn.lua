@@ -40,8 +40,14 @@ return function(mx, G)
     if layout ~= 'TNC' and layout ~= 'NTC' then
       error(("%s: layout must be 'TNC' or 'NTC', got %s"):format(kind, tostring(layout)), 2)
     end
-    if opts.projection_size then
-      error(kind .. ': projection_size (LSTM with projection) is not supported yet', 2)
+    local proj = opts.projection_size
+    if proj ~= nil then
+      if mode ~= 'lstm' then error(kind .. ': projection_size is for LSTM only', 2) end
+      check_count(proj, kind .. ': projection_size', 1)
+      if proj >= hidden_size then
+        error(('%s: projection_size %d must be below hidden_size %d'):format(kind, proj,
+          hidden_size), 2)
+      end
     end
     opts.hint = opts.hint or mode:gsub('_.*', '')
     HybridBlock.__init(self, opts)
@@ -54,6 +60,7 @@ return function(mx, G)
     rawset(self, '_dir', opts.bidirectional and 2 or 1)
     rawset(self, '_input_size', opts.input_size or 0)
     rawset(self, '_use_seq', opts.use_sequence_length or false)
+    rawset(self, '_proj', proj)
     rawset(self, '_clip', { min = opts.lstm_state_clip_min, max = opts.lstm_state_clip_max,
       nan = opts.lstm_state_clip_nan })
     local G4 = gates[mode] * hidden_size
@@ -69,11 +76,14 @@ return function(mx, G)
             list[#list + 1] = j .. name
           end
           reg('i2h_weight', { G4, ni }, opts.i2h_weight_initializer, weights)
-          reg('h2h_weight', { G4, hidden_size }, opts.h2h_weight_initializer, weights)
+          reg('h2h_weight', { G4, proj or hidden_size }, opts.h2h_weight_initializer, weights)
+          if proj then
+            reg('h2r_weight', { proj, hidden_size }, opts.h2r_weight_initializer, weights)
+          end
           reg('i2h_bias', { G4 }, opts.i2h_bias_initializer or 'zeros', biases)
           reg('h2h_bias', { G4 }, opts.h2h_bias_initializer or 'zeros', biases)
         end
-        ni = hidden_size * self._dir
+        ni = (proj or hidden_size) * self._dir
       end
     end)
     -- MXNet's packing order: every weight, then every bias.
@@ -87,7 +97,8 @@ return function(mx, G)
   function RNNLayer:state_info(batch_size)
     local info = {}
     for i = 1, self:_num_states() do
-      info[i] = { shape = { self._L * self._dir, batch_size or 0, self._H }, __layout = 'LNC' }
+      local width = i == 1 and self._proj or self._H  -- h is projected, c is not
+      info[i] = { shape = { self._L * self._dir, batch_size or 0, width }, __layout = 'LNC' }
     end
     return info
   end
@@ -150,7 +161,8 @@ return function(mx, G)
     if self._use_seq then inputs[#inputs + 1] = rest[ns + 1] end
     local o = { state_size = self._H, num_layers = self._L, bidirectional = self._dir == 2,
       mode = self._mode, p = self._dropout, state_outputs = true,
-      use_sequence_length = self._use_seq, lstm_state_clip_min = self._clip.min,
+      use_sequence_length = self._use_seq, projection_size = self._proj,
+      lstm_state_clip_min = self._clip.min,
       lstm_state_clip_max = self._clip.max, lstm_state_clip_nan = self._clip.nan,
       name = named and self.prefix .. 'rnn' or nil }
     local outs = pack(rnn._values_of(F, 1 + ns, F.RNN(inputs, o)))
@@ -163,6 +175,7 @@ return function(mx, G)
     local w = self.l0_i2h_weight.shape
     local ni = w[2] > 0 and tostring(w[2]) or 'None'
     local s = ('%s(%s -> %d, %s'):format(self._kind, ni, self._H, self._layout)
+    if self._proj then s = s .. (', projection_size=%d'):format(self._proj) end
     if self._L > 1 then s = s .. (', num_layers=%d'):format(self._L) end
     if self._dropout > 0 then s = s .. (', dropout=%g'):format(self._dropout) end
     if self._dir == 2 then s = s .. ', bidirectional' end
@@ -196,6 +209,8 @@ i2h_bias_initializer = 'zeros', h2h_bias_initializer = 'zeros', dtype,
 use_sequence_length = false (then layer(x, states, lengths)).
 layer(x) returns the output (zero initial states); layer(x, states) returns
 the output and the new states. layer:begin_state(batch, {ctx =, dtype =}).
+LSTM also takes projection_size (LSTMP: h2r_weight projects h, which
+recurs at that width) and h2r_weight_initializer.
 Parameters: l0_i2h_weight, l0_h2h_weight, l0_i2h_bias, l0_h2h_bias, r0_...
 for the reverse direction, as MXNet's.]]
   help.doc(rnn.LSTM, "mx.gluon.rnn.LSTM(hidden_size, {...}): a multi-layer LSTM over the fused RNN\nop; states {h, c}. " .. common)
