@@ -1,15 +1,7 @@
 -- mx.nd.contrib.foreach, while_loop and cond against unrolled loops, under
 -- autograd too; the contrib namespaces.
 
-local function flat(a)
-  local out = {}
-  local function walk(t)
-    if type(t) ~= 'table' then out[#out + 1] = t return end
-    for _, v in ipairs(t) do walk(v) end
-  end
-  walk(a:totable())
-  return out
-end
+local flat = mx.test_utils.flatten
 
 test('foreach: a running sum, as the unrolled loop', function()
   local x = mx.nd.array({{1, 2}, {3, 4}, {5, 6}})

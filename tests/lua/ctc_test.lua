@@ -3,15 +3,7 @@
 
 local tu = mx.test_utils
 
-local function flat(a)
-  local out = {}
-  local function walk(t)
-    if type(t) ~= 'table' then out[#out + 1] = t return end
-    for _, v in ipairs(t) do walk(v) end
-  end
-  walk(type(a) == 'table' and a or a:totable())
-  return out
-end
+local flat = mx.test_utils.flatten
 
 test('CTCLoss: hand-computed probabilities', function()
   -- Two classes (0 = blank), uniform activations: every step is 1/2 each.

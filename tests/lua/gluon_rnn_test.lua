@@ -5,15 +5,7 @@
 local tu = mx.test_utils
 local rnn = mx.gluon.rnn
 
-local function flat(a)
-  local out = {}
-  local function walk(t)
-    if type(t) ~= 'table' then out[#out + 1] = t return end
-    for _, v in ipairs(t) do walk(v) end
-  end
-  walk(a:totable())
-  return out
-end
+local flat = mx.test_utils.flatten
 
 local function close(a, b, tol, what)
   tu.assert_almost_equal(flat(a), flat(b), {rtol = tol or 1e-5, atol = tol or 1e-6,

@@ -24,12 +24,7 @@ local function rand(shape, s, dtype)
   return mx.nd.array(values(n, s or 1), {dtype = dtype or 'float64'}):reshape(shape)
 end
 
-local function flatten(t, out)
-  out = out or {}
-  if type(t) ~= 'table' then out[#out + 1] = t return out end
-  for _, v in ipairs(t) do flatten(v, out) end
-  return out
-end
+local flatten = mx.test_utils.flatten
 
 -- Configuration: mode, T, N, I, H, L, bidirectional, lengths.
 local function param_size(c)
@@ -210,7 +205,7 @@ local function check_against_reference(c)
   same(h0.grad, hr.grad, 'd state')
   if c0 then same(c0.grad, cr.grad, 'd state_cell') end
   local wgrad = {}
-  for _, a in ipairs(order) do flatten(a.grad:totable(), wgrad) end
+  for _, a in ipairs(order) do for _, v in ipairs(flatten(a.grad)) do wgrad[#wgrad + 1] = v end end
   tu.assert_almost_equal(flatten(w.grad:totable()), wgrad,
       {rtol = tol.rtol, atol = tol.atol, names = {'fused d parameters', 'unrolled'}})
 end

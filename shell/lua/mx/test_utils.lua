@@ -398,5 +398,12 @@ projection of the outputs (float64 by default); check_autograd_gradient(fn,
 location, {grad_req, grad_nodes = {input positions}, ...}) does the same
 through mx.autograd; check_symbolic_forward and
 check_symbolic_backward compare with expected values.]])
+  -- The values of an NDArray or a nested table, as one flat list.
+  function M.flatten(v)
+    return flatten(mx.nd.is_ndarray(v) and v:totable() or v)
+  end
+  help.doc(M.flatten, [[
+mx.test_utils.flatten(x) -> the values of an NDArray (or a nested table) as
+one flat Lua list, row-major.]])
   return M
 end

@@ -86,18 +86,19 @@ return function(mx, G, rnn)
     return self:step(F, x, states, p)
   end
 
+  -- An array's `length` steps along `axis` (1-based), as a list.
+  local function split_steps(x, length, axis)
+    local F = F_of(x)
+    if length == 1 then return { F.squeeze(x, { axis = axis }) } end
+    return { values_of(F, length, F.split(x, { num_outputs = length, axis = axis,
+      squeeze_axis = true })) }
+  end
+
   -- The inputs as a list of steps: a list already, or one array split along
   -- the time axis of `layout`.
   local function steps_of(length, inputs, layout)
     local axis = layout:find('T')
-    if is_array(inputs) then
-      local F = F_of(inputs)
-      if length == 1 then
-        return { F.squeeze(inputs, { axis = axis }) }, axis
-      end
-      return { values_of(F, length, F.split(inputs, { num_outputs = length, axis = axis,
-        squeeze_axis = true })) }, axis
-    end
+    if is_array(inputs) then return split_steps(inputs, length, axis), axis end
     if #inputs ~= length then
       error(('unroll: %d inputs given for length %d'):format(#inputs, length), 3)
     end
@@ -149,9 +150,7 @@ return function(mx, G, rnn)
         stacked = F.SequenceMask({ stacked, valid }, { use_sequence_length = true, axis = axis })
       end
       if merge then return stacked, states end
-      outputs = { values_of(F, length, F.split(stacked, { num_outputs = length, axis = axis,
-        squeeze_axis = true })) }
-      if length == 1 then outputs = { F.squeeze(stacked, { axis = axis }) } end
+      outputs = split_steps(stacked, length, axis)
     end
     return outputs, states
   end
@@ -393,9 +392,7 @@ dtype =}), reset() and unroll(length, inputs, {begin_state =, layout =
       end
       local rev = F.SequenceReverse({ F.stack(list, { axis = 1 }), valid },
         { use_sequence_length = true })
-      if length == 1 then return { F.squeeze(rev, { axis = 1 }) } end
-      return { values_of(F, length, F.split(rev, { num_outputs = length, axis = 1,
-        squeeze_axis = true })) }
+      return split_steps(rev, length, 1)
     end
     local l_out, l_states = l_cell:unroll(length, steps, { begin_state = begin and
       { unpack(begin, 1, nl) }, layout = layout, merge_outputs = false, valid_length = valid })
