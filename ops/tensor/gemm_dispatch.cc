@@ -83,7 +83,7 @@ int ResolveThreads(int num_threads) {
 // a few rows times a transposed B, the shape of FullyConnected's and the
 // RNN's per-step products (m 32, n 2048, k 512, B^T), ran 2.7x slower in
 // oneDNN than either oneDNN without the transpose or OpenBLAS with it (1.16
-// ms vs 0.43 and 0.38 per call). On the Xeon above the two were within 7%
+// ms vs 0.38 and 0.43 per call). On the Xeon above the two were within 7%
 // there (32 1024 1024 NT), so such products go to OpenBLAS when it has its
 // vector kernels.
 Backend Choose(bool is_double, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k) {
