@@ -91,7 +91,10 @@ struct RnnGeom {
   }
   bool HasMask(int64_t l) const { return dropout && l + 1 < L; }
   int64_t Mask(int64_t l) const { return Gates(l, D); }
-  int64_t ReserveSize() const { return L * layer_; }
+  // The last element says whether the reserve holds what the backward
+  // needs (1; the loop's forward) or not (0; the inference on oneDNN).
+  int64_t Flag() const { return L * layer_; }
+  int64_t ReserveSize() const { return L * layer_ + 1; }
 
  private:
   int64_t weights_ = 0;  // elements of all weights (biases start here)
@@ -113,5 +116,16 @@ void RnnForwardCpu(const NodeAttrs& attrs, const OpContext& ctx, const std::vect
                    const std::vector<OpReqType>& req, const std::vector<TBlob>& out);
 void RnnBackwardCpu(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                     const std::vector<OpReqType>& req, const std::vector<TBlob>& out);
+
+// The forward in inference on oneDNN (rnn_dnnl.cc), where it applies:
+// float32, LSTM or a plain RNN, no sequence lengths, clip or projection, and
+// oneDNN loaded. Writes every layer's outputs where the loop does (the
+// reserve's state sequences) and hy (and cy) with their requests.
+bool RnnDnnlInferenceApplies(const RNNParam& p, DType t);
+void RnnDnnlInference(const RnnGeom& g, const OpContext& ctx, const float* x, const float* w,
+                      const float* hx, const float* cx, float* res, float* hy_out, OpReqType hy_req,
+                      float* cy_out, OpReqType cy_req);
+// Forces the loop for float32 inference too (tests); returns the old value.
+bool SetRnnForceLoop(bool on);
 
 }  // namespace tessera::op

@@ -9,7 +9,9 @@
 // and outputs zeros, so the last state is that of its last real step and
 // the reverse direction starts at its last real step, as in MXNet.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "engine/resource/random_stream.h"
@@ -229,6 +231,24 @@ struct Forward {
   }
 };
 
+std::atomic<bool> g_force_loop{false};
+
+// out: the top layer's states, zero past each row's length.
+template <typename T>
+void WriteOutput(const RnnGeom& g, const std::vector<int64_t>& len, const T* top, T* y,
+                 OpReqType req) {
+  if (req == kNullOp) return;
+  for (int64_t t = 0; t < g.T; ++t)
+    for (int64_t n = 0; n < g.N; ++n) {
+      const bool live = t < len[static_cast<size_t>(n)];
+      const int64_t o = (t * g.N + n) * g.DS();
+      for (int64_t j = 0; j < g.DS(); ++j) {
+        const T v = live ? top[o + j] : T(0);
+        y[o + j] = req == kAddTo ? y[o + j] + v : v;
+      }
+    }
+}
+
 template <typename T>
 void ForwardTyped(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                   const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
@@ -244,6 +264,15 @@ void ForwardTyped(const NodeAttrs& attrs, const OpContext& ctx, const std::vecto
   T* res = out.back().dptr<T>();
   TS_DCHECK(static_cast<int64_t>(out.back().Size()) == g.ReserveSize());
 
+  if constexpr (std::is_same_v<T, float>) {
+    if (!ctx.is_train && !g_force_loop.load() && RnnDnnlInferenceApplies(p, DType::kFloat32)) {
+      RnnDnnlInference(g, ctx, x, w, hx, cx, res, out[1].dptr<float>(), req[1],
+                       lstm ? out[2].dptr<float>() : nullptr, lstm ? req[2] : kNullOp);
+      res[g.Flag()] = T(0);  // no gates kept: no backward from this forward
+      WriteOutput(g, len, res + g.States(g.L - 1), out[0].dptr<T>(), req[0]);
+      return;
+    }
+  }
   const int64_t xbuf_n = g.dropout && g.L > 1 && ctx.is_train ? g.Rows() * g.DS() : 0;
   const int64_t hu_n = g.mode == kGru ? g.N * g.GH() : 0;
   T* tmp = ctx.requested.at(1).get_space_typed<T>(
@@ -259,19 +288,8 @@ void ForwardTyped(const NodeAttrs& attrs, const OpContext& ctx, const std::vecto
     if (l + 1 < g.L) layer_in = f.DropoutBetween(l, res, xbuf);
   }
 
-  // out: the top layer's states, zero past each row's length.
-  const T* top = res + g.States(g.L - 1);
-  T* y = out[0].dptr<T>();
-  if (req[0] != kNullOp)
-    for (int64_t t = 0; t < g.T; ++t)
-      for (int64_t n = 0; n < g.N; ++n) {
-        const bool live = t < len[static_cast<size_t>(n)];
-        const int64_t o = (t * g.N + n) * g.DS();
-        for (int64_t j = 0; j < g.DS(); ++j) {
-          const T v = live ? top[o + j] : T(0);
-          y[o + j] = req[0] == kAddTo ? y[o + j] + v : v;
-        }
-      }
+  res[g.Flag()] = T(1);
+  WriteOutput(g, len, res + g.States(g.L - 1), out[0].dptr<T>(), req[0]);
   // hy, cy: the state after each direction's last step.
   for (int64_t l = 0; l < g.L; ++l)
     for (int64_t d = 0; d < g.D; ++d) {
@@ -435,6 +453,10 @@ void BackwardTyped(const NodeAttrs& attrs, const OpContext& ctx, const std::vect
   const T* hx = in[n_og + 2].dptr<T>();
   const T* cx = lstm ? in[n_og + 3].dptr<T>() : nullptr;
   T* res = const_cast<T*>(in.back().dptr<T>());
+  TS_CHECK(res[g.Flag()] == T(1))
+      << OpLabel(attrs)
+      << ": backward after a forward in inference mode, which keeps nothing for it: run the "
+         "forward in training (under mx.autograd.record, or forward{is_train = true})";
 
   // Scratch: two layer-gradient buffers, the gates' gradients, dh, dc, the
   // dropped-out input of a layer and, with a projection, its gradients.
@@ -532,6 +554,10 @@ int64_t RnnGeom::WeightI2H(int64_t l, int64_t d) const {
   int64_t off = 0;
   for (int64_t k = 0; k < l; ++k) off += D * LayerWeights(k);
   return off + d * LayerWeights(l);
+}
+
+bool SetRnnForceLoop(bool on) {
+  return g_force_loop.exchange(on);
 }
 
 void RnnForwardCpu(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,

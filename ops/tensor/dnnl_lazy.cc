@@ -33,9 +33,11 @@ namespace {
   X(dnnl_status_t, dnnl_engine_create, (dnnl_engine_t* engine, dnnl_engine_kind_t kind, size_t index), (engine, kind, index)) \
   X(dnnl_status_t, dnnl_engine_destroy, (dnnl_engine_t engine), (engine)) \
   X(dnnl_status_t, dnnl_lrn_forward_desc_init, (dnnl_lrn_desc_t* lrn_desc, dnnl_prop_kind_t prop_kind, dnnl_alg_kind_t alg_kind, const dnnl_memory_desc_t* data_desc, dnnl_dim_t local_size, float alpha, float beta, float k), (lrn_desc, prop_kind, alg_kind, data_desc, local_size, alpha, beta, k)) \
+  X(dnnl_status_t, dnnl_lstm_forward_desc_init, (dnnl_rnn_desc_t* rnn_desc, dnnl_prop_kind_t prop_kind, dnnl_rnn_direction_t direction, const dnnl_memory_desc_t* src_layer_desc, const dnnl_memory_desc_t* src_iter_desc, const dnnl_memory_desc_t* src_iter_c_desc, const dnnl_memory_desc_t* weights_layer_desc, const dnnl_memory_desc_t* weights_iter_desc, const dnnl_memory_desc_t* bias_desc, const dnnl_memory_desc_t* dst_layer_desc, const dnnl_memory_desc_t* dst_iter_desc, const dnnl_memory_desc_t* dst_iter_c_desc, unsigned flags), (rnn_desc, prop_kind, direction, src_layer_desc, src_iter_desc, src_iter_c_desc, weights_layer_desc, weights_iter_desc, bias_desc, dst_layer_desc, dst_iter_desc, dst_iter_c_desc, flags)) \
   X(dnnl_status_t, dnnl_memory_create, (dnnl_memory_t* memory, const dnnl_memory_desc_t* memory_desc, dnnl_engine_t engine, void* handle), (memory, memory_desc, engine, handle)) \
   X(int, dnnl_memory_desc_equal, (const dnnl_memory_desc_t* lhs, const dnnl_memory_desc_t* rhs), (lhs, rhs)) \
   X(size_t, dnnl_memory_desc_get_size, (const dnnl_memory_desc_t* memory_desc), (memory_desc)) \
+  X(dnnl_status_t, dnnl_memory_desc_init_by_strides, (dnnl_memory_desc_t* memory_desc, int ndims, const dnnl_dims_t dims, dnnl_data_type_t data_type, const dnnl_dims_t strides), (memory_desc, ndims, dims, data_type, strides)) \
   X(dnnl_status_t, dnnl_memory_desc_init_by_tag, (dnnl_memory_desc_t* memory_desc, int ndims, const dnnl_dims_t dims, dnnl_data_type_t data_type, dnnl_format_tag_t tag), (memory_desc, ndims, dims, data_type, tag)) \
   X(dnnl_status_t, dnnl_memory_destroy, (dnnl_memory_t memory), (memory)) \
   X(dnnl_status_t, dnnl_pooling_backward_desc_init, (dnnl_pooling_desc_t* pool_desc, dnnl_alg_kind_t alg_kind, const dnnl_memory_desc_t* diff_src_desc, const dnnl_memory_desc_t* diff_dst_desc, const dnnl_dims_t strides, const dnnl_dims_t kernel, const dnnl_dims_t padding_l, const dnnl_dims_t padding_r), (pool_desc, alg_kind, diff_src_desc, diff_dst_desc, strides, kernel, padding_l, padding_r)) \
@@ -57,7 +59,8 @@ namespace {
   X(dnnl_status_t, dnnl_softmax_v2_forward_desc_init, (dnnl_softmax_v2_desc_t* softmax_desc, dnnl_prop_kind_t prop_kind, dnnl_alg_kind_t alg_kind, const dnnl_memory_desc_t* src_desc, const dnnl_memory_desc_t* dst_desc, int softmax_axis), (softmax_desc, prop_kind, alg_kind, src_desc, dst_desc, softmax_axis)) \
   X(dnnl_status_t, dnnl_stream_create, (dnnl_stream_t* stream, dnnl_engine_t engine, unsigned flags), (stream, engine, flags)) \
   X(dnnl_status_t, dnnl_stream_destroy, (dnnl_stream_t stream), (stream)) \
-  X(dnnl_status_t, dnnl_stream_wait, (dnnl_stream_t stream), (stream))
+  X(dnnl_status_t, dnnl_stream_wait, (dnnl_stream_t stream), (stream)) \
+  X(dnnl_status_t, dnnl_vanilla_rnn_forward_desc_init, (dnnl_rnn_desc_t* rnn_desc, dnnl_prop_kind_t prop_kind, const dnnl_alg_kind_t activation, const dnnl_rnn_direction_t direction, const dnnl_memory_desc_t* src_layer_desc, const dnnl_memory_desc_t* src_iter_desc, const dnnl_memory_desc_t* weights_layer_desc, const dnnl_memory_desc_t* weights_iter_desc, const dnnl_memory_desc_t* bias_desc, const dnnl_memory_desc_t* dst_layer_desc, const dnnl_memory_desc_t* dst_iter_desc, unsigned flags, float alpha, float beta), (rnn_desc, prop_kind, activation, direction, src_layer_desc, src_iter_desc, weights_layer_desc, weights_iter_desc, bias_desc, dst_layer_desc, dst_iter_desc, flags, alpha, beta))
 // clang-format on
 
 enum Function {

@@ -25,7 +25,8 @@ name=lstm2x512_t35_b32
 f=$(best "$ours" "${name}_forward") b=$(best "$ours" "${name}_backward")
 echo "${name}_forward: $f ms"
 echo "${name}_backward: $b ms"
-for k in op_forward op_backward gemm_forward gemm_backward onednn_forward onednn_backward; do
+for k in op_forward op_backward op_inference gemm_forward gemm_backward onednn_forward \
+  onednn_backward onednn_inference; do
   echo "${name}_$k: $(best "$limit" "${name}_$k") ms"
 done
 awk -v of="$(best "$limit" "${name}_op_forward")" -v ob="$(best "$limit" "${name}_op_backward")" \

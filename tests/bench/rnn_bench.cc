@@ -97,7 +97,8 @@ struct DnnlLstm {
   dnnl::engine eng{dnnl::engine::kind::cpu, 0};
   dnnl::stream strm{eng};
   std::unordered_map<int, dnnl::memory> fwd_args, bwd_args;
-  dnnl::primitive fwd, bwd;
+  dnnl::primitive fwd, bwd, infer;
+  std::unordered_map<int, dnnl::memory> infer_args;
 
   static dnnl::memory Filled(const dnnl::memory::desc& d, const dnnl::engine& e, float v) {
     dnnl::memory m(d, e);
@@ -121,6 +122,10 @@ struct DnnlLstm {
                                  bias, dst, iter, iter, src, iter, iter, wl_any, wi_any, bias, dst,
                                  iter, iter);
     dnnl::lstm_backward::primitive_desc bpd(bd, eng, fpd);
+    dnnl::lstm_forward::desc id(dnnl::prop_kind::forward_inference, dir, src, iter, iter, wl_any,
+                                wi_any, bias, dst, iter, iter);
+    dnnl::lstm_forward::primitive_desc ipd(id, eng);
+    infer = dnnl::lstm_forward(ipd);
     fwd = dnnl::lstm_forward(fpd);
     bwd = dnnl::lstm_backward(bpd);
     fwd_args = {{DNNL_ARG_SRC_LAYER, Filled(src, eng, 0.01f)},
@@ -133,6 +138,10 @@ struct DnnlLstm {
                 {DNNL_ARG_DST_ITER, Filled(iter, eng, 0.f)},
                 {DNNL_ARG_DST_ITER_C, Filled(iter, eng, 0.f)},
                 {DNNL_ARG_WORKSPACE, Filled(fpd.workspace_desc(), eng, 0.f)}};
+    infer_args = fwd_args;
+    infer_args.erase(DNNL_ARG_WORKSPACE);
+    infer_args[DNNL_ARG_WEIGHTS_LAYER] = Filled(ipd.weights_layer_desc(), eng, 0.01f);
+    infer_args[DNNL_ARG_WEIGHTS_ITER] = Filled(ipd.weights_iter_desc(), eng, 0.01f);
     bwd_args = fwd_args;
     bwd_args[DNNL_ARG_WEIGHTS_LAYER] = Filled(bpd.weights_layer_desc(), eng, 0.01f);
     bwd_args[DNNL_ARG_WEIGHTS_ITER] = Filled(bpd.weights_iter_desc(), eng, 0.01f);
@@ -152,6 +161,10 @@ struct DnnlLstm {
   }
   void Backward() {
     bwd.execute(strm, bwd_args);
+    strm.wait();
+  }
+  void Inference() {
+    infer.execute(strm, infer_args);
     strm.wait();
   }
 };
@@ -203,6 +216,17 @@ int main(int argc, char** argv) {
   DnnlLstm d;
   const double dnnl_fwd = MedianMs([&] { d.Forward(); }, reps);
   const double dnnl_bwd = MedianMs([&] { d.Backward(); }, reps);
+  const double dnnl_inf = MedianMs([&] { d.Inference(); }, reps);
+  std::vector<NDArray> infer_outs;
+  const double op_inf = MedianMs(
+      [&] {
+        infer_outs.clear();
+        Invoke(fwd, {x, w, hx, cx}, &infer_outs);
+        infer_outs[0].WaitToRead();
+      },
+      reps);
+  std::printf("lstm2x512_t35_b32_op_inference: %.2f ms\n", op_inf);
+  std::printf("lstm2x512_t35_b32_onednn_inference: %.2f ms\n", dnnl_inf);
   std::printf("lstm2x512_t35_b32_onednn_forward: %.2f ms\n", dnnl_fwd);
   std::printf("lstm2x512_t35_b32_onednn_backward: %.2f ms\n", dnnl_bwd);
   std::printf("lstm2x512_t35_b32_op_vs_onednn: %.2f x\n",
