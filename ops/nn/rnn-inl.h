@@ -21,6 +21,7 @@
 // layer reads it.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 
@@ -78,7 +79,9 @@ struct RnnGeom {
 
   // Reserve, in elements. Per layer: the state sequence (T, N, D*S); per
   // direction the gates, the extra sequence and, with a projection, h
-  // before it (T, N, H); then the dropout mask.
+  // before it (T, N, H) (or, when training on oneDNN, its final states and
+  // workspace in the same region, sized for the larger); then the dropout
+  // mask.
   int64_t ExtraPerStep() const { return mode == kLstm || mode == kGru ? H : 0; }
   int64_t PerDirection() const { return Rows() * (GH() + ExtraPerStep() + (P > 0 ? H : 0)); }
   int64_t States(int64_t l) const { return l * layer_; }
@@ -89,15 +92,23 @@ struct RnnGeom {
   int64_t PreProjection(int64_t l, int64_t d) const {
     return Extra(l, d) + Rows() * ExtraPerStep();
   }
+  int64_t Region() const { return std::max(D * PerDirection(), dnnl_); }
   bool HasMask(int64_t l) const { return dropout && l + 1 < L; }
-  int64_t Mask(int64_t l) const { return Gates(l, D); }
-  // The last element says whether the reserve holds what the backward
-  // needs (1; the loop's forward) or not (0; the inference on oneDNN).
+  int64_t Mask(int64_t l) const { return States(l) + Rows() * DS() + Region(); }
+  // oneDNN training: the layer's final states (D, N, H) and cells, then
+  // its workspace, 64-byte aligned within the reserve.
+  int64_t DnnlIter(int64_t l) const { return States(l) + Rows() * DS(); }
+  int64_t DnnlIterC(int64_t l) const { return DnnlIter(l) + D * N * H; }
+  int64_t DnnlWorkspace(int64_t l) const { return (DnnlIterC(l) + D * N * H + 15) / 16 * 16; }
+  // The last element says what the forward kept for the backward: the
+  // loop's gates (1), oneDNN's workspace (2), or nothing (0; inference on
+  // oneDNN).
   int64_t Flag() const { return L * layer_; }
   int64_t ReserveSize() const { return L * layer_ + 1; }
 
  private:
   int64_t weights_ = 0;  // elements of all weights (biases start here)
+  int64_t dnnl_ = 0;     // elements oneDNN's training needs after the states
   int64_t layer_ = 0;    // reserve elements per layer
 };
 
@@ -122,6 +133,22 @@ void RnnBackwardCpu(const NodeAttrs& attrs, const OpContext& ctx, const std::vec
 // oneDNN loaded. Writes every layer's outputs where the loop does (the
 // reserve's state sequences) and hy (and cy) with their requests.
 bool RnnDnnlInferenceApplies(const RNNParam& p, DType t);
+// Training on oneDNN (same conditions, but for the dtype, which shape
+// inference does not know): the elements a layer's region needs, 0 where
+// it does not apply; the forward and the backward of one layer.
+bool RnnDnnlTrainingApplies(const RNNParam& p);
+int64_t RnnDnnlTrainingElements(const RnnGeom& g);
+size_t RnnDnnlScratchBytes(const RnnGeom& g, bool backward);
+void RnnDnnlTrainForward(const RnnGeom& g, int64_t l, const OpContext& ctx, void* scratch,
+                         const float* layer_in, const float* w, const float* hx, const float* cx,
+                         float* res);
+// dy: the layer output's gradient; dhy, dcy: the final states' (or null);
+// dx, dhx, dcx written; dw: the parameters' gradient, added to (dw_zero:
+// it holds zeros, so the layer's weights' part may be written directly).
+void RnnDnnlTrainBackward(const RnnGeom& g, int64_t l, const OpContext& ctx, void* scratch,
+                          const float* layer_in, const float* w, const float* hx, const float* cx,
+                          const float* res, const float* dy, const float* dhy, const float* dcy,
+                          float* dx, float* dhx, float* dcx, float* dw, bool dw_zero);
 void RnnDnnlInference(const RnnGeom& g, const OpContext& ctx, const float* x, const float* w,
                       const float* hx, const float* cx, float* res, float* hy_out, OpReqType hy_req,
                       float* cy_out, OpReqType cy_req);

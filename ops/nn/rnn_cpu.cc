@@ -3,7 +3,9 @@
 // each time step adds the recurrent product (one GEMM of N rows) and applies
 // the cell pointwise (rnn_cells.h). The backward walks the steps in reverse
 // the same way and leaves the weight gradients to three GEMMs over the whole
-// sequence. Layouts are in rnn-inl.h.
+// sequence. Layouts are in rnn-inl.h. Where oneDNN's primitive applies
+// (rnn_dnnl.cc) the forward and backward hand it each layer instead; the
+// reserve's last element says which path a forward took.
 //
 // Sequence lengths: a row at or past its length keeps its state unchanged
 // and outputs zeros, so the last state is that of its last real step and
@@ -249,6 +251,33 @@ void WriteOutput(const RnnGeom& g, const std::vector<int64_t>& len, const T* top
     }
 }
 
+// Training on oneDNN, layer by layer, with the loop's dropout between
+// layers; the reserve keeps each layer's workspace and final states.
+void TrainForwardDnnl(const RNNParam& p, const RnnGeom& g, const OpContext& ctx,
+                      const std::vector<int64_t>& len, const float* x, const float* w,
+                      const float* hx, const float* cx, float* res,
+                      const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  const int64_t xbuf_n = g.dropout && g.L > 1 ? g.Rows() * g.DS() : 0;
+  const size_t scratch_n = RnnDnnlScratchBytes(g, false) / sizeof(float) + 16;
+  float* tmp = ctx.requested.at(1).get_space_typed<float>(static_cast<size_t>(xbuf_n) + scratch_n);
+  float* xbuf = tmp;
+  void* scratch = tmp + (xbuf_n + 15) / 16 * 16;
+  const Forward<float> f{p, g, ctx, len, ctx.run_ctx.omp_threads};
+  const float* layer_in = x;
+  for (int64_t l = 0; l < g.L; ++l) {
+    RnnDnnlTrainForward(g, l, ctx, scratch, layer_in, w, hx, cx, res);
+    if (l + 1 < g.L) layer_in = f.DropoutBetween(l, res, xbuf);
+  }
+  res[g.Flag()] = 2.f;
+  WriteOutput(g, len, res + g.States(g.L - 1), out[0].dptr<float>(), req[0]);
+  const int64_t n = g.D * g.N * g.H;
+  for (int64_t l = 0; l < g.L; ++l) {
+    StoreRows(res + g.DnnlIter(l), n, 1, n, out[1].dptr<float>() + l * n, n, req[1]);
+    if (g.mode == kLstm)
+      StoreRows(res + g.DnnlIterC(l), n, 1, n, out[2].dptr<float>() + l * n, n, req[2]);
+  }
+}
+
 template <typename T>
 void ForwardTyped(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                   const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
@@ -270,6 +299,10 @@ void ForwardTyped(const NodeAttrs& attrs, const OpContext& ctx, const std::vecto
                        lstm ? out[2].dptr<float>() : nullptr, lstm ? req[2] : kNullOp);
       res[g.Flag()] = T(0);  // no gates kept: no backward from this forward
       WriteOutput(g, len, res + g.States(g.L - 1), out[0].dptr<T>(), req[0]);
+      return;
+    }
+    if (ctx.is_train && !g_force_loop.load() && RnnDnnlTrainingApplies(p)) {
+      TrainForwardDnnl(p, g, ctx, len, x, w, hx, cx, res, req, out);
       return;
     }
   }
@@ -435,6 +468,73 @@ struct Backward {
   }
 };
 
+// The backward of a forward trained on oneDNN, layer by layer from the top
+// (inputs and outputs as BackwardTyped's).
+void TrainBackwardDnnl(const RNNParam& p, const RnnGeom& g, const OpContext& ctx,
+                       const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
+                       const std::vector<TBlob>& out) {
+  const bool lstm = p.mode == kLstm;
+  const size_t n_og = p.state_outputs ? (lstm ? 3 : 2) : 1;
+  const float* dout = in[0].dptr<float>();
+  const float* dhy = p.state_outputs ? in[1].dptr<float>() : nullptr;
+  const float* dcy = p.state_outputs && lstm ? in[2].dptr<float>() : nullptr;
+  const float* x = in[n_og].dptr<float>();
+  const float* w = in[n_og + 1].dptr<float>();
+  const float* hx = in[n_og + 2].dptr<float>();
+  const float* cx = lstm ? in[n_og + 3].dptr<float>() : nullptr;
+  const float* res = in.back().dptr<float>();
+  // Scratch: two layer-gradient buffers, the dropped-out input, the first
+  // layer's input gradient (when added to), the states' gradients, the
+  // parameters' (when not asked for), oneDNN's buffers.
+  const int64_t seq = g.Rows() * g.DS(), n = g.D * g.N * g.H;
+  const int64_t n_layer = g.L > 1 ? seq : 0, n_x = g.dropout && g.L > 1 ? seq : 0;
+  const int64_t n_dx0 = req[0] == kWriteTo || req[0] == kWriteInplace ? 0 : g.Rows() * g.I;
+  const int64_t n_dw = req[1] == kNullOp ? g.ParamSize() : 0;
+  const int64_t dnnl_n = static_cast<int64_t>(RnnDnnlScratchBytes(g, true) / sizeof(float)) + 16;
+  auto up = [](int64_t k) { return (k + 15) / 16 * 16; };
+  const int64_t total = 2 * up(n_layer) + up(n_x) + up(n_dx0) + 2 * up(n) + up(n_dw) + dnnl_n;
+  float* at = ctx.requested.at(0).get_space_typed<float>(static_cast<size_t>(total));
+  auto take = [&](int64_t k) {
+    float* r = at;
+    at += up(k);
+    return r;
+  };
+  float* buf[2] = {take(n_layer), take(n_layer)};
+  float* xbuf = take(n_x);
+  float* dx0 = take(n_dx0);
+  float* dhx = take(n);
+  float* dcx = take(n);
+  float* dw = n_dw ? take(n_dw) : out[1].dptr<float>();
+  void* scratch = at;
+  if (req[1] != kAddTo) std::fill(dw, dw + g.ParamSize(), 0.f);
+  const float* dy = dout;
+  for (int64_t l = g.L - 1; l >= 0; --l) {
+    const float* xl = x;
+    if (l > 0) {
+      xl = res + g.States(l - 1);
+      if (g.HasMask(l - 1)) {
+        const float* mask = res + g.Mask(l - 1);
+        for (int64_t i = 0; i < seq; ++i) xbuf[i] = xl[i] * mask[i];
+        xl = xbuf;
+      }
+    }
+    float* dx = l > 0 ? buf[l % 2] : (n_dx0 ? dx0 : out[0].dptr<float>());
+    RnnDnnlTrainBackward(g, l, ctx, scratch, xl, w, hx, cx, res, dy, dhy, dcy, dx, dhx, dcx, dw,
+                         req[1] != kAddTo);
+    StoreRows(dhx, n, 1, n, out[2].dptr<float>() + l * n, n, req[2]);
+    if (lstm) StoreRows(dcx, n, 1, n, out[3].dptr<float>() + l * n, n, req[3]);
+    if (l > 0) {
+      if (g.HasMask(l - 1)) {
+        const float* mask = res + g.Mask(l - 1);
+        for (int64_t i = 0; i < seq; ++i) dx[i] *= mask[i];
+      }
+      dy = dx;
+    } else if (n_dx0) {
+      StoreRows(dx0, g.Rows() * g.I, 1, g.Rows() * g.I, out[0].dptr<float>(), 0, req[0]);
+    }
+  }
+}
+
 template <typename T>
 void BackwardTyped(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                    const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
@@ -453,10 +553,13 @@ void BackwardTyped(const NodeAttrs& attrs, const OpContext& ctx, const std::vect
   const T* hx = in[n_og + 2].dptr<T>();
   const T* cx = lstm ? in[n_og + 3].dptr<T>() : nullptr;
   T* res = const_cast<T*>(in.back().dptr<T>());
-  TS_CHECK(res[g.Flag()] == T(1))
+  TS_CHECK(res[g.Flag()] != T(0))
       << OpLabel(attrs)
       << ": backward after a forward in inference mode, which keeps nothing for it: run the "
          "forward in training (under mx.autograd.record, or forward{is_train = true})";
+  if constexpr (std::is_same_v<T, float>) {
+    if (res[g.Flag()] == 2.f) return TrainBackwardDnnl(p, g, ctx, in, req, out);
+  }
 
   // Scratch: two layer-gradient buffers, the gates' gradients, dh, dc, the
   // dropped-out input of a layer and, with a projection, its gradients.
@@ -543,7 +646,8 @@ RnnGeom::RnnGeom(const RNNParam& p, int64_t seq, int64_t batch, int64_t input)
       P(p.projection_size ? *p.projection_size : 0),
       dropout(p.p > 0) {
   for (int64_t l = 0; l < L; ++l) weights_ += D * LayerWeights(l);
-  layer_ = Rows() * DS() + D * PerDirection() + (dropout ? Rows() * DS() : 0);
+  if (RnnDnnlTrainingApplies(p)) dnnl_ = RnnDnnlTrainingElements(*this);
+  layer_ = Rows() * DS() + Region() + (dropout ? Rows() * DS() : 0);
 }
 
 int64_t RnnGeom::LayerWeights(int64_t l) const {

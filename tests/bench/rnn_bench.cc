@@ -1,11 +1,11 @@
 // The fused RNN op (LSTM, 2 layers of 512, sequence 35, batch 32, input 512,
-// float32) against its limit: the same GEMMs, of the same shapes and in the
-// same order, called directly with nothing between them (the op's figure
-// minus the GEMMs' is what its pointwise cell steps, bias sums and copies
-// cost); and against oneDNN's LSTM primitive, forward (training) and
-// backward, called directly with its weights already in the layout it
-// prefers: the measurement behind the op's CPU path. Prints
-// `name: value unit` lines (medians after a warm-up).
+// float32): as it runs (on oneDNN) and through its own loop over the BLAS
+// (forced), the loop against its limit, the same GEMMs of the same shapes in
+// the same order called directly (the difference is what the pointwise
+// cell steps, bias sums and copies cost), and oneDNN's LSTM primitive
+// called directly with its weights already in the layout it prefers: the
+// measurements behind the op's CPU paths. Prints `name: value unit` lines
+// (medians after a warm-up).
 //   rnn_bench [reps] [threads]
 #include <algorithm>
 #include <chrono>
@@ -22,6 +22,7 @@
 #include <unordered_map>
 
 #include "engine/ndarray/imperative.h"
+#include "ops/nn/rnn-inl.h"
 #include "ops/tensor/gemm.h"
 
 using tessera::Context;
@@ -201,17 +202,27 @@ int main(int argc, char** argv) {
     Invoke(bwd, {dy, x, w, hx, cx, outs.back()}, &grads);
     for (NDArray& g : grads) g.WaitToRead();
   };
+  // The loop over the BLAS, forced, then the op as it chooses (oneDNN).
+  tessera::op::SetRnnForceLoop(true);
+  forward();
+  const double loop_fwd = MedianMs(forward, reps);
+  const double loop_bwd = MedianMs(backward, reps);
+  tessera::op::SetRnnForceLoop(false);
   forward();
   const double op_fwd = MedianMs(forward, reps);
   const double op_bwd = MedianMs(backward, reps);
   GemmOnly g{threads};
   const double gemm_fwd = MedianMs([&] { g.Forward(); }, reps);
   const double gemm_bwd = MedianMs([&] { g.Backward(); }, reps);
+  std::printf("lstm2x512_t35_b32_loop_forward: %.2f ms\n", loop_fwd);
+  std::printf("lstm2x512_t35_b32_loop_backward: %.2f ms\n", loop_bwd);
   std::printf("lstm2x512_t35_b32_op_forward: %.2f ms\n", op_fwd);
   std::printf("lstm2x512_t35_b32_op_backward: %.2f ms\n", op_bwd);
   std::printf("lstm2x512_t35_b32_gemm_forward: %.2f ms\n", gemm_fwd);
   std::printf("lstm2x512_t35_b32_gemm_backward: %.2f ms\n", gemm_bwd);
-  std::printf("lstm2x512_t35_b32_op_vs_gemms: %.2f x\n", (op_fwd + op_bwd) / (gemm_fwd + gemm_bwd));
+  std::printf("lstm2x512_t35_b32_loop_vs_gemms: %.2f x\n",
+              (loop_fwd + loop_bwd) / (gemm_fwd + gemm_bwd));
+  std::printf("lstm2x512_t35_b32_op_vs_loop: %.2f x\n", (op_fwd + op_bwd) / (loop_fwd + loop_bwd));
   omp_set_num_threads(threads);
   DnnlLstm d;
   const double dnnl_fwd = MedianMs([&] { d.Forward(); }, reps);
