@@ -468,6 +468,27 @@ struct Backward {
   }
 };
 
+// Layer l's input as its forward read it: the data, or the layer below's
+// outputs times their dropout mask (recomputed into xbuf).
+template <typename T>
+const T* LayerInputOf(const RnnGeom& g, int64_t l, const T* x, const T* res, T* xbuf) {
+  if (l == 0) return x;
+  const T* below = res + g.States(l - 1);
+  if (!g.HasMask(l - 1)) return below;
+  const T* mask = res + g.Mask(l - 1);
+  for (int64_t i = 0; i < g.Rows() * g.DS(); ++i) xbuf[i] = below[i] * mask[i];
+  return xbuf;
+}
+
+// The gradient of layer l's input, made the gradient of the outputs below
+// it: times the dropout mask between them.
+template <typename T>
+void ThroughDropout(const RnnGeom& g, int64_t l, const T* res, T* dx) {
+  if (!g.HasMask(l - 1)) return;
+  const T* mask = res + g.Mask(l - 1);
+  for (int64_t i = 0; i < g.Rows() * g.DS(); ++i) dx[i] *= mask[i];
+}
+
 // The backward of a forward trained on oneDNN, layer by layer from the top
 // (inputs and outputs as BackwardTyped's).
 void TrainBackwardDnnl(const RNNParam& p, const RnnGeom& g, const OpContext& ctx,
@@ -509,25 +530,14 @@ void TrainBackwardDnnl(const RNNParam& p, const RnnGeom& g, const OpContext& ctx
   if (req[1] != kAddTo) std::fill(dw, dw + g.ParamSize(), 0.f);
   const float* dy = dout;
   for (int64_t l = g.L - 1; l >= 0; --l) {
-    const float* xl = x;
-    if (l > 0) {
-      xl = res + g.States(l - 1);
-      if (g.HasMask(l - 1)) {
-        const float* mask = res + g.Mask(l - 1);
-        for (int64_t i = 0; i < seq; ++i) xbuf[i] = xl[i] * mask[i];
-        xl = xbuf;
-      }
-    }
+    const float* xl = LayerInputOf(g, l, x, res, xbuf);
     float* dx = l > 0 ? buf[l % 2] : (n_dx0 ? dx0 : out[0].dptr<float>());
     RnnDnnlTrainBackward(g, l, ctx, scratch, xl, w, hx, cx, res, dy, dhy, dcy, dx, dhx, dcx, dw,
                          req[1] != kAddTo);
     StoreRows(dhx, n, 1, n, out[2].dptr<float>() + l * n, n, req[2]);
     if (lstm) StoreRows(dcx, n, 1, n, out[3].dptr<float>() + l * n, n, req[3]);
     if (l > 0) {
-      if (g.HasMask(l - 1)) {
-        const float* mask = res + g.Mask(l - 1);
-        for (int64_t i = 0; i < seq; ++i) dx[i] *= mask[i];
-      }
+      ThroughDropout(g, l, res, dx);
       dy = dx;
     } else if (n_dx0) {
       StoreRows(dx0, g.Rows() * g.I, 1, g.Rows() * g.I, out[0].dptr<float>(), 0, req[0]);
@@ -590,15 +600,7 @@ void BackwardTyped(const NodeAttrs& attrs, const OpContext& ctx, const std::vect
   for (int64_t l = g.L - 1; l >= 0; --l) {
     const int64_t in_l = g.LayerInput(l);
     // This layer's input, and where its gradient goes.
-    const T* xl = x;
-    if (l > 0) {
-      xl = res + g.States(l - 1);
-      if (g.HasMask(l - 1)) {
-        const T* mask = res + g.Mask(l - 1);
-        for (int64_t i = 0; i < seq; ++i) xbuf[i] = xl[i] * mask[i];
-        xl = xbuf;
-      }
-    }
+    const T* xl = LayerInputOf<T>(g, l, x, res, xbuf);
     T* dx = l > 0 ? buf[l % 2] : out[0].dptr<T>();
     const OpReqType rx = l > 0 ? kWriteTo : req[0];
     for (int64_t d = 0; d < g.D; ++d) {
@@ -623,10 +625,7 @@ void BackwardTyped(const NodeAttrs& attrs, const OpContext& ctx, const std::vect
       }
     }
     if (l > 0) {
-      if (g.HasMask(l - 1)) {
-        const T* mask = res + g.Mask(l - 1);
-        for (int64_t i = 0; i < seq; ++i) dx[i] *= mask[i];
-      }
+      ThroughDropout(g, l, res, dx);
       dy = {dx, g.DS()};
     }
   }

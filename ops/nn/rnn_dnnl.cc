@@ -87,11 +87,18 @@ std::shared_ptr<LayerPrims> Create(int mode, int64_t T, int64_t N, int64_t in, i
   return p;
 }
 
-std::shared_ptr<LayerPrims> Get(const RnnGeom& g, int64_t l) {
-  static nn_dnnl::PrimitiveCache<Key, LayerPrims> cache;
+// Layer l's primitives from `cache`, made by `create` on first use.
+template <typename Prims, typename CreateFn>
+std::shared_ptr<Prims> Cached(nn_dnnl::PrimitiveCache<Key, Prims>& cache, CreateFn create,
+                              const RnnGeom& g, int64_t l) {
   const int64_t in = g.LayerInput(l);
   return cache.Get(Key{g.mode, g.T, g.N, in, g.H, g.D},
-                   [&] { return Create(g.mode, g.T, g.N, in, g.H, g.D); });
+                   [&] { return create(g.mode, g.T, g.N, in, g.H, g.D); });
+}
+
+std::shared_ptr<LayerPrims> Get(const RnnGeom& g, int64_t l) {
+  static nn_dnnl::PrimitiveCache<Key, LayerPrims> cache;
+  return Cached(cache, Create, g, l);
 }
 
 memory Wrap(const memory::desc& d, const void* p) {
@@ -178,9 +185,7 @@ std::shared_ptr<TrainPrims> CreateTrain(int mode, int64_t T, int64_t N, int64_t 
 
 std::shared_ptr<TrainPrims> GetTrain(const RnnGeom& g, int64_t l) {
   static nn_dnnl::PrimitiveCache<Key, TrainPrims> cache;
-  const int64_t in = g.LayerInput(l);
-  return cache.Get(Key{g.mode, g.T, g.N, in, g.H, g.D},
-                   [&] { return CreateTrain(g.mode, g.T, g.N, in, g.H, g.D); });
+  return Cached(cache, CreateTrain, g, l);
 }
 
 size_t Aligned(size_t bytes) {
