@@ -16,6 +16,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "engine/base/env.h"
 #include "ops/nn/rnn-inl.h"
 #include "ops/tensor/dnnl_util.h"
 
@@ -209,11 +210,18 @@ void SumBiases(const RnnGeom& g, int64_t l, const float* w, float* bias) {
   }
 }
 
+// TESSERA_RNN_DNNL=0 keeps every RNN on the loop (read once): oneDNN's
+// training workspace is larger than the loop's saved gates.
+bool DnnlAllowed() {
+  static const bool allowed = EnvBool("TESSERA_RNN_DNNL", true);
+  return allowed;
+}
+
 }  // namespace
 
 bool RnnDnnlTrainingApplies(const RNNParam& p) {
   return (p.mode == kLstm || p.mode == kRnnRelu || p.mode == kRnnTanh) && !p.use_sequence_length &&
-         !p.projection_size && !p.lstm_state_clip_min && !p.lstm_state_clip_max &&
+         !p.projection_size && !p.lstm_state_clip_min && !p.lstm_state_clip_max && DnnlAllowed() &&
          nn_dnnl::Available();
 }
 
@@ -359,7 +367,7 @@ void RnnDnnlTrainBackward(const RnnGeom& g, int64_t l, const OpContext& ctx, voi
 bool RnnDnnlInferenceApplies(const RNNParam& p, DType t) {
   return t == DType::kFloat32 && (p.mode == kLstm || p.mode == kRnnRelu || p.mode == kRnnTanh) &&
          !p.use_sequence_length && !p.projection_size && !p.lstm_state_clip_min &&
-         !p.lstm_state_clip_max && nn_dnnl::Available();
+         !p.lstm_state_clip_max && DnnlAllowed() && nn_dnnl::Available();
 }
 
 void RnnDnnlInference(const RnnGeom& g, const OpContext& ctx, const float* x, const float* w,
