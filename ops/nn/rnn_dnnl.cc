@@ -217,6 +217,28 @@ bool DnnlAllowed() {
   return allowed;
 }
 
+// The arguments the training forward and the backward share: the layer's
+// input, initial and final states, weights, bias, output and workspace.
+std::unordered_map<int, memory> TrainArgs(const TrainPrims& p, const RnnGeom& g, int64_t l,
+                                          const float* layer_in, const memory& wl, const memory& wi,
+                                          const float* bias, const float* hx, const float* cx,
+                                          const float* res) {
+  const int64_t state = l * g.D * g.N * g.H;
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC_LAYER, Wrap(p.src, layer_in)},
+                                       {DNNL_ARG_SRC_ITER, Wrap(p.iter, hx + state)},
+                                       {DNNL_ARG_WEIGHTS_LAYER, wl},
+                                       {DNNL_ARG_WEIGHTS_ITER, wi},
+                                       {DNNL_ARG_BIAS, Wrap(p.bias, bias)},
+                                       {DNNL_ARG_DST_LAYER, Wrap(p.dst, res + g.States(l))},
+                                       {DNNL_ARG_DST_ITER, Wrap(p.iter, res + g.DnnlIter(l))},
+                                       {DNNL_ARG_WORKSPACE, Wrap(p.ws, res + g.DnnlWorkspace(l))}};
+  if (g.mode == kLstm) {
+    args.emplace(DNNL_ARG_SRC_ITER_C, Wrap(p.iter, cx + state));
+    args.emplace(DNNL_ARG_DST_ITER_C, Wrap(p.iter, res + g.DnnlIterC(l)));
+  }
+  return args;
+}
+
 }  // namespace
 
 bool RnnDnnlTrainingApplies(const RNNParam& p) {
@@ -246,7 +268,7 @@ size_t RnnDnnlScratchBytes(const RnnGeom& g, bool backward) {
            Aligned(p.b_dwi.get_size()) +
            Aligned(static_cast<size_t>(g.D * g.LayerWeights(l)) * 4) +  // dW in MXNet's layout
            Aligned(static_cast<size_t>(g.D * g.GH()) * 4) +             // d bias
-           2 * Aligned(static_cast<size_t>(g.D * g.N * g.H) * 4);       // zero dhy, dcy
+           Aligned(static_cast<size_t>(g.D * g.N * g.H) * 4);           // zeros for dhy, dcy
     }
     most = std::max(most, b);
   }
@@ -267,20 +289,8 @@ void RnnDnnlTrainForward(const RnnGeom& g, int64_t l, const OpContext& ctx, void
   const memory wi = Prepared(p.to_fwi, Wrap(p.user_wi, w + g.WeightH2H(l, 0)), p.f_wi, at, s);
   at += Aligned(p.f_wi.get_size());
   SumBiases(g, l, w, bias);
-  const int64_t state = l * g.D * g.N * g.H;
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC_LAYER, Wrap(p.src, layer_in)},
-                                       {DNNL_ARG_SRC_ITER, Wrap(p.iter, hx + state)},
-                                       {DNNL_ARG_WEIGHTS_LAYER, wl},
-                                       {DNNL_ARG_WEIGHTS_ITER, wi},
-                                       {DNNL_ARG_BIAS, Wrap(p.bias, bias)},
-                                       {DNNL_ARG_DST_LAYER, Wrap(p.dst, res + g.States(l))},
-                                       {DNNL_ARG_DST_ITER, Wrap(p.iter, res + g.DnnlIter(l))},
-                                       {DNNL_ARG_WORKSPACE, Wrap(p.ws, res + g.DnnlWorkspace(l))},
-                                       {DNNL_ARG_SCRATCHPAD, Wrap(p.f_scratch, at)}};
-  if (g.mode == kLstm) {
-    args.emplace(DNNL_ARG_SRC_ITER_C, Wrap(p.iter, cx + state));
-    args.emplace(DNNL_ARG_DST_ITER_C, Wrap(p.iter, res + g.DnnlIterC(l)));
-  }
+  std::unordered_map<int, memory> args = TrainArgs(p, g, l, layer_in, wl, wi, bias, hx, cx, res);
+  args.emplace(DNNL_ARG_SCRATCHPAD, Wrap(p.f_scratch, at));
   p.fwd->execute(s, args);
   s.wait();
 }
@@ -315,33 +325,21 @@ void RnnDnnlTrainBackward(const RnnGeom& g, int64_t l, const OpContext& ctx, voi
   float* dw_user = reinterpret_cast<float*>(take(static_cast<size_t>(g.D * g.LayerWeights(l)) * 4));
   float* dbias = reinterpret_cast<float*>(take(static_cast<size_t>(g.D * g.GH()) * 4));
   std::fill(dbias, dbias + g.D * g.GH(), 0.f);
-  float* zeros = reinterpret_cast<float*>(take(n_state * 4));
-  float* zeros_c = reinterpret_cast<float*>(take(n_state * 4));
+  float* zeros = reinterpret_cast<float*>(take(n_state * 4));  // no dhy or dcy given
   std::fill(zeros, zeros + n_state, 0.f);
-  std::fill(zeros_c, zeros_c + n_state, 0.f);
   const int64_t state = l * g.D * g.N * g.H;
-  std::unordered_map<int, memory> args{
-      {DNNL_ARG_SRC_LAYER, Wrap(p.src, layer_in)},
-      {DNNL_ARG_SRC_ITER, Wrap(p.iter, hx + state)},
-      {DNNL_ARG_WEIGHTS_LAYER, wl},
-      {DNNL_ARG_WEIGHTS_ITER, wi},
-      {DNNL_ARG_BIAS, Wrap(p.bias, bias)},
-      {DNNL_ARG_DST_LAYER, Wrap(p.dst, res + g.States(l))},
-      {DNNL_ARG_DST_ITER, Wrap(p.iter, res + g.DnnlIter(l))},
-      {DNNL_ARG_WORKSPACE, Wrap(p.ws, res + g.DnnlWorkspace(l))},
-      {DNNL_ARG_DIFF_SRC_LAYER, Wrap(p.src, dx)},
-      {DNNL_ARG_DIFF_SRC_ITER, Wrap(p.iter, dhx)},
-      {DNNL_ARG_DIFF_WEIGHTS_LAYER, dwl},
-      {DNNL_ARG_DIFF_WEIGHTS_ITER, dwi},
-      {DNNL_ARG_DIFF_BIAS, Wrap(p.bias, dbias)},
-      {DNNL_ARG_DIFF_DST_LAYER, Wrap(p.dst, dy)},
-      {DNNL_ARG_DIFF_DST_ITER, Wrap(p.iter, dhy ? dhy + state : zeros)},
-      {DNNL_ARG_SCRATCHPAD, Wrap(p.b_scratch, scratchpad)}};
+  std::unordered_map<int, memory> args = TrainArgs(p, g, l, layer_in, wl, wi, bias, hx, cx, res);
+  args.emplace(DNNL_ARG_DIFF_SRC_LAYER, Wrap(p.src, dx));
+  args.emplace(DNNL_ARG_DIFF_SRC_ITER, Wrap(p.iter, dhx));
+  args.emplace(DNNL_ARG_DIFF_WEIGHTS_LAYER, dwl);
+  args.emplace(DNNL_ARG_DIFF_WEIGHTS_ITER, dwi);
+  args.emplace(DNNL_ARG_DIFF_BIAS, Wrap(p.bias, dbias));
+  args.emplace(DNNL_ARG_DIFF_DST_LAYER, Wrap(p.dst, dy));
+  args.emplace(DNNL_ARG_DIFF_DST_ITER, Wrap(p.iter, dhy ? dhy + state : zeros));
+  args.emplace(DNNL_ARG_SCRATCHPAD, Wrap(p.b_scratch, scratchpad));
   if (g.mode == kLstm) {
-    args.emplace(DNNL_ARG_SRC_ITER_C, Wrap(p.iter, cx + state));
-    args.emplace(DNNL_ARG_DST_ITER_C, Wrap(p.iter, res + g.DnnlIterC(l)));
     args.emplace(DNNL_ARG_DIFF_SRC_ITER_C, Wrap(p.iter, dcx));
-    args.emplace(DNNL_ARG_DIFF_DST_ITER_C, Wrap(p.iter, dcy ? dcy + state : zeros_c));
+    args.emplace(DNNL_ARG_DIFF_DST_ITER_C, Wrap(p.iter, dcy ? dcy + state : zeros));
   }
   p.bwd->execute(s, args);
   // The weights' gradients back in MXNet's layout: straight into dw when
