@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "engine/op/float_dispatch.h"
 #include "engine/op/infer_utils.h"
 #include "engine/op/kernel_launch.h"
 #include "engine/op/node.h"
@@ -70,23 +71,6 @@ void SumRows(const RunContext& rctx, const T* x, int64_t rows, int64_t n, T* out
     const int64_t b = std::min<int64_t>(n, t * chunk), e = std::min<int64_t>(n, b + chunk);
     if (b < e) block(b, e);
   }
-}
-
-// Calls fn(T{}) for float32 and float64 data (the plain kernels' types); an
-// error names the op for the others.
-template <typename F>
-void ForFloatAndDouble(const NodeAttrs& attrs, DType t, const char* what, F fn) {
-  SwitchFloatDType(
-      t,
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
-          fn(T{});
-        else
-          TS_THROW << OpLabel(attrs) << ": dtype " << DTypeName(t)
-                   << " is not supported (float32, float64)";
-      },
-      what);
 }
 
 inline std::vector<std::string> DataInputName(const NodeAttrs&) {

@@ -8,11 +8,9 @@
 // runtime in the process the two cannot oversubscribe each other, and a
 // call's thread count is its own instead of OpenBLAS's process-wide one.
 //
-// The library is opened on the first GEMM that needs it, not with the
-// program: loading it binds about 12,000 symbols, which was a third of the
-// start-up of `tessera -e ''`. cblas.h gives only the functions' types.
+// The library is opened on the first GEMM that needs it
+// (openblas_library.h); cblas.h gives only the functions' types.
 #include <cblas.h>
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <cctype>
@@ -25,45 +23,28 @@
 
 #include "engine/base/error.h"
 #include "ops/tensor/gemm.h"
+#include "ops/tensor/openblas_library.h"
 
 namespace tessera::op::gemm {
 namespace {
 
-// The four functions used, from the OpenBLAS the build found
-// (TESSERA_OPENBLAS_LIBRARY), or else the system's libopenblas.so.0.
+// The three functions used.
 struct OpenBlasApi {
   decltype(&cblas_sgemm) sgemm;
   decltype(&cblas_dgemm) dgemm;
-  decltype(&openblas_set_num_threads) set_num_threads;
   decltype(&openblas_get_corename) get_corename;
 };
 
 OpenBlasApi LoadOpenBlas() {
-  void* lib = nullptr;
-  std::string tried;
-  for (const char* path : {TESSERA_OPENBLAS_LIBRARY, "libopenblas.so.0"}) {
-    lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (lib) break;
-    const char* why = dlerror();
-    tried += std::string(tried.empty() ? "" : "; ") + (why ? why : path);
-  }
-  TS_CHECK(lib) << "Gemm: cannot load OpenBLAS (install libopenblas0-pthread): " << tried;
-  auto find = [&](const char* name) {
-    void* f = dlsym(lib, name);
-    TS_CHECK(f) << "Gemm: the OpenBLAS loaded has no " << name;
-    return f;
-  };
   OpenBlasApi api;
-  api.sgemm = reinterpret_cast<decltype(api.sgemm)>(find("cblas_sgemm"));
-  api.dgemm = reinterpret_cast<decltype(api.dgemm)>(find("cblas_dgemm"));
-  api.set_num_threads =
-      reinterpret_cast<decltype(api.set_num_threads)>(find("openblas_set_num_threads"));
-  api.get_corename = reinterpret_cast<decltype(api.get_corename)>(find("openblas_get_corename"));
-  api.set_num_threads(1);  // see the top: the product is split over OpenMP instead
+  api.sgemm = reinterpret_cast<decltype(api.sgemm)>(openblas::Symbol("cblas_sgemm", "Gemm"));
+  api.dgemm = reinterpret_cast<decltype(api.dgemm)>(openblas::Symbol("cblas_dgemm", "Gemm"));
+  api.get_corename = reinterpret_cast<decltype(api.get_corename)>(
+      openblas::Symbol("openblas_get_corename", "Gemm"));
   return api;
 }
 
-// Loaded once, on first use (a failed load is tried again by the next call).
+// Resolved once, on first use (a failed load is tried again by the next call).
 const OpenBlasApi& Api() {
   static const OpenBlasApi api = LoadOpenBlas();
   return api;
