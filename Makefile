@@ -21,9 +21,10 @@ bench: deps configure
 	@bash cmake/install-deps.sh --bench
 	cmake --build $(BUILD) -j $(JOBS) --target benchmarks
 	@for b in $(BUILD)/tests/*_bench; do \
-	  case $$b in */conv_bench|*/image_pipeline_bench|*/rnn_bench) ;; *) $$b || exit 1 ;; esac; done
+	  case $$b in */conv_bench|*/image_pipeline_bench|*/rnn_bench|*/linalg_bench) ;; *) $$b || exit 1 ;; esac; done
 	@bash scripts/bench/conv_vs_torch.sh $(BUILD)
 	@bash scripts/bench/lstm_vs_torch.sh $(BUILD)
+	@bash scripts/bench/linalg_vs_torch.sh $(BUILD)
 	@$(BUILD)/tessera scripts/bench/bucketing_memory.lua
 	@bash scripts/bench/lua_vs_peers.sh $(BUILD)/tessera
 	@bash scripts/bench/train_vs_torch.sh $(BUILD)/tessera

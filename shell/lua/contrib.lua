@@ -1,8 +1,9 @@
--- mx.nd.contrib and mx.sym.contrib: MXNet's contrib namespaces. A name
--- resolves to the operator registered as _contrib_<name> (contrib.CTCLoss,
--- ...), and mx.nd.contrib adds the control-flow functions foreach,
--- while_loop and cond, which run the Lua functions given (so they record
--- under mx.autograd like any other calls).
+-- MXNet's operator namespaces: mx.nd.contrib and mx.sym.contrib, where a
+-- name resolves to the operator registered as _contrib_<name>
+-- (contrib.CTCLoss, ...), and mx.nd.contrib adds the control-flow functions
+-- foreach, while_loop and cond, which run the Lua functions given (so they
+-- record under mx.autograd like any other calls); mx.nd.linalg and
+-- mx.sym.linalg, where linalg.<name> is the operator _linalg_<name>.
 local help = require 'tessera.help'
 
 local unpack = unpack or table.unpack
@@ -10,11 +11,12 @@ local unpack = unpack or table.unpack
 return function(mx)
   local is_array = mx.nd.is_ndarray
 
-  local function namespace(ops, extra)
+  local function namespace(ops, extra, prefix)
+    prefix = prefix or '_contrib_'
     return setmetatable(extra, {
       __index = function(_, k)
         if type(k) ~= 'string' then return nil end
-        return ops['_contrib_' .. k]
+        return ops[prefix .. k]
       end,
     })
   end
@@ -167,4 +169,6 @@ one-element NDArray, a number or a boolean) holds, else else_func().]])
   rawset(mx.nd, 'contrib', namespace(mx.nd, nd))
   rawset(mx.sym, 'contrib', namespace(mx.sym, { foreach = symbol_flow('foreach'),
     while_loop = symbol_flow('while_loop'), cond = symbol_flow('cond') }))
+  rawset(mx.nd, 'linalg', namespace(mx.nd, {}, '_linalg_'))
+  rawset(mx.sym, 'linalg', namespace(mx.sym, {}, '_linalg_'))
 end

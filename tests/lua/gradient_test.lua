@@ -27,6 +27,11 @@ end
 local pos = {0.5, 1.5}
 local unit = {-0.8, 0.8}
 local function u(lo, hi) return {U, lo, hi} end
+-- A well-conditioned lower-triangular 3 x 3 factor with garbage (9) in the
+-- upper triangle, which the triangular linalg ops must not read; and a
+-- well-conditioned general 3 x 3 matrix.
+local tri3 = {{3, 3}, values = {2, 9, 9, 0.5, 1.8, 9, -0.3, 0.4, 2.2}}
+local well3 = {{3, 3}, values = {2, 0.3, -0.5, 0.1, 1.5, 0.4, -0.2, 0.6, 1.8}}
 
 -- op = {inputs, params, grad = input positions checked (default all),
 --       aux = {auxiliary state specs}, check = function() ... end}
@@ -34,6 +39,19 @@ local function u(lo, hi) return {U, lo, hi} end
 -- gradient of their output (the loss layers: SoftmaxOutput's backward is
 -- softmax - label); it must test the backward against known values.
 local cases = {
+  _linalg_gemm = {{{{2, 3}}, {{3, 4}}, {{2, 4}}}, {alpha = 0.7, beta = -1.5}},
+  _linalg_gemm2 = {{{{2, 2, 3}}, {{2, 4, 3}}}, {transpose_b = true, alpha = 2}},
+  _linalg_trmm = {{tri3, {{3, 2}}}, {alpha = 1.5}},
+  _linalg_trsm = {{tri3, {{2, 3}}}, {rightside = true, transpose = true, alpha = 0.5}},
+  _linalg_syrk = {{{{2, 3}}}, {alpha = 0.5}},
+  _linalg_potri = {{tri3}},
+  _linalg_gelqf = {{{{2, 3}}}},
+  _linalg_inverse = {{well3}}, _linalg_det = {{well3}}, _linalg_slogdet = {{well3}},
+  _linalg_sumlogdiag = {{{{2, 2, 2}, 0.5, 1.5}}},
+  _linalg_extractdiag = {{{{2, 3, 3}}}, {offset = 1}},
+  _linalg_makediag = {{{{2, 3}}}, {offset = -1}},
+  _linalg_extracttrian = {{{{2, 3, 3}}}, {offset = -1}},
+  _linalg_maketrian = {{{{2, 6}}}, {lower = false}},
   Cast = {{u()}, {dtype = 'float64'}},
   zeros_like = {{u()}}, ones_like = {{u()}},
   concat = {{{{2, 3}}, {{2, 2}}}, {dim = 2}},
@@ -289,6 +307,8 @@ end
 -- Ops whose gradient is checked in another file.
 local elsewhere = {
   _CachedOp = 'gluon_test.lua: hybridized blocks against the same blocks op by op',
+  _linalg_potrf = 'linalg_test.lua: through a symmetrised input (only one triangle is read)',
+  _linalg_syevd = 'linalg_test.lua: through a symmetrised input (only one triangle is read)',
   RNN = 'rnn_test.lua: against cells unrolled from basic ops, and central differences',
   CTCLoss = 'ctc_test.lua: against PyTorch and central differences (integer labels get none)',
   shape_array = 'mxnet_rules_test.lua: an int64 output (of the shape), no gradient flows back',

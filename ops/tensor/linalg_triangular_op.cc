@@ -1,0 +1,308 @@
+// linalg.trmm (alpha op(A) B), linalg.trsm (alpha op(A)^-1 B), each also on
+// the right of B, A triangular; linalg.syrk (alpha A A^T or alpha A^T A).
+#include "ops/tensor/gemm.h"
+#include "ops/tensor/lapack.h"
+#include "ops/tensor/linalg_op-inl.h"
+
+namespace tessera::op {
+namespace {
+
+// A (.., k, k) triangular and B (.., m, n) with k = m (left) or n (right);
+// the output has B's shape. Either side fills the other.
+bool TriangShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  const auto& p = ParamsOf<LinalgTriangParam>(attrs);
+  if (!(*in)[1].known() && (*out)[0].known()) AssignShape(attrs, in, 1, (*out)[0], "input B");
+  const Shape &a = (*in)[0], &b = (*in)[1];
+  if (!b.known()) return false;
+  const int nd = b.ndim();
+  TS_CHECK(nd >= 2) << OpLabel(attrs) << ": B has shape " << b << "; it needs 2 or more axes";
+  Shape want = b;
+  want[nd - 1] = want[nd - 2] = p.rightside ? b[nd - 1] : b[nd - 2];
+  if (a.known()) {
+    TS_CHECK(a.ndim() == nd && a[nd - 1] == a[nd - 2])
+        << OpLabel(attrs) << ": A has shape " << a
+        << "; it must be a stack of square matrices with B's " << nd << " axes";
+  }
+  AssignShape(attrs, in, 0, want,
+              p.rightside ? "A (B's batch; B's columns as its size)"
+                          : "A (B's batch; B's rows as its size)");
+  AssignShape(attrs, out, 0, b, "output");
+  return true;
+}
+
+// B (m x n, contiguous) <- alpha op(A) B or alpha B op(A) (trmm), or the
+// solve (trsm), in place.
+template <bool kSolve, typename T>
+void TriangApply(const LinalgTriangParam& p, bool transpose, T alpha, const T* a, int64_t k, T* b,
+                 int64_t m, int64_t n) {
+  if (kSolve)
+    lapack::Trsm(p.rightside, p.lower, transpose, m, n, alpha, a, k, b, n);
+  else
+    lapack::Trmm(p.rightside, p.lower, transpose, m, n, alpha, a, k, b, n);
+}
+
+template <bool kSolve>
+void TriangForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                   const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  if (req[0] == kNullOp) return;
+  const auto& p = ParamsOf<LinalgTriangParam>(attrs);
+  ForFloatAndDouble(attrs, out[0].dtype(), "linalg.trmm", [&](auto zero) {
+    using T = decltype(zero);
+    const MatrixLayout lb = StackOf(attrs, in[1].shape(), "B");
+    const int64_t m = lb.rows, n = lb.cols, k = p.rightside ? n : m, sb = m * n;
+    ReqOutput<T> o(out[0], req[0]);
+    const T* a = in[0].dptr<T>();
+    const T* b = in[1].dptr<T>();
+    ForEachMatrix<T>(ctx, lb.count(), m * n * k, 0, [&](int64_t i, T*) {
+      T* c = o.data() + i * sb;
+      if (c != b + i * sb) std::copy(b + i * sb, b + (i + 1) * sb, c);
+      TriangApply<kSolve>(p, p.transpose, T(p.alpha), a + i * k * k, k, c, m, n);
+      return 0;
+    });
+    o.Commit();
+  });
+}
+
+// The triangle of A a gradient may reach: the other one is never read.
+template <typename T>
+void KeepTriangle(T* g, int64_t k, bool lower) {
+  if (lower)
+    ZeroStrictUpper(g, k, k);
+  else
+    ZeroStrictLower(g, k, k);
+}
+
+// trmm: in dOut, A, B; out dA, dB.
+//   dB = alpha op(A)^T dOut (left) or alpha dOut op(A)^T (right);
+//   dA = tri(alpha dOut B^T) (left), tri(alpha B^T dOut) (right), each
+//   transposed when A was.
+// trsm: in dOut, A, B, C = the forward output; out dA, dB.
+//   dB = alpha op(A)^-T dOut (left) or alpha dOut op(A)^-T (right);
+//   dA = tri(-dB C^T / alpha) (left), tri(-C^T dB / alpha) (right),
+//   transposed likewise.
+template <bool kSolve>
+void TriangBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                    const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  const auto& p = ParamsOf<LinalgTriangParam>(attrs);
+  ForFloatAndDouble(attrs, in[0].dtype(), "linalg.trmm backward", [&](auto zero) {
+    using T = decltype(zero);
+    const MatrixLayout lb = StackOf(attrs, in[2].shape(), "B");
+    const int64_t m = lb.rows, n = lb.cols, k = p.rightside ? n : m, sb = m * n;
+    const T* dc = in[0].dptr<T>();
+    const T* a = in[1].dptr<T>();
+    // trmm's dA pairs dOut with B; trsm's pairs dB with its output C.
+    const T* other = in[kSolve ? 3 : 2].dptr<T>();
+    const T alpha = T(p.alpha), scale = kSolve ? T(-1) / alpha : alpha;
+    ReqOutput<T> da(out[0], req[0]), db(out[1], req[1]);
+    const bool need_db = req[1] != kNullOp || (kSolve && req[0] != kNullOp);
+    ForEachMatrix<T>(ctx, lb.count(), 2 * m * n * k, 0, [&](int64_t i, T*) {
+      T* gb = db.data() + i * sb;
+      if (need_db) {
+        std::copy(dc + i * sb, dc + (i + 1) * sb, gb);
+        TriangApply<kSolve>(p, !p.transpose, alpha, a + i * k * k, k, gb, m, n);
+      }
+      if (req[0] == kNullOp) return 0;
+      const T* g = kSolve ? gb : dc + i * sb;  // the m x n factor beside `other`
+      const T* x = other + i * sb;
+      T* ga = da.data() + i * k * k;
+      // left: g x^T (k = m), right: x^T g (k = n); transposed when A was.
+      if (!p.rightside)
+        p.transpose ? Gemm(false, true, m, m, n, scale, x, n, g, n, T(0), ga, m, 1)
+                    : Gemm(false, true, m, m, n, scale, g, n, x, n, T(0), ga, m, 1);
+      else
+        p.transpose ? Gemm(true, false, n, n, m, scale, g, n, x, n, T(0), ga, n, 1)
+                    : Gemm(true, false, n, n, m, scale, x, n, g, n, T(0), ga, n, 1);
+      KeepTriangle(ga, k, p.lower);
+      return 0;
+    });
+    da.Commit();
+    db.Commit();
+  });
+}
+
+// in dOut, A, B (and trsm's output C): dOut and C have B's shape, A is
+// checked as in the forward.
+bool TriangBackwardShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  std::vector<Shape> fin{(*in)[1], (*in)[2]}, fout{(*in)[0]};
+  if (!TriangShape(attrs, &fin, &fout)) return false;
+  (*in)[1] = fin[0];
+  AssignShape(attrs, in, 0, fin[1], "output gradient");
+  if (in->size() == 4) AssignShape(attrs, in, 3, fin[1], "forward output");
+  AssignShape(attrs, out, 0, fin[0], "gradient of A");
+  AssignShape(attrs, out, 1, fin[1], "gradient of B");
+  return true;
+}
+
+std::vector<NodeEntry> TrmmGrad(const NodePtr& n, const std::vector<NodeEntry>& og) {
+  return MakeGradNode("_backward_linalg_trmm", n, {og[0], n->inputs[0], n->inputs[1]});
+}
+std::vector<NodeEntry> TrsmGrad(const NodePtr& n, const std::vector<NodeEntry>& og) {
+  return MakeGradNode("_backward_linalg_trsm", n,
+                      {og[0], n->inputs[0], n->inputs[1], NodeEntry{n, 0, 0}});
+}
+
+// syrk: A (.., m, n) -> (.., m, m), or (.., n, n) with transpose.
+bool SyrkShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  const Shape& a = (*in)[0];
+  if (!a.known()) return false;
+  const MatrixLayout l = StackOf(attrs, a, "A");
+  Shape o = a;
+  const int nd = a.ndim();
+  o[nd - 2] = o[nd - 1] = ParamsOf<LinalgSyrkParam>(attrs).transpose ? l.cols : l.rows;
+  AssignShape(attrs, out, 0, o, "output");
+  return true;
+}
+
+// in dOut, A: dOut has syrk's output shape for A.
+bool SyrkBackwardShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  std::vector<Shape> fin{(*in)[1]}, fout{(*in)[0]};
+  if (!SyrkShape(attrs, &fin, &fout)) return false;
+  AssignShape(attrs, in, 0, fout[0], "output gradient");
+  AssignShape(attrs, out, 0, fin[0], "gradient of A");
+  return true;
+}
+
+void SyrkForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                 const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  if (req[0] == kNullOp) return;
+  const auto& p = ParamsOf<LinalgSyrkParam>(attrs);
+  ForFloatAndDouble(attrs, out[0].dtype(), "linalg.syrk", [&](auto zero) {
+    using T = decltype(zero);
+    const MatrixLayout l = StackOf(attrs, in[0].shape(), "A");
+    const int64_t k = p.transpose ? l.cols : l.rows, inner = p.transpose ? l.rows : l.cols;
+    ReqOutput<T> o(out[0], req[0]);
+    const T* a = in[0].dptr<T>();
+    ForEachMatrix<T>(ctx, l.count(), k * k * inner, 0, [&](int64_t i, T*) {
+      T* c = o.data() + i * k * k;
+      lapack::Syrk(p.transpose, k, inner, T(p.alpha), a + i * l.rows * l.cols, l.cols, T(0), c, k);
+      Symmetrize(c, k, k, /*lower_to_upper=*/true);
+      return 0;
+    });
+    o.Commit();
+  });
+}
+
+// in dOut, A; dA = alpha (dOut + dOut^T) A, or alpha A (dOut + dOut^T).
+void SyrkBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                  const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  if (req[0] == kNullOp) return;
+  const auto& p = ParamsOf<LinalgSyrkParam>(attrs);
+  ForFloatAndDouble(attrs, in[0].dtype(), "linalg.syrk backward", [&](auto zero) {
+    using T = decltype(zero);
+    const MatrixLayout l = StackOf(attrs, in[1].shape(), "A");
+    const int64_t m = l.rows, n = l.cols, k = p.transpose ? n : m;
+    const T* dc = in[0].dptr<T>();
+    const T* a = in[1].dptr<T>();
+    T* da = out[0].dptr<T>();
+    const T beta = req[0] == kAddTo ? T(1) : T(0), alpha = T(p.alpha);
+    ForEachMatrix<T>(ctx, l.count(), 2 * m * n * k, k * k, [&](int64_t i, T* s) {
+      AddTranspose(dc + i * k * k, s, k);
+      if (p.transpose)
+        Gemm(false, false, m, n, n, alpha, a + i * m * n, n, s, n, beta, da + i * m * n, n, 1);
+      else
+        Gemm(false, false, m, n, m, alpha, s, m, a + i * m * n, n, beta, da + i * m * n, n, 1);
+      return 0;
+    });
+  });
+}
+
+}  // namespace
+
+TS_REGISTER_OP(_linalg_trmm)
+    .describe(R"(out = alpha op(A) B, or alpha B op(A) with rightside, for every
+matrix of a batch (MXNet's linalg.trmm): A triangular (lower, or upper with
+lower=0; its other triangle is not read), op(A) = A or A^T with transpose.
+float32 and float64.
+
+Example: A = [[1, 0], [1, 1]], B = [[1, 1, 1], [1, 1, 1]]: trmm(A, B,
+alpha=2) = [[2, 2, 2], [4, 4, 4]].)")
+    .set_num_inputs(2)
+    .set_attr_parser(ParamParser<LinalgTriangParam>)
+    .add_alias("linalg_trmm")
+    .add_argument("A", "NDArray", "Triangular matrices, (..., k, k).")
+    .add_argument("B", "NDArray", "Matrices, (..., m, n).")
+    .add_arguments(LinalgTriangParam::Fields())
+    .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"A", "B"}))
+    .set_attr<FInferShape>("FInferShape", TriangShape)
+    .set_attr<FInferType>("FInferType", LinalgType)
+    .set_attr<FInplaceOption>("FInplaceOption",
+                              [](const NodeAttrs&) {
+                                return std::vector<std::pair<int, int>>{{1, 0}};
+                              })
+    .set_attr<FCompute>(kFComputeCPU, TriangForward<false>)
+    .set_attr<FGradient>("FGradient", TrmmGrad);
+
+TS_REGISTER_OP(_backward_linalg_trmm)
+    .describe("Gradient of linalg.trmm: inputs dOut, A, B; outputs dA, dB.")
+    .set_num_inputs(3)
+    .set_num_outputs(2)
+    .set_attr_parser(ParamParser<LinalgTriangParam>)
+    .set_attr<TIsBackward>("TIsBackward", true)
+    .set_attr<FInferShape>("FInferShape", TriangBackwardShape)
+    .set_attr<FInferType>("FInferType", LinalgType)
+    .set_attr<FCompute>(kFComputeCPU, TriangBackward<false>);
+
+TS_REGISTER_OP(_linalg_trsm)
+    .describe(R"(Solves op(A) X = alpha B, or X op(A) = alpha B with rightside, for
+every matrix of a batch (MXNet's linalg.trsm): A triangular (lower, or upper
+with lower=0; its other triangle is not read), op(A) = A or A^T with
+transpose. A singular A gives infinities, as in LAPACK. float32 and float64.
+
+Example: A = [[1, 0], [1, 1]], B = [[2, 2, 2], [4, 4, 4]]: trsm(A, B,
+alpha=0.5) = [[1, 1, 1], [1, 1, 1]].)")
+    .set_num_inputs(2)
+    .set_attr_parser(ParamParser<LinalgTriangParam>)
+    .add_alias("linalg_trsm")
+    .add_argument("A", "NDArray", "Triangular matrices, (..., k, k).")
+    .add_argument("B", "NDArray", "Right-hand sides, (..., m, n).")
+    .add_arguments(LinalgTriangParam::Fields())
+    .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"A", "B"}))
+    .set_attr<FInferShape>("FInferShape", TriangShape)
+    .set_attr<FInferType>("FInferType", LinalgType)
+    .set_attr<FInplaceOption>("FInplaceOption",
+                              [](const NodeAttrs&) {
+                                return std::vector<std::pair<int, int>>{{1, 0}};
+                              })
+    .set_attr<FCompute>(kFComputeCPU, TriangForward<true>)
+    .set_attr<FGradient>("FGradient", TrsmGrad);
+
+TS_REGISTER_OP(_backward_linalg_trsm)
+    .describe("Gradient of linalg.trsm: inputs dOut, A, B, the forward output; outputs dA, dB.")
+    .set_num_inputs(4)
+    .set_num_outputs(2)
+    .set_attr_parser(ParamParser<LinalgTriangParam>)
+    .set_attr<TIsBackward>("TIsBackward", true)
+    .set_attr<FInferShape>("FInferShape", TriangBackwardShape)
+    .set_attr<FInferType>("FInferType", LinalgType)
+    .set_attr<FCompute>(kFComputeCPU, TriangBackward<true>);
+
+TS_REGISTER_OP(_linalg_syrk)
+    .describe(R"(out = alpha A A^T, or alpha A^T A with transpose, for every matrix
+of a batch (MXNet's linalg.syrk); the output is symmetric. float32 and
+float64.
+
+Example: syrk([[1, 2, 3], [4, 5, 6]]) = [[14, 32], [32, 77]].)")
+    .set_num_inputs(1)
+    .set_attr_parser(ParamParser<LinalgSyrkParam>)
+    .add_alias("linalg_syrk")
+    .add_argument("A", "NDArray", "Matrices, (..., m, n).")
+    .add_arguments(LinalgSyrkParam::Fields())
+    .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"A"}))
+    .set_attr<FInferShape>("FInferShape", SyrkShape)
+    .set_attr<FInferType>("FInferType", LinalgType)
+    .set_attr<FResourceRequest>("FResourceRequest", LinalgTempSpace)
+    .set_attr<FCompute>(kFComputeCPU, SyrkForward)
+    .set_attr<FGradient>("FGradient", ElemwiseGradUseIn{"_backward_linalg_syrk"});
+
+TS_REGISTER_OP(_backward_linalg_syrk)
+    .describe("Gradient of linalg.syrk: inputs dOut, A; output dA.")
+    .set_num_inputs(2)
+    .set_num_outputs(1)
+    .set_attr_parser(ParamParser<LinalgSyrkParam>)
+    .set_attr<TIsBackward>("TIsBackward", true)
+    .set_attr<FInferShape>("FInferShape", SyrkBackwardShape)
+    .set_attr<FInferType>("FInferType", LinalgType)
+    .set_attr<FResourceRequest>("FResourceRequest", LinalgTempSpace)
+    .set_attr<FCompute>(kFComputeCPU, SyrkBackward);
+
+}  // namespace tessera::op
