@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "ops/nn/convolution-inl.h"
+#include "ops/nn/im2col.h"
 #include "ops/nn/spatial_params.h"
 #include "ops/tensor/gemm.h"
 
@@ -200,66 +201,7 @@ struct ConvolutionGrad {
 }  // namespace
 
 // ---------------------------------------------------------------------------
-// Reference kernels.
-
-namespace {
-
-// col[((c * kd + a) * kh + i) * kw + j][(z * oh + y) * ow + x] =
-//   data[c][z*sd - pd + a*dd][y*sh - ph + i*dh][x*sw - pw + j*dw], 0 outside.
-// 1-D and 2-D data have depth (and height) one: the outer loops run once.
-template <typename T>
-void Im2Col(const ConvGeom& g, const T* data, T* col) {
-  const int64_t cg = g.cg(), osz = g.out_size(), hw = g.h * g.w;
-  for (int64_t c = 0; c < cg; ++c)
-    for (int64_t a = 0; a < g.kd; ++a)
-      for (int64_t i = 0; i < g.kh; ++i)
-        for (int64_t j = 0; j < g.kw; ++j) {
-          T* row = col + (((c * g.kd + a) * g.kh + i) * g.kw + j) * osz;
-          for (int64_t z = 0; z < g.od; ++z) {
-            const int64_t iz = z * g.sd - g.pd + a * g.dd;
-            const bool z_in = iz >= 0 && iz < g.d;
-            const T* plane = data + (c * g.d + (z_in ? iz : 0)) * hw;
-            T* orow = row + z * g.oh * g.ow;
-            for (int64_t y = 0; y < g.oh; ++y) {
-              const int64_t iy = y * g.sh - g.ph + i * g.dh;
-              for (int64_t x = 0; x < g.ow; ++x) {
-                const int64_t ix = x * g.sw - g.pw + j * g.dw;
-                orow[y * g.ow + x] = (z_in && iy >= 0 && iy < g.h && ix >= 0 && ix < g.w)
-                                         ? plane[iy * g.w + ix]
-                                         : T(0);
-              }
-            }
-          }
-        }
-}
-
-// The adjoint: adds col back into data.
-template <typename T>
-void Col2Im(const ConvGeom& g, const T* col, T* data) {
-  const int64_t cg = g.cg(), osz = g.out_size(), hw = g.h * g.w;
-  for (int64_t c = 0; c < cg; ++c)
-    for (int64_t a = 0; a < g.kd; ++a)
-      for (int64_t i = 0; i < g.kh; ++i)
-        for (int64_t j = 0; j < g.kw; ++j) {
-          const T* row = col + (((c * g.kd + a) * g.kh + i) * g.kw + j) * osz;
-          for (int64_t z = 0; z < g.od; ++z) {
-            const int64_t iz = z * g.sd - g.pd + a * g.dd;
-            if (iz < 0 || iz >= g.d) continue;
-            T* plane = data + (c * g.d + iz) * hw;
-            const T* orow = row + z * g.oh * g.ow;
-            for (int64_t y = 0; y < g.oh; ++y) {
-              const int64_t iy = y * g.sh - g.ph + i * g.dh;
-              if (iy < 0 || iy >= g.h) continue;
-              for (int64_t x = 0; x < g.ow; ++x) {
-                const int64_t ix = x * g.sw - g.pw + j * g.dw;
-                if (ix >= 0 && ix < g.w) plane[iy * g.w + ix] += orow[y * g.ow + x];
-              }
-            }
-          }
-        }
-}
-
-}  // namespace
+// Reference kernels (im2col.h's Im2Col and Col2Im, then GEMMs).
 
 template <typename T>
 void RefConvForward(const ConvGeom& g, const T* data, const T* weight, const T* bias, T* out,

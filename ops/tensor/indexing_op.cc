@@ -1,3 +1,5 @@
+#include <memory>
+
 #include "ops/tensor/indexing_op-inl.h"
 #include "ops/tensor/shape_grad_util.h"
 
@@ -223,6 +225,48 @@ void GatherNdBackwardCPU(const NodeAttrs&, const OpContext& ctx, const std::vect
       "_backward_gather_nd");
 }
 
+// scatter_nd: zeros of shape `shape` with data's slices written at the
+// index tuples (gather_nd's positions); a repeated tuple keeps the last.
+struct ScatterNdParam : Params<ScatterNdParam> {
+  Shape shape;
+  static void Declare(ParamDecl<ScatterNdParam>& d) {
+    d.field("shape", &ScatterNdParam::shape).describe("The shape of the output.");
+  }
+};
+
+// data must be gather_nd's output for the output shape and the indices.
+bool ScatterNdShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  TS_CHECK(in->size() == 2) << OpLabel(attrs) << ": expects 2 inputs (data, indices)";
+  const Shape& shape = ParamsOf<ScatterNdParam>(attrs).shape;
+  TS_CHECK(shape.known()) << OpLabel(attrs) << ": shape " << shape << " is not a full shape";
+  AssignShape(attrs, out, 0, shape, "output");
+  if (!(*in)[1].known()) return false;
+  std::vector<Shape> gather_in{shape, (*in)[1]}, gather_out(1);
+  GatherNdShape(attrs, &gather_in, &gather_out);
+  AssignShape(attrs, in, 0, gather_out[0], "data");
+  return true;
+}
+
+void ScatterNdCPU(const NodeAttrs&, const OpContext& ctx, const std::vector<TBlob>& in,
+                  const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  if (req[0] == kNullOp) return;
+  const GatherNdPlan plan = PlanGatherNd("scatter_nd", out[0].shape(), in[1], ctx.run_ctx);
+  const int64_t s = plan.slice;
+  SwitchDType(out[0].dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* data = in[0].dptr<T>();
+    T* o = out[0].dptr<T>();
+    // Adding: the scattered array is built aside, then added.
+    const int64_t n = req[0] == kAddTo ? out[0].Size() : 0;
+    std::unique_ptr<T[]> aside(n ? new T[size_t(n)]() : nullptr);  // value-initialised: zeros
+    T* dst = n ? aside.get() : o;
+    if (!n) ZeroBlob<cpu>(ctx.run_ctx, out[0]);
+    for (size_t y = 0; y < plan.offsets.size(); ++y)
+      std::copy(data + int64_t(y) * s, data + int64_t(y + 1) * s, dst + plan.offsets[y]);
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(o[i] + aside[size_t(i)]);
+  });
+}
+
 // batch_take: pick with its defaults (the last axis, indices clipped), on a
 // matrix and a vector of one index per row only.
 void ParseBatchTake(NodeAttrs* attrs) {
@@ -357,5 +401,30 @@ TS_REGISTER_OP(_backward_gather_nd)
                            })
     .set_attr<FInferType>("FInferType", DataType)
     .set_attr<FCompute>(kFComputeCPU, GatherNdBackwardCPU);
+
+TS_REGISTER_OP(scatter_nd)
+    .describe(R"(Scatters data into zeros of shape `shape` at index tuples: the
+inverse of gather_nd. indices (M, Y0, ..., Yk) holds one tuple of M positions
+per column; data has shape (Y0, ..., Yk, shape[M], ...). A repeated tuple
+keeps the last slice written (MXNet leaves it unspecified). Negative
+positions count from the end; others out of range are an error. The
+gradient of data is gather_nd of the output gradient.
+
+Example: scatter_nd([2, 3, 0], [[1, 1, 0], [0, 1, 0]], shape=(2, 2)) =
+[[0, 0], [2, 3]].)")
+    .set_num_inputs(2)
+    .set_attr_parser(ParamParser<ScatterNdParam>)
+    .add_argument("data", "NDArray", "The slices to scatter.")
+    .add_argument("indices", "NDArray", "Index tuples, one per column (0-based).")
+    .add_arguments(ScatterNdParam::Fields())
+    .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"data", "indices"}))
+    .set_attr<FInferShape>("FInferShape", ScatterNdShape)
+    .set_attr<FInferType>("FInferType", DataType)
+    .set_attr<FCompute>(kFComputeCPU, ScatterNdCPU)
+    .set_attr<FGradient>("FGradient", [](const NodePtr& n, const std::vector<NodeEntry>& og) {
+      NodeEntry g = MakeNode("gather_nd", n->attrs.name + "_backward", {og[0], n->inputs[1]});
+      g.node->control_deps.push_back(n);
+      return std::vector<NodeEntry>{g, ZeroGradOf(n, 1)};
+    });
 
 }  // namespace tessera::op

@@ -39,6 +39,14 @@ local well3 = {{3, 3}, values = {2, 0.3, -0.5, 0.1, 1.5, 0.4, -0.2, 0.6, 1.8}}
 -- gradient of their output (the loss layers: SoftmaxOutput's backward is
 -- softmax - label); it must test the backward against known values.
 local cases = {
+  L2Normalization = {{{{2, 3, 2}}}, {mode = 'channel'}},
+  im2col = {{{{1, 2, 3, 3}}}, {kernel = {2, 2}, pad = {1, 0}}},
+  col2im = {{{{1, 8, 8}}}, {kernel = {2, 2}, pad = {1, 0}, output_size = {3, 3}}},
+  Crop = {{{{1, 2, 4, 3}}}, {num_args = 1, h_w = {2, 2}, offset = {1, 1}}},
+  _np_cumsum = {{{{2, 3, 2}}}, {axis = 2}},
+  moments = {{{{2, 3, 2}}}, {axes = {1, 3}}},
+  _contrib_index_copy = {{{{4, 2}}, {{2}, values = {3, 1}}, {{2, 2}}}, grad = {1, 3}},
+  scatter_nd = {{{{3}}, {{2, 3}, values = {1, 0, 2, 0, 1, 1}}}, {shape = {3, 2}}, grad = {1}},
   _linalg_gemm = {{{{2, 3}}, {{3, 4}}, {{2, 4}}}, {alpha = 0.7, beta = -1.5}},
   _linalg_gemm2 = {{{{2, 2, 3}}, {{2, 4, 3}}}, {transpose_b = true, alpha = 2}},
   _linalg_trmm = {{tri3, {{3, 2}}}, {alpha = 1.5}},
@@ -309,6 +317,8 @@ local elsewhere = {
   _CachedOp = 'gluon_test.lua: hybridized blocks against the same blocks op by op',
   _linalg_potrf = 'linalg_test.lua: through a symmetrised input (only one triangle is read)',
   _linalg_syevd = 'linalg_test.lua: through a symmetrised input (only one triangle is read)',
+  SVMOutput = 'nn_layers_test.lua: a loss layer (the backward is the hinge gradient, not the '
+    .. 'gradient of the output), against MXNet\'s formulas',
   RNN = 'rnn_test.lua: against cells unrolled from basic ops, and central differences',
   CTCLoss = 'ctc_test.lua: against PyTorch and central differences (integer labels get none)',
   shape_array = 'mxnet_rules_test.lua: an int64 output (of the shape), no gradient flows back',
