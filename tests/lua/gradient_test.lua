@@ -319,6 +319,8 @@ local elsewhere = {
   _linalg_syevd = 'linalg_test.lua: through a symmetrised input (only one triangle is read)',
   SVMOutput = 'nn_layers_test.lua: a loss layer (the backward is the hinge gradient, not the '
     .. 'gradient of the output), against MXNet\'s formulas',
+  _sample_multinomial = 'random_dist_test.lua: through the log-probabilities of the draws '
+    .. '(get_prob), against 1 / p summed over the draws',
   RNN = 'rnn_test.lua: against cells unrolled from basic ops, and central differences',
   CTCLoss = 'ctc_test.lua: against PyTorch and central differences (integer labels get none)',
   shape_array = 'mxnet_rules_test.lua: an int64 output (of the shape), no gradient flows back',
