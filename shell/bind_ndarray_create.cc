@@ -261,9 +261,11 @@ void OpenCreation(lua_State* L, int mx, int nd) {
   AddCreator(L, nd, "eye", "_eye", {"N", "M", "k"},
              "mx.nd.eye(N, M, k, {dtype, ctx}) -> N x M (default N) with ones on diagonal k");
 
-  lua_createtable(L, 0, 3);
+  lua_createtable(L, 0, 8);
   const int random = lua_gettop(L);
-  SetDoc(L, random, "mx.nd.random: uniform, normal, randint (mx.random.seed(n) seeds them)");
+  SetDoc(L, random,
+         "mx.nd.random: uniform, normal, randint, exponential, gamma, poisson, "
+         "negative_binomial, generalized_negative_binomial (mx.random.seed(n) seeds them)");
   AddCreator(L, random, "uniform", "_random_uniform", {"low", "high", "shape"},
              "mx.nd.random.uniform(low, high, {shape}, {dtype, ctx, out}) -> samples of "
              "U[low, high)");
@@ -273,6 +275,22 @@ void OpenCreation(lua_State* L, int mx, int nd) {
   AddCreator(L, random, "randint", "_random_randint", {"low", "high", "shape"},
              "mx.nd.random.randint(low, high, {shape}, {dtype, ctx, out}) -> integers in "
              "[low, high)");
+  AddCreator(L, random, "exponential", "_random_exponential", {"lam", "shape"},
+             "mx.nd.random.exponential(lam, {shape}, {dtype, ctx, out}) -> samples of an "
+             "exponential distribution with rate lam");
+  AddCreator(L, random, "gamma", "_random_gamma", {"alpha", "beta", "shape"},
+             "mx.nd.random.gamma(alpha, beta, {shape}, {dtype, ctx, out}) -> samples of a gamma "
+             "distribution with shape alpha and scale beta");
+  AddCreator(L, random, "poisson", "_random_poisson", {"lam", "shape"},
+             "mx.nd.random.poisson(lam, {shape}, {dtype, ctx, out}) -> Poisson samples of mean "
+             "lam");
+  AddCreator(L, random, "negative_binomial", "_random_negative_binomial", {"k", "p", "shape"},
+             "mx.nd.random.negative_binomial(k, p, {shape}, {dtype, ctx, out}) -> failures "
+             "before the k-th success, success probability p");
+  AddCreator(L, random, "generalized_negative_binomial", "_random_generalized_negative_binomial",
+             {"mu", "alpha", "shape"},
+             "mx.nd.random.generalized_negative_binomial(mu, alpha, {shape}, {dtype, ctx, out}) "
+             "-> samples of mean mu and variance mu + alpha mu^2");
   lua_pushvalue(L, random);
   lua_setfield(L, nd, "random");
 
@@ -285,12 +303,15 @@ void OpenCreation(lua_State* L, int mx, int nd) {
     lua_setfield(L, mx, "random");
   }
   const int mxrandom = lua_gettop(L);
-  SetDoc(L, mxrandom, "mx.random: seed(n), uniform, normal, randint");
+  SetDoc(L, mxrandom,
+         "mx.random: seed(n), uniform, normal, randint, exponential, gamma, poisson, "
+         "negative_binomial, generalized_negative_binomial");
   SetFunctions(L, mxrandom,
                {{"seed", Guarded<Seed>,
                  "mx.random.seed(n[, ctx]) -> seeds the random generators of every device (or "
                  "of ctx), so the ops pushed after it draw the same numbers on every run"}});
-  for (const char* name : {"uniform", "normal", "randint"}) {
+  for (const char* name : {"uniform", "normal", "randint", "exponential", "gamma", "poisson",
+                           "negative_binomial", "generalized_negative_binomial"}) {
     lua_getfield(L, random, name);
     lua_setfield(L, mxrandom, name);
   }
