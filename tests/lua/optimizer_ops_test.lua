@@ -253,3 +253,92 @@ test('Poly and Cosine schedules, warm-up on every schedule', function()
   assert_error(function() mx.optimizer.FactorScheduler{step = 2, warmup_mode = 'cubic'} end,
     'warmup_mode')
 end)
+
+test('ftml_update: two steps against MXNet\'s FTML kernel', function()
+  local w0 = {0.5, -1, 2}
+  local w = mx.nd.array(w0, {dtype = 'float64'})
+  local d, v, z = mx.nd.zeros({3}, {dtype = 'float64'}), mx.nd.zeros({3}, {dtype = 'float64'}),
+                  mx.nd.zeros({3}, {dtype = 'float64'})
+  local rw, rd, rv, rz = {0.5, -1, 2}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}
+  local lr, b1, b2, eps, wd, rescale, clip = 0.1, 0.6, 0.999, 1e-8, 0.01, 0.5, 0.4
+  for t, g in ipairs({{1, -2, 0.5}, {-0.25, 0.75, 3}}) do
+    mx.nd.ftml_update(w, mx.nd.array(g, {dtype = 'float64'}), d, v, z, {lr = lr, beta1 = b1,
+      beta2 = b2, epsilon = eps, t = t, wd = wd, rescale_grad = rescale, clip_grad = clip, out = w})
+    for i = 1, 3 do
+      local gi = math.max(-clip, math.min(clip, rescale * g[i])) + wd * rw[i]
+      rv[i] = b2 * rv[i] + (1 - b2) * gi * gi
+      local dt = (1 - b1 ^ t) / lr * (math.sqrt(rv[i] / (1 - b2 ^ t)) + eps)
+      rz[i] = b1 * rz[i] + (1 - b1) * gi - (dt - b1 * rd[i]) * rw[i]
+      rd[i] = dt
+      rw[i] = -rz[i] / dt
+    end
+    close(w, rw)
+    close(d, rd)
+    close(v, rv)
+    close(z, rz)
+  end
+  assert_error(function() mx.nd.ftml_update(w, w, d, v, z, {lr = 0.1, t = 0}) end, 't')
+end)
+
+test('mp_sgd_update and mp_sgd_mom_update: float16 weights, float32 masters', function()
+  local w32 = mx.nd.array({1, -2, 0.001}, {dtype = 'float32'})
+  local w = w32:astype('float16')
+  local g = mx.nd.array({0.5, 1, -0.25}, {dtype = 'float16'})
+  mx.nd.mp_sgd_update(w, g, w32, {lr = 0.5, wd = 0.1, out = w})
+  local want = {1 - 0.5 * (0.5 + 0.1), -2 - 0.5 * (1 - 0.2), 0.001 - 0.5 * (-0.25 + 0.0001)}
+  mx.test_utils.assert_almost_equal(w32, want, {rtol = 1e-6, atol = 1e-7})
+  assert_eq(w.dtype, 'float16')
+  mx.test_utils.assert_almost_equal(w, want, {rtol = 1e-3, atol = 1e-3})
+  -- Many small steps: the float32 master keeps what float16 would round away.
+  local m32 = mx.nd.array({1}, {dtype = 'float32'})
+  local m16 = m32:astype('float16')
+  local mom = mx.nd.zeros({1}, {dtype = 'float32'})
+  for _ = 1, 100 do
+    mx.nd.mp_sgd_mom_update(m16, mx.nd.array({1}, {dtype = 'float16'}), mom, m32,
+                            {lr = 1e-5, momentum = 0.5, out = m16})
+  end
+  assert_near(m32:asscalar(), 1 - 1e-5 * (100 * 2 - (1 - 0.5 ^ 100) / 0.5), 1e-5)  -- float32 sums
+  assert(m16:asscalar() < 1, 'the float16 weight moves too')
+  assert_error(function()
+    mx.nd.mp_sgd_update(w, g, w, {lr = 0.1})
+  end, 'weight32')
+end)
+
+test('multi_sgd_update and friends: each weight as its single-weight update', function()
+  local function arr(t) return mx.nd.array(t, {dtype = 'float32'}) end
+  local w = {arr({1, 2}), arr({-1, 0.5, 3})}
+  local g = {arr({0.5, -0.5}), arr({1, 1, -2})}
+  local want = {mx.nd.sgd_update(w[1], g[1], {lr = 0.1, wd = 0.01, clip_gradient = 0.75}),
+                mx.nd.sgd_update(w[2], g[2], {lr = 0.2, wd = 0, clip_gradient = 0.75})}
+  local out = {mx.nd.multi_sgd_update({w[1], g[1], w[2], g[2]},
+    {lrs = {0.1, 0.2}, wds = {0.01, 0}, clip_gradient = 0.75, num_weights = 2})}
+  close(out[1], want[1])
+  close(out[2], want[2])
+  -- With momentum: the moms advance as sgd_mom_update's.
+  local m = {mx.nd.zeros({2}), mx.nd.zeros({3})}
+  local rm = {mx.nd.zeros({2}), mx.nd.zeros({3})}
+  local rw = {mx.nd.sgd_mom_update(w[1], g[1], rm[1], {lr = 0.1, momentum = 0.9}),
+              mx.nd.sgd_mom_update(w[2], g[2], rm[2], {lr = 0.2, momentum = 0.9})}
+  out = {mx.nd.multi_sgd_mom_update({w[1], g[1], m[1], w[2], g[2], m[2]},
+    {lrs = {0.1, 0.2}, wds = {0, 0}, momentum = 0.9, num_weights = 2})}
+  close(out[1], rw[1])
+  close(out[2], rw[2])
+  close(m[2], rm[2])
+  -- Mixed precision, with and without momentum.
+  local w16 = {w[1]:astype('float16'), w[2]:astype('float16')}
+  local g16 = {g[1]:astype('float16'), g[2]:astype('float16')}
+  local m32 = {w[1]:copy(), w[2]:copy()}
+  out = {mx.nd.multi_mp_sgd_update({w16[1], g16[1], m32[1], w16[2], g16[2], m32[2]},
+    {lrs = {0.1, 0.2}, wds = {0.01, 0}, clip_gradient = 0.75, num_weights = 2})}
+  close(m32[1], want[1])
+  close(m32[2], want[2])
+  assert_eq(out[1].dtype, 'float16')
+  local mm = {mx.nd.zeros({2}), mx.nd.zeros({3})}
+  local mw = {w[1]:copy(), w[2]:copy()}
+  mx.nd.multi_mp_sgd_mom_update({w16[1], g16[1], mm[1], mw[1], w16[2], g16[2], mm[2], mw[2]},
+    {lrs = {0.1, 0.2}, wds = {0, 0}, momentum = 0.9, num_weights = 2})
+  close(mw[2], rw[2])
+  assert_error(function()
+    mx.nd.multi_sgd_update({w[1], g[1]}, {lrs = {0.1, 0.2}, wds = {0}, num_weights = 1})
+  end, 'lrs has 2 and wds 1 values')
+end)

@@ -1,0 +1,347 @@
+// SGD with a float32 master copy of float16 weights (mp_sgd_update,
+// mp_sgd_mom_update) and SGD over many weights in one op
+// (multi_sgd_update, multi_sgd_mom_update, multi_mp_sgd_update,
+// multi_mp_sgd_mom_update): MXNet's MP_SGDKernel and MultiSGDKernel. One
+// step serves all six: g = clip(rescale_grad * grad) + wd * w, then with
+// momentum mom = momentum * mom - lr * g and w += mom, else w -= lr * g; in
+// mixed precision w is the float32 master (updated in place) and the weight
+// output its rounding.
+#include <string>
+#include <vector>
+
+#include "ops/optimizer/optimizer_op-inl.h"
+
+namespace tessera::op {
+namespace {
+
+// One weight's arrays; mom and w32 null where the op has none.
+template <typename T, typename W>
+struct SgdArrays {
+  const T* weight;
+  const T* grad;
+  W* mom;
+  W* w32;
+  T* out;
+  int64_t n;
+};
+
+struct SgdHyper {
+  float lr, wd, momentum, rescale, clip;
+};
+
+// W: the type the step is computed in (the master's).
+template <typename T, typename W>
+void SgdStep(const SgdArrays<T, W>& a, const SgdHyper& h, OpReqType req, int threads) {
+  (void)threads;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+#endif
+  for (int64_t i = 0; i < a.n; ++i) {
+    W w = a.w32 ? a.w32[i] : W(a.weight[i]);
+    W g = W(h.rescale) * W(a.grad[i]);
+    if (h.clip >= 0) g = ClipBound(g, W(h.clip));
+    g += W(h.wd) * w;
+    if (a.mom) {
+      a.mom[i] = W(h.momentum) * a.mom[i] - W(h.lr) * g;
+      w += a.mom[i];
+    } else {
+      w -= W(h.lr) * g;
+    }
+    if (a.w32) a.w32[i] = w;
+    if (req == kAddTo)
+      a.out[i] = T(W(a.out[i]) + w);
+    else if (req != kNullOp)
+      a.out[i] = T(w);
+  }
+}
+
+// Inputs per weight: weight, grad, [mom], [weight32].
+template <bool kMom, bool kMP>
+constexpr int kStride = 2 + int(kMom) + int(kMP);
+
+// Dtypes: weight and grad one type (float16, float32, float64; float16 only
+// in mixed precision), mom and weight32 float32 in mixed precision, else the
+// weight's type.
+template <bool kMom, bool kMP>
+bool SgdGroupType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {
+  constexpr int s = kStride<kMom, kMP>;
+  bool known = true;
+  for (size_t w = 0; w < out->size(); ++w) {
+    std::vector<DType> wg{(*in)[w * s], (*in)[w * s + 1]}, o{(*out)[w]};
+    known = SameTypeAll(attrs, &wg, &o) && known;
+    (*in)[w * s] = wg[0];
+    (*in)[w * s + 1] = wg[1];
+    (*out)[w] = o[0];
+    const DType t = wg[0];
+    TS_CHECK(t == DType::kUnknown || t == DType::kFloat32 || t == DType::kFloat64 ||
+             (kMP && t == DType::kFloat16))
+        << OpLabel(attrs) << ": weight " << w << " has dtype " << DTypeName(t)
+        << ", supported: " << (kMP ? "float16, float32" : "float32, float64");
+    TS_CHECK(!kMP || t != DType::kFloat64)
+        << OpLabel(attrs) << ": weight " << w << " is float64; mixed precision keeps a float32 "
+        << "master copy of float16 or float32 weights";
+    for (int k = 2; k < s; ++k) {
+      const DType state = kMP ? DType::kFloat32 : t;
+      if (state != DType::kUnknown)
+        AssignType(attrs, in, w * s + size_t(k), state, k == 2 && kMom ? "mom" : "weight32");
+    }
+  }
+  return known && AllKnown(*in);
+}
+
+// Every input of a weight's group has the weight's shape, as its output.
+template <bool kMom, bool kMP>
+bool SgdGroupShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  constexpr int s = kStride<kMom, kMP>;
+  bool known = true;
+  for (size_t w = 0; w < out->size(); ++w) {
+    std::vector<Shape> group(in->begin() + long(w * s), in->begin() + long((w + 1) * s));
+    std::vector<Shape> o{(*out)[w]};
+    known = SameShapeAll(attrs, &group, &o) && known;
+    std::copy(group.begin(), group.end(), in->begin() + long(w * s));
+    (*out)[w] = o[0];
+  }
+  return known;
+}
+
+// Runs the step on weight w of the op's inputs with the op's hyperparameters.
+template <bool kMom, bool kMP>
+void SgdGroups(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<SgdHyper>& hyper) {
+  constexpr int s = kStride<kMom, kMP>;
+  for (size_t w = 0; w < out.size(); ++w) {
+    const TBlob* g = &in[w * s];
+    auto run = [&](auto ttag, auto wtag) {
+      using T = typename decltype(ttag)::type;
+      using W = typename decltype(wtag)::type;
+      SgdArrays<T, W> a{g[0].dptr<T>(),
+                        g[1].dptr<T>(),
+                        kMom ? g[2].dptr<W>() : nullptr,
+                        kMP ? g[s - 1].dptr<W>() : nullptr,
+                        out[w].dptr<T>(),
+                        g[0].Size()};
+      SgdStep(a, hyper[w], req[w], CpuThreads(ctx.run_ctx, a.n));
+    };
+    switch (g[0].dtype()) {
+      case DType::kFloat16:
+        run(TypeTag<float16>{}, TypeTag<float>{});
+        break;
+      case DType::kFloat32:
+        run(TypeTag<float>{}, TypeTag<float>{});
+        break;
+      case DType::kFloat64:
+        if constexpr (!kMP) {
+          run(TypeTag<double>{}, TypeTag<double>{});
+          break;
+        }
+        [[fallthrough]];
+      default:
+        TS_THROW << OpLabel(attrs) << ": weight " << w << " has dtype " << DTypeName(g[0].dtype())
+                 << ", which this update does not take";
+    }
+  }
+}
+
+// ---- mp_sgd_update and mp_sgd_mom_update: SGDParam / SGDMomParam.
+
+template <bool kMom>
+void MPSgdCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                  const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  SgdHyper h{};
+  if constexpr (kMom) {
+    const auto& p = ParamsOf<SGDMomParam>(attrs);
+    h = {p.lr, p.wd, p.momentum, p.rescale_grad, p.clip_gradient};
+  } else {
+    const auto& p = ParamsOf<SGDParam>(attrs);
+    h = {p.lr, p.wd, 0.f, p.rescale_grad, p.clip_gradient};
+  }
+  SgdGroups<kMom, true>(attrs, ctx, in, req, out, {h});
+}
+
+// ---- multi_*: per-weight learning rates and weight decays.
+
+template <bool kMom>
+struct MultiSGDParam : Params<MultiSGDParam<kMom>> {
+  std::vector<double> lrs, wds;
+  float momentum = 0, rescale_grad = 1, clip_gradient = -1;
+  int num_weights = 1;
+  static void Declare(ParamDecl<MultiSGDParam>& d) {
+    d.field("lrs", &MultiSGDParam::lrs).describe("Learning rates, one per weight.");
+    d.field("wds", &MultiSGDParam::wds).describe("Weight decays, one per weight.");
+    if (kMom)
+      d.field("momentum", &MultiSGDParam::momentum)
+          .set_default(0.f)
+          .describe("The decay rate of momentum estimates at each epoch.");
+    d.field("rescale_grad", &MultiSGDParam::rescale_grad)
+        .set_default(1.f)
+        .describe("Rescale gradient to grad = rescale_grad*grad.");
+    d.field("clip_gradient", &MultiSGDParam::clip_gradient)
+        .set_default(-1.f)
+        .describe("Clip gradient to [-clip_gradient, clip_gradient]; off when < 0.");
+    d.field("num_weights", &MultiSGDParam::num_weights)
+        .set_default(1)
+        .set_lower_bound(1)
+        .describe("Number of weights updated.");
+  }
+  void Check(const std::string& op) const {
+    TS_CHECK(lrs.size() == size_t(num_weights) && wds.size() == size_t(num_weights))
+        << op << ": lrs has " << lrs.size() << " and wds " << wds.size()
+        << " values; num_weights is " << num_weights;
+  }
+};
+
+template <bool kMom>
+void ParseMultiSGD(NodeAttrs* attrs) {
+  ParamParser<MultiSGDParam<kMom>>(attrs);
+  ParamsOf<MultiSGDParam<kMom>>(*attrs).Check(OpLabel(*attrs));
+}
+
+template <bool kMom, bool kMP>
+void MultiSgdCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                     const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  const auto& p = ParamsOf<MultiSGDParam<kMom>>(attrs);
+  std::vector<SgdHyper> h(size_t(p.num_weights));
+  for (size_t w = 0; w < h.size(); ++w)
+    h[w] = {float(p.lrs[w]), float(p.wds[w]), p.momentum, p.rescale_grad, p.clip_gradient};
+  SgdGroups<kMom, kMP>(attrs, ctx, in, req, out, h);
+}
+
+template <bool kMom, bool kMP>
+std::vector<std::string> GroupNames(size_t weights) {
+  std::vector<std::string> names;
+  for (size_t w = 0; w < weights; ++w) {
+    const std::string k = std::to_string(w);
+    names.push_back("weight_" + k);
+    names.push_back("grad_" + k);
+    if (kMom) names.push_back("mom_" + k);
+    if (kMP) names.push_back("weight32_" + k);
+  }
+  return names;
+}
+
+template <bool kMom, bool kMP>
+std::vector<uint32_t> GroupStates(size_t weights) {
+  constexpr int s = kStride<kMom, kMP>;
+  std::vector<uint32_t> idx;
+  for (size_t w = 0; w < weights; ++w)
+    for (int k = 2; k < s; ++k) idx.push_back(uint32_t(w * s + size_t(k)));
+  return idx;
+}
+
+constexpr const char* kStateDoc = R"(
+
+The new weights are the outputs (`out=` the weights makes the update in
+place, as MXNet's optimizers do); the momentum and float32 master inputs are
+updated in place.)";
+
+template <bool kMom, bool kMP>
+Op& DefineMultiSgd(Op& op, const char* doc) {
+  using P = MultiSGDParam<kMom>;
+  auto weights = [](const NodeAttrs& attrs) { return uint32_t(ParamsOf<P>(attrs).num_weights); };
+  op.add_argument(
+      "data", "NDArray[]",
+      kMP ? (kMom ? "weight, grad, mom, weight32 per weight" : "weight, grad, weight32 per weight")
+          : (kMom ? "weight, grad, mom per weight" : "weight, grad per weight"));
+  op.add_arguments(P::Fields());
+  op.set_attr_parser(ParseMultiSGD<kMom>);
+  FInferShape shape = SgdGroupShape<kMom, kMP>;
+  FInferType type = SgdGroupType<kMom, kMP>;
+  FCompute compute = MultiSgdCompute<kMom, kMP>;
+  Op::NumFn inputs = [weights](const NodeAttrs& a) { return weights(a) * kStride<kMom, kMP>; };
+  Op::NumFn outputs = weights;
+  FListInputNames names = [weights](const NodeAttrs& a) {
+    return GroupNames<kMom, kMP>(weights(a));
+  };
+  FMutateInputs states = [weights](const NodeAttrs& a) {
+    return GroupStates<kMom, kMP>(weights(a));
+  };
+  const std::string text = std::string(doc) + kStateDoc;
+  return op.describe(text)
+      .set_num_inputs(inputs)
+      .set_num_outputs(outputs)
+      .set_key_var_num_args("num_weights")
+      .set_attr<FListInputNames>("FListInputNames", names)
+      .set_attr<FMutateInputs>("FMutateInputs", states)
+      .set_attr<FInferShape>("FInferShape", shape)
+      .set_attr<FInferType>("FInferType", type)
+      .set_attr<FCompute>(kFComputeCPU, compute);
+}
+
+[[maybe_unused]] const Op& kMultiSgd = DefineMultiSgd<false, false>(
+    Op::Register("multi_sgd_update"),
+    R"(SGD on many weights in one op (MXNet's multi_sgd_update): for weight i,
+weight_i = weight_i - lrs[i] * (clip(rescale_grad * grad_i) + wds[i] * weight_i).
+Inputs weight_0, grad_0, weight_1, grad_1, ...; one output per weight.)");
+[[maybe_unused]] const Op& kMultiSgdMom = DefineMultiSgd<true, false>(
+    Op::Register("multi_sgd_mom_update"),
+    R"(SGD with momentum on many weights in one op (MXNet's multi_sgd_mom_update):
+mom_i = momentum * mom_i - lrs[i] * (clip(rescale_grad * grad_i) + wds[i] *
+weight_i), weight_i += mom_i. Inputs weight, grad, mom per weight.)");
+[[maybe_unused]] const Op& kMultiMpSgd =
+    DefineMultiSgd<false, true>(Op::Register("multi_mp_sgd_update"),
+                                R"(Mixed-precision SGD on many weights in one op (MXNet's
+multi_mp_sgd_update): each step on a float32 master copy (weight32, updated
+in place), the float16 weight its rounding. Inputs weight, grad, weight32 per
+weight.)");
+[[maybe_unused]] const Op& kMultiMpSgdMom = DefineMultiSgd<true, true>(
+    Op::Register("multi_mp_sgd_mom_update"),
+    R"(Mixed-precision SGD with momentum on many weights in one op (MXNet's
+multi_mp_sgd_mom_update): momentum and master copy in float32, both updated
+in place. Inputs weight, grad, mom, weight32 per weight.)");
+
+}  // namespace
+
+TS_REGISTER_OP(mp_sgd_update)
+    .describe(std::string(R"(Mixed-precision SGD (MXNet's mp_sgd_update): the step
+w32 = w32 - lr * (clip(rescale_grad * grad) + wd * w32) runs on the float32
+master copy weight32 (updated in place); the output is its rounding to the
+weight's dtype (float16 or float32).)") +
+              kStateDoc)
+    .set_num_inputs(3)
+    .set_num_outputs(1)
+    .set_attr_parser(ParamParser<SGDParam>)
+    .add_argument("weight", "NDArray", "Weight (float16 or float32)")
+    .add_argument("grad", "NDArray", "Gradient")
+    .add_argument("weight32", "NDArray", "Float32 master copy of the weight")
+    .add_arguments(SGDParam::Fields())
+    .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"weight", "grad", "weight32"}))
+    .set_attr<FMutateInputs>("FMutateInputs",
+                             [](const NodeAttrs&) { return std::vector<uint32_t>{2}; })
+    .set_attr<FInferShape>("FInferShape", SgdGroupShape<false, true>)
+    .set_attr<FInferType>("FInferType", SgdGroupType<false, true>)
+    .set_attr<FInplaceOption>("FInplaceOption",
+                              [](const NodeAttrs&) {
+                                return std::vector<std::pair<int, int>>{{0, 0}};
+                              })
+    .set_attr<FCompute>(kFComputeCPU, MPSgdCompute<false>);
+
+TS_REGISTER_OP(mp_sgd_mom_update)
+    .describe(std::string(R"(Mixed-precision SGD with momentum (MXNet's
+mp_sgd_mom_update): mom = momentum * mom - lr * (clip(rescale_grad * grad) +
+wd * w32), w32 += mom, on float32 momentum and master copy (both updated in
+place); the output is the master's rounding to the weight's dtype.)") +
+              kStateDoc)
+    .set_num_inputs(4)
+    .set_num_outputs(1)
+    .set_attr_parser(ParamParser<SGDMomParam>)
+    .add_argument("weight", "NDArray", "Weight (float16 or float32)")
+    .add_argument("grad", "NDArray", "Gradient")
+    .add_argument("mom", "NDArray", "Momentum (float32)")
+    .add_argument("weight32", "NDArray", "Float32 master copy of the weight")
+    .add_arguments(SGDMomParam::Fields())
+    .set_attr<FListInputNames>("FListInputNames",
+                               FixedInputNames({"weight", "grad", "mom", "weight32"}))
+    .set_attr<FMutateInputs>("FMutateInputs",
+                             [](const NodeAttrs&) {
+                               return std::vector<uint32_t>{2, 3};
+                             })
+    .set_attr<FInferShape>("FInferShape", SgdGroupShape<true, true>)
+    .set_attr<FInferType>("FInferType", SgdGroupType<true, true>)
+    .set_attr<FInplaceOption>("FInplaceOption",
+                              [](const NodeAttrs&) {
+                                return std::vector<std::pair<int, int>>{{0, 0}};
+                              })
+    .set_attr<FCompute>(kFComputeCPU, MPSgdCompute<true>);
+
+}  // namespace tessera::op
