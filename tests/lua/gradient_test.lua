@@ -39,6 +39,12 @@ local well3 = {{3, 3}, values = {2, 0.3, -0.5, 0.1, 1.5, 0.4, -0.2, 0.6, 1.8}}
 -- gradient of their output (the loss layers: SoftmaxOutput's backward is
 -- softmax - label); it must test the backward against known values.
 local cases = {
+  _contrib_AdaptiveAvgPooling2D = {{{{1, 2, 5, 4}}}, {output_size = {2, 3}}},
+  _contrib_BilinearResize2D = {{{{1, 2, 3, 4}}}, {height = 5, width = 2}},
+  ROIPooling = {{{{1, 2, 4, 5}}, {{2, 5}, values = {0, 0, 0, 3, 2, 0, 1, 1, 4, 3}}},
+    {pooled_size = {2, 2}, spatial_scale = 1}, grad = {1}},
+  _contrib_ROIAlign = {{{{1, 2, 4, 5}}, {{1, 5}, values = {0, 0.3, 0.6, 3.2, 2.7}}},
+    {pooled_size = {2, 2}, spatial_scale = 1, sample_ratio = 2}, grad = {1}},
   L2Normalization = {{{{2, 3, 2}}}, {mode = 'channel'}},
   im2col = {{{{1, 2, 3, 3}}}, {kernel = {2, 2}, pad = {1, 0}}},
   col2im = {{{{1, 8, 8}}}, {kernel = {2, 2}, pad = {1, 0}, output_size = {3, 3}}},

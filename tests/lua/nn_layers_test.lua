@@ -114,3 +114,84 @@ test('im2col and col2im: gradients (each the other)', function()
   tu.check_numeric_gradient(mx.sym.col2im(mx.sym.Variable('c'), p2),
                             {c = mx.nd.random.uniform(-1, 1, {1, 8, 8}, {dtype = 'float64'})})
 end)
+
+test('AdaptiveAvgPooling2D: dividing sizes as avg pooling, overlapping bins', function()
+  local x = mx.nd.random.uniform(-1, 1, {2, 3, 4, 6})
+  close(mx.nd.contrib.AdaptiveAvgPooling2D(x, {output_size = {2, 3}}),
+        mx.nd.Pooling(x, {kernel = {2, 2}, stride = {2, 2}, pool_type = 'avg'}))
+  close(mx.nd.contrib.AdaptiveAvgPooling2D(x), mx.nd.mean(x, {axis = {3, 4}, keepdims = true}))
+  -- 3 rows into 2 bins: rows [0, 2) and [1, 3).
+  local y = mx.nd.array({{{{1}, {2}, {4}}}})
+  close(mx.nd.contrib.AdaptiveAvgPooling2D(y, {output_size = {2, 1}}), {{{{1.5}, {3}}}})
+  assert_eq(mx.nd.contrib.AdaptiveAvgPooling2D(x, {output_size = {5}}).shape, {2, 3, 5, 5})
+  assert_error(function() mx.nd.contrib.AdaptiveAvgPooling2D(mx.nd.ones({2, 3})) end, 'NCHW')
+end)
+
+test('BilinearResize2D: corners aligned or not, the size modes', function()
+  local x = mx.nd.array({{{{1, 2}, {3, 4}}}})
+  close(mx.nd.contrib.BilinearResize2D(x, {height = 3, width = 3}),
+        {{{{1, 1.5, 2}, {2, 2.5, 3}, {3, 3.5, 4}}}})
+  -- Not aligned: source (dst + 0.5) * in / out - 0.5, clamped at 0.
+  close(mx.nd.contrib.BilinearResize2D(mx.nd.array({{{{1, 2}}}}),
+                                       {height = 1, width = 4, align_corners = false}),
+        {{{{1, 1.25, 1.75, 2}}}})
+  local big = mx.nd.random.uniform(0, 1, {1, 2, 5, 6})
+  assert_eq(mx.nd.contrib.BilinearResize2D(big, {scale_height = 2, scale_width = 0.5}).shape,
+            {1, 2, 10, 3})
+  assert_eq(mx.nd.contrib.BilinearResize2D(big, {mode = 'odd_scale', scale_height = 2,
+    scale_width = 2}).shape, {1, 2, 9, 12})
+  assert_eq(mx.nd.contrib.BilinearResize2D(big, {mode = 'to_even_down'}).shape, {1, 2, 4, 6})
+  assert_eq(mx.nd.contrib.BilinearResize2D(big, {mode = 'to_odd_up'}).shape, {1, 2, 5, 7})
+  local like = mx.nd.contrib.BilinearResize2D({big, mx.nd.zeros({1, 1, 7, 8})}, {mode = 'like'})
+  assert_eq(like.shape, {1, 2, 7, 8})
+  -- The same size is the identity.
+  close(mx.nd.contrib.BilinearResize2D(big, {height = 5, width = 6}), big)
+end)
+
+test('ROIPooling and ROIAlign: known bins, padding boxes, position-sensitive', function()
+  local x = mx.nd.arange(0, 16):reshape({1, 1, 4, 4})
+  local rois = mx.nd.array({{0, 0, 0, 3, 3}, {-1, 0, 0, 3, 3}})
+  local p = mx.nd.ROIPooling(x, rois, {pooled_size = {2, 2}, spatial_scale = 1})
+  assert_eq(p:totable(), {{{{5, 7}, {13, 15}}}, {{{0, 0}, {0, 0}}}})
+  -- Its gradient reaches the maxima only.
+  x:attach_grad()
+  mx.autograd.record(function()
+    return mx.nd.ROIPooling(x, rois, {pooled_size = {2, 2}, spatial_scale = 1})
+  end):backward()
+  assert_eq(x.grad:totable()[1][1], {{0, 0, 0, 0}, {0, 1, 0, 1}, {0, 0, 0, 0}, {0, 1, 0, 1}})
+  -- ROIAlign on a linear map 4y + x is exact: the bin's centre.
+  local a = mx.nd.contrib.ROIAlign(x, mx.nd.array({{0, 0, 0, 2, 2}}),
+                                   {pooled_size = {1, 1}, spatial_scale = 1, sample_ratio = 2})
+  close(a, {{{{5}}}})
+  local b = mx.nd.contrib.ROIAlign(x, mx.nd.array({{0, 0, 2, 2}}),
+                                   {pooled_size = {2, 2}, spatial_scale = 1, sample_ratio = 2})
+  close(b, {{{{2.5, 3.5}, {6.5, 7.5}}}})
+  local c = mx.nd.contrib.ROIAlign(x, mx.nd.array({{0, 0, 0, 2, 2}}),
+    {pooled_size = {2, 2}, spatial_scale = 1, sample_ratio = 2, aligned = true})
+  -- Corners shifted by -0.5: samples at -0.25 are clamped to 0.
+  close(c, {{{{0.625, 1.5}, {4.125, 5}}}})
+  local four = mx.nd.tile(x, {reps = {1, 4, 1, 1}}) * mx.nd.array({1, 10, 100, 1000}):reshape({1, 4, 1, 1})
+  local ps = mx.nd.contrib.ROIAlign(four, mx.nd.array({{0, 0, 0, 2, 2}}),
+    {pooled_size = {2, 2}, spatial_scale = 1, sample_ratio = 2, position_sensitive = true})
+  close(ps, {{{{2.5, 35}, {650, 7500}}}})
+  assert_error(function()
+    mx.nd.ROIPooling(x, mx.nd.array({{1, 0, 0, 3, 3}}), {pooled_size = {2, 2}, spatial_scale = 1})
+      :wait_to_read()
+  end, 'box 0 names image 1 of a batch of 1')
+  assert_error(function() mx.nd.ROIPooling(x, mx.nd.ones({2, 4}), {pooled_size = {2, 2},
+    spatial_scale = 1}) end, 'rois has shape %(2,4%)')
+end)
+
+test('resize and ROI gradients', function()
+  local d = mx.nd.random.uniform(-1, 1, {1, 2, 5, 4}, {dtype = 'float64'})
+  for _, align in ipairs({true, false}) do
+    tu.check_numeric_gradient(mx.sym.contrib.BilinearResize2D(mx.sym.Variable('d'),
+      {height = 7, width = 3, align_corners = align}), {d = d})
+  end
+  tu.check_numeric_gradient(mx.sym.contrib.AdaptiveAvgPooling2D(mx.sym.Variable('d'),
+    {output_size = {3, 3}}), {d = d})
+  local rois = mx.nd.array({{0, 0.5, 0.2, 3.1, 4.2}, {0, 1, 1, 2.5, 2}}, {dtype = 'float64'})
+  local sym = mx.sym.contrib.ROIAlign({mx.sym.Variable('d'), mx.sym.Variable('r')},
+    {pooled_size = {2, 2}, spatial_scale = 1, sample_ratio = 2})
+  tu.check_numeric_gradient(sym, {d = d, r = rois}, {grad_nodes = {'d'}})
+end)
