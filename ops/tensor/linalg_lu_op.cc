@@ -183,6 +183,10 @@ void DetBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector
         if (!add) std::fill(d, d + nn, T(0));
         return 0;
       }
+      for (int64_t j = 0; j < n; ++j)  // LAPACK reads the rows they name
+        TS_CHECK(piv[i * n + j] >= 1 && piv[i * n + j] <= n)
+            << OpLabel(attrs) << ": pivot " << j << " of matrix " << i << " is " << piv[i * n + j]
+            << ", not a row in [1, " << n << "]";
       std::copy(lu + i * nn, lu + (i + 1) * nn, inv);
       lapack::Getri(n, inv, n, piv + i * n);
       const T scale = kLog ? g[i] : g[i] * value[i];

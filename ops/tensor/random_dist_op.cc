@@ -77,6 +77,14 @@ bool HasB(DistKind k) {
   return kSpecs[k].b[0] != '\0';
 }
 
+// Why (a, b) cannot parameterise distribution k, or null: the spec's rule,
+// after both being finite (an infinite rate has no draws, and a rejection
+// sampler on one would never stop).
+const char* Invalid(DistKind k, double a, double b) {
+  if (!std::isfinite(a) || !std::isfinite(b)) return "parameters must be finite";
+  return kSpecs[k].invalid(a, b);
+}
+
 // ---------------------------------------------------------------------------
 // _random_*: scalar parameters.
 
@@ -94,7 +102,7 @@ struct RandomDistParam : Params<RandomDistParam<kDist>> {
     DeclareRandomOutputFields(d, "float32");
   }
   void Check(const std::string& op) const {
-    if (const char* why = kSpecs[kDist].invalid(a, b))
+    if (const char* why = Invalid(DistKind(kDist), a, b))
       TS_THROW << op << ": " << why << " (" << kSpecs[kDist].a << " = " << a
                << (HasB(DistKind(kDist))
                        ? std::string(", ") + kSpecs[kDist].b + " = " + std::to_string(b)
@@ -236,7 +244,7 @@ std::vector<std::pair<double, double>> ParameterRows(const NodeAttrs& attrs, Dis
   const P* b = in.size() == 2 ? in[1].dptr<P>() : nullptr;
   for (size_t r = 0; r < rows.size(); ++r) {
     rows[r] = {double(a[r]), b ? double(b[r]) : 0.0};
-    if (const char* why = kSpecs[kind].invalid(rows[r].first, rows[r].second))
+    if (const char* why = Invalid(kind, rows[r].first, rows[r].second))
       TS_THROW << OpLabel(attrs) << ": " << why << " in parameter row " << r << " ("
                << kSpecs[kind].a << " = " << rows[r].first
                << (b ? std::string(", ") + kSpecs[kind].b + " = " + std::to_string(rows[r].second)
@@ -421,7 +429,7 @@ void MultinomialCompute(const NodeAttrs& attrs, const OpContext& ctx, const std:
 
 // in: d log-probabilities, data, samples; d data[row, c] = sum over the
 // row's draws of class c of dlogp / p[row, c].
-void MultinomialBackward(const NodeAttrs&, const OpContext&, const std::vector<TBlob>& in,
+void MultinomialBackward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob>& in,
                          const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
   if (req[0] == kNullOp) return;
   const Shape& ds = in[1].shape();
@@ -436,7 +444,11 @@ void MultinomialBackward(const NodeAttrs&, const OpContext&, const std::vector<T
       using T = typename decltype(tag)::type;
       const T* cls = in[2].dptr<T>();
       for (int64_t i = 0; i < n; ++i) {
-        const int64_t at = (i / per_row) * k + int64_t(cls[i]);
+        const double c = double(cls[i]);
+        TS_CHECK(c >= 0 && c < double(k) && c == double(int64_t(c)))
+            << OpLabel(attrs) << ": sample " << i << " is " << c << ", not a class in [0, " << k
+            << ")";
+        const int64_t at = (i / per_row) * k + int64_t(c);
         dx[at] = P(double(dx[at]) + double(g[i]) / double(prob[at]));
       }
     });

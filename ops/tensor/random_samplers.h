@@ -53,6 +53,7 @@ inline double SampleExponential(ElementDraws& d, double lam) {
 // Gamma with shape alpha and scale beta (mean alpha beta): Marsaglia and
 // Tsang's method (2000); alpha < 1 through alpha + 1 and U^(1 / alpha).
 inline double SampleGamma(ElementDraws& d, double alpha, double beta) {
+  if (!(alpha > 0 && alpha < 1e300)) return std::nan("");  // callers check first
   const double boost = alpha < 1 ? std::pow(d.UniformNonZero(), 1.0 / alpha) : 1.0;
   const double a = alpha < 1 ? alpha + 1 : alpha;
   const double dd = a - 1.0 / 3.0, c = 1.0 / std::sqrt(9.0 * dd);
@@ -72,6 +73,7 @@ inline double SampleGamma(ElementDraws& d, double alpha, double beta) {
 // Poisson with mean lam: multiplication of uniforms below 10, else Hormann's
 // transformed rejection with squeeze (PTRS, 1993), as NumPy.
 inline double SamplePoisson(ElementDraws& d, double lam) {
+  if (!(lam < 1e300)) return lam;  // NaN or infinite: no draw (callers check first)
   if (lam <= 0) return 0;
   if (lam < 10) {
     const double limit = std::exp(-lam);

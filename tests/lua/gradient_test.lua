@@ -39,6 +39,8 @@ local well3 = {{3, 3}, values = {2, 0.3, -0.5, 0.1, 1.5, 0.4, -0.2, 0.6, 1.8}}
 -- gradient of their output (the loss layers: SoftmaxOutput's backward is
 -- softmax - label); it must test the backward against known values.
 local cases = {
+  _contrib_box_nms = {{{{3, 5}, values = {0.9, 0.1, 0.1, 0.4, 0.5, 0.8, 0.6, 0.6, 0.9, 0.8, 0.3,
+    0.12, 0.1, 0.42, 0.5}}}, {coord_start = 1, score_index = 0}},
   _contrib_AdaptiveAvgPooling2D = {{{{1, 2, 5, 4}}}, {output_size = {2, 3}}},
   _contrib_BilinearResize2D = {{{{1, 2, 3, 4}}}, {height = 5, width = 2}},
   ROIPooling = {{{{1, 2, 4, 5}}, {{2, 5}, values = {0, 0, 0, 3, 2, 0, 1, 1, 4, 3}}},
@@ -327,6 +329,9 @@ local elsewhere = {
     .. 'gradient of the output), against MXNet\'s formulas',
   _sample_multinomial = 'random_dist_test.lua: through the log-probabilities of the draws '
     .. '(get_prob), against 1 / p summed over the draws',
+  _contrib_MultiBoxPrior = 'detection_test.lua: zero by definition (the anchors depend on shapes only)',
+  _contrib_MultiBoxTarget = 'detection_test.lua: zero, as MXNet\'s (targets are constants to training)',
+  _contrib_MultiBoxDetection = 'detection_test.lua: zero, as MXNet\'s (detections are not trained through)',
   RNN = 'rnn_test.lua: against cells unrolled from basic ops, and central differences',
   CTCLoss = 'ctc_test.lua: against PyTorch and central differences (integer labels get none)',
   shape_array = 'mxnet_rules_test.lua: an int64 output (of the shape), no gradient flows back',
