@@ -44,17 +44,18 @@ struct LeakyReLUParam : Params<LeakyReLUParam> {
         .describe(
             "The activation: leaky x>0 ? x : slope*x; prelu the same with a learned gamma "
             "input as slope; elu x>0 ? x : slope*(exp(x)-1); selu the scaled elu of "
-            "Klambauer et al.; gelu 0.5*x*(1+erf(x/sqrt(2))); rrelu (random slope) is not "
-            "supported.");
+            "Klambauer et al.; gelu 0.5*x*(1+erf(x/sqrt(2))); rrelu x>0 ? x : a*x with a "
+            "drawn per element from U(lower_bound, upper_bound) in training, their mean "
+            "otherwise.");
     d.field("slope", &LeakyReLUParam::slope)
         .set_default(0.25f)
         .describe("Slope of the negative part for leaky, and the scale of elu.");
     d.field("lower_bound", &LeakyReLUParam::lower_bound)
         .set_default(0.125f)
-        .describe("Lower bound of rrelu's random slope (rrelu is not supported).");
+        .describe("Lower bound of rrelu's random slope.");
     d.field("upper_bound", &LeakyReLUParam::upper_bound)
         .set_default(0.334f)
-        .describe("Upper bound of rrelu's random slope (rrelu is not supported).");
+        .describe("Upper bound of rrelu's random slope.");
   }
 };
 

@@ -1,6 +1,7 @@
 // Activation (relu, sigmoid, tanh, softrelu, softsign) and LeakyReLU (leaky,
 // prelu, elu, selu, gelu), with their backward ops. Elementwise through
 // Kernel<..., cpu>::Launch; prelu's gamma gradient sums per channel.
+#include "engine/resource/random_stream.h"
 #include "ops/nn/activation-inl.h"
 
 namespace tessera::op {
@@ -80,13 +81,49 @@ std::vector<NodeEntry> ActGrad(const NodePtr& n, const std::vector<NodeEntry>& o
 void LeakyParser(NodeAttrs* attrs) {
   ParamParser<LeakyReLUParam>(attrs);
   const auto& p = ParamsOf<LeakyReLUParam>(*attrs);
-  TS_CHECK(p.act_type != kLeakyRrelu)
+  TS_CHECK(p.act_type != kLeakyRrelu || p.lower_bound <= p.upper_bound)
       << "LeakyReLU" << (attrs->name.empty() ? "" : " (node " + attrs->name + ")")
-      << ": act_type='rrelu' (randomized leaky ReLU) is not supported; use 'leaky' or 'prelu'";
+      << ": rrelu's lower_bound " << p.lower_bound << " exceeds upper_bound " << p.upper_bound;
 }
 
 const LeakyReLUParam& LeakyParams(const NodeAttrs& attrs) {
   return ParamsOf<LeakyReLUParam>(attrs);
+}
+
+// rrelu keeps each element's slope as a hidden second output (its mask),
+// drawn from the op's random stream in training.
+bool IsRrelu(const NodeAttrs& attrs) {
+  return LeakyParams(attrs).act_type == kLeakyRrelu;
+}
+
+uint32_t LeakyNumOutputs(const NodeAttrs& attrs) {
+  return IsRrelu(attrs) ? 2 : 1;
+}
+
+// y = x > 0 ? x : a x with the slopes a: uniform on [lower, upper) per
+// element in training (Philox lanes as random_stream.h lays them out), the
+// bounds' mean otherwise.
+template <typename T>
+void RreluForward(const LeakyReLUParam& p, const OpContext& ctx, const T* x, T* y, T* mask,
+                  int64_t n, OpReqType req) {
+  using A = AccType<T>;
+  const float lo = p.lower_bound, hi = p.upper_bound;
+  const resource::RandomStream s =
+      ctx.is_train ? ctx.requested.at(0).get_random() : resource::RandomStream{};
+  for (int64_t b = 0; b < (n + 3) / 4; ++b) {
+    const resource::PhiloxCounter r =
+        ctx.is_train ? resource::RandomBlock(s, uint64_t(b)) : resource::PhiloxCounter{};
+    for (int64_t i = 4 * b; i < std::min(n, 4 * b + 4); ++i) {
+      const float a =
+          ctx.is_train ? lo + (hi - lo) * resource::UnitFloat(r.v[i - 4 * b]) : (lo + hi) / 2;
+      mask[i] = static_cast<T>(a);
+      const A xv = static_cast<A>(x[i]), v = xv > A(0) ? xv : static_cast<A>(a) * xv;
+      if (req == kAddTo)
+        y[i] = static_cast<T>(static_cast<A>(y[i]) + v);
+      else if (req != kNullOp)
+        y[i] = static_cast<T>(v);
+    }
+  }
 }
 
 bool IsPrelu(const NodeAttrs& attrs) {
@@ -126,6 +163,7 @@ bool LeakyShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shap
   // The output has the data's shape, both ways.
   AssignNamed(attrs, in, 0, (*out)[0], "data", "the output's shape");
   AssignShape(attrs, out, 0, (*in)[0], "output");
+  if (IsRrelu(attrs)) AssignShape(attrs, out, 1, (*in)[0], "mask");
   if (IsPrelu(attrs)) {
     const Shape& d = (*in)[0];
     Shape& gamma = (*in)[1];
@@ -156,6 +194,10 @@ void LeakyForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vecto
       out[0].dtype(),
       [&](auto tag) {
         using T = typename decltype(tag)::type;
+        if (p.act_type == kLeakyRrelu) {
+          RreluForward(p, ctx, in[0].dptr<T>(), out[0].dptr<T>(), out[1].dptr<T>(), n, req[0]);
+          return;
+        }
         SwitchReq(req[0], [&](auto r) {
           if (p.act_type == kLeakyPrelu) {
             const PreluGeom g = MakePreluGeom(in[0].shape(), in[1].shape());
@@ -222,6 +264,19 @@ void LeakyBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vect
                            req[1] == kAddTo);
           return;
         }
+        if (p.act_type == kLeakyRrelu) {  // inputs ograd, data, mask
+          using A = AccType<T>;
+          const T* g = in[0].dptr<T>();
+          const T* x = in[1].dptr<T>();
+          const T* a = in[2].dptr<T>();
+          SwitchReq(req[0], [&](auto r) {
+            CpuMap<r.value>(ctx.run_ctx, out[0].dptr<T>(), n, [=](int64_t i) {
+              return static_cast<A>(g[i]) *
+                     (static_cast<A>(x[i]) > A(0) ? A(1) : static_cast<A>(a[i]));
+            });
+          });
+          return;
+        }
         SwitchReq(req[0], [&](auto r) {
           act::SwitchLeaky(p.act_type, [&](auto f) {
             using F = decltype(f);
@@ -241,14 +296,24 @@ void LeakyBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vect
 std::vector<NodeEntry> LeakyGrad(const NodePtr& n, const std::vector<NodeEntry>& ograds) {
   std::vector<NodeEntry> in{ograds[0]};
   in.insert(in.end(), n->inputs.begin(), n->inputs.end());
+  if (IsRrelu(n->attrs)) in.push_back(NodeEntry{n, 1, 0});  // the slopes drawn
   return MakeGradNode("_backward_LeakyReLU", n, std::move(in));
 }
 
 bool LeakyBackwardShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
   AssignShape(attrs, in, 0, (*in)[1], "input");
   AssignShape(attrs, in, 1, (*in)[0], "input");
+  if (IsRrelu(attrs)) {
+    AssignShape(attrs, in, 2, (*in)[1], "mask");
+    AssignShape(attrs, in, 1, (*in)[2], "input");
+  }
   for (size_t i = 0; i < out->size(); ++i) AssignShape(attrs, out, i, (*in)[i + 1], "output");
   return AllKnown(*in) && AllKnown(*out);
+}
+
+std::vector<ResourceRequest> LeakyResources(const NodeAttrs& attrs) {
+  if (IsRrelu(attrs)) return {ResourceRequest::kRandom};
+  return {};
 }
 
 }  // namespace
@@ -290,13 +355,16 @@ act_type: leaky x > 0 ? x : slope * x (the default, slope 0.25); prelu the
 same with the learned slope `gamma` (shape (C,) along axis 1, one per channel,
 or (1,)); elu x > 0 ? x : slope * (exp(x) - 1); selu
 lambda * (x > 0 ? x : alpha * (exp(x) - 1)) with alpha = 1.6732632,
-lambda = 1.0507010; gelu 0.5 * x * (1 + erf(x / sqrt(2))). rrelu (random
-slopes in [lower_bound, upper_bound]) is not supported.
+lambda = 1.0507010; gelu 0.5 * x * (1 + erf(x / sqrt(2))); rrelu
+x > 0 ? x : a * x, a drawn per element from U(lower_bound, upper_bound) in
+training and their mean otherwise (the slopes are a hidden second output).
 
 Example: LeakyReLU([-2, 3], act_type='leaky', slope=0.1) = [-0.2, 3].)")
     .set_num_inputs(LeakyNumInputs)
-    .set_num_outputs(1)
+    .set_num_outputs(LeakyNumOutputs)
     .set_attr_parser(LeakyParser)
+    .set_attr<FNumVisibleOutputs>("FNumVisibleOutputs", [](const NodeAttrs&) { return 1u; })
+    .set_attr<FResourceRequest>("FResourceRequest", LeakyResources)
     .add_argument("data", "NDArray", "The input array.")
     .add_argument("gamma", "NDArray", "prelu only: the slopes, (C,) or (1,).")
     .add_arguments(LeakyReLUParam::Fields())
@@ -308,9 +376,11 @@ Example: LeakyReLU([-2, 3], act_type='leaky', slope=0.1) = [-0.2, 3].)")
 
 TS_REGISTER_OP(_backward_LeakyReLU)
     .describe(
-        "Gradient of LeakyReLU. Inputs: ograd, data[, gamma]; outputs: the gradients of "
-        "data[ and gamma].")
-    .set_num_inputs([](const NodeAttrs& attrs) { return LeakyNumInputs(attrs) + 1; })
+        "Gradient of LeakyReLU. Inputs: ograd, data[, gamma (prelu)][, the slopes (rrelu)]; "
+        "outputs: the gradients of data[ and gamma].")
+    .set_num_inputs([](const NodeAttrs& attrs) {
+      return LeakyNumInputs(attrs) + (IsRrelu(attrs) ? 2 : 1);
+    })
     .set_num_outputs(LeakyNumInputs)
     .set_attr_parser(LeakyParser)
     .set_attr<TIsBackward>("TIsBackward", true)

@@ -41,7 +41,7 @@ struct PoolingParam : Params<PoolingParam> {
         .add_enum("avg", pool::kAvgPool)
         .add_enum("sum", pool::kSumPool)
         .add_enum("lp", pool::kLpPool)
-        .describe("Pooling type to be applied ('lp' is not supported).");
+        .describe("Pooling type to be applied; 'lp' is (sum of x^p)^(1/p) with p_value.");
     d.field("global_pool", &PoolingParam::global_pool)
         .set_default(false)
         .describe("Ignore kernel size, do global pooling based on current input feature map.");
@@ -55,7 +55,8 @@ struct PoolingParam : Params<PoolingParam> {
         .add_enum("same", pool::kSame)
         .describe(
             "Pooling convention: 'valid' out = floor((x + 2 pad - kernel) / stride) + 1, "
-            "'full' the same with ceil ('same' is not supported).");
+            "'full' the same with ceil, 'same' ceil((in + 2 pad) / stride), the windows clipped at "
+            "the end.");
     d.field("stride", &PoolingParam::stride)
         .set_default(Shape())
         .describe(
@@ -65,7 +66,7 @@ struct PoolingParam : Params<PoolingParam> {
         .describe("Pad for pooling: (w,), (h, w) or (d, h, w). Defaults to no padding.");
     d.field("p_value", &PoolingParam::p_value)
         .set_default(std::nullopt)
-        .describe("Value of p for Lp pooling (unused: 'lp' is not supported).");
+        .describe("Value of p for Lp pooling: 1, 2 or 3 (MXNet's).");
     d.field("count_include_pad", &PoolingParam::count_include_pad)
         .set_default(std::nullopt)
         .describe(
@@ -85,6 +86,7 @@ struct PoolGeom {
   int64_t pd = 0, ph = 0, pw = 0;
   int64_t od = 1, oh = 1, ow = 0;
   int type = pool::kMaxPool;
+  int p = 2;  // lp pooling's p: 1, 2 or 3
   bool include_pad = true;
   int64_t in_size() const { return d * h * w; }
   int64_t out_size() const { return od * oh * ow; }

@@ -20,11 +20,14 @@ namespace tessera::op {
 
 PoolGeom MakePoolGeom(const NodeAttrs& attrs, const Shape& data) {
   const auto& p = ParamsOf<PoolingParam>(attrs);
-  TS_CHECK(p.pool_type != pool::kLpPool) << OpLabel(attrs) << ": pool_type 'lp' is not supported";
-  TS_CHECK(p.pooling_convention != pool::kSame)
-      << OpLabel(attrs) << ": pooling_convention 'same' is not supported ('valid', 'full')";
   PoolGeom g;
   g.type = p.pool_type;
+  if (g.type == pool::kLpPool) {
+    TS_CHECK(p.p_value && *p.p_value >= 1 && *p.p_value <= 3)
+        << OpLabel(attrs) << ": pool_type 'lp' needs p_value 1, 2 or 3, got "
+        << (p.p_value ? std::to_string(*p.p_value) : std::string("None"));
+    g.p = *p.p_value;
+  }
   g.include_pad = p.count_include_pad.value_or(true);
   const int spatial = p.global_pool ? data.ndim() - 2 : p.kernel.ndim();
   TS_CHECK(spatial >= 1 && spatial <= 3)
@@ -51,6 +54,9 @@ PoolGeom MakePoolGeom(const NodeAttrs& attrs, const Shape& data) {
   SpatialTuple3(attrs, "kernel", p.kernel, spatial, 1, 1, data, &g.kd, &g.kh, &g.kw);
   SpatialTuple3(attrs, "stride", p.stride, spatial, 1, 1, data, &g.sd, &g.sh, &g.sw);
   SpatialTuple3(attrs, "pad", p.pad, spatial, 0, 0, data, &g.pd, &g.ph, &g.pw);
+  TS_CHECK(p.pooling_convention != pool::kSame || (g.pd == 0 && g.ph == 0 && g.pw == 0))
+      << OpLabel(attrs) << ": pooling_convention 'same' takes no pad (got " << p.pad
+      << "), as MXNet's";
   auto out_dim = [&](int64_t x, int64_t k, int64_t s, int64_t pd, const char* axis) -> int64_t {
     if (x == 0) return 0;
     // pd is at most kMaxSpatialParam (SpatialTuple): only x can overflow the sum.
@@ -59,6 +65,7 @@ PoolGeom MakePoolGeom(const NodeAttrs& attrs, const Shape& data) {
                           << axis << ") exceeds the padded input " << padded << " of data of shape "
                           << data;
     const int64_t span = padded - k;
+    if (p.pooling_convention == pool::kSame) return (padded + s - 1) / s;  // MXNet's ceil
     return 1 + (p.pooling_convention == pool::kFull ? (span + s - 1) / s : span / s);
   };
   g.od = spatial == 3 ? out_dim(g.d, g.kd, g.sd, g.pd, "depth") : 1;
@@ -91,7 +98,7 @@ void PoolDataFromOutput(const NodeAttrs& attrs, std::vector<Shape>* in, const Sh
     if (p.global_pool) return 0;
     const int64_t k = TupleAt(p.kernel, spatial, i, 1, 1), s = TupleAt(p.stride, spatial, i, 1, 1),
                   pd = TupleAt(p.pad, spatial, i, 0, 0);
-    if (k < 0 || pd < 0 || s != 1) return 0;
+    if (k < 0 || pd < 0 || s != 1 || p.pooling_convention == pool::kSame) return 0;
     return WindowInputSize(attrs, o, k, pd, out);  // 'valid' and 'full' agree at stride 1
   });
   if (d.ndim() > 1 && d[1] == 0) d[1] = out[1];
@@ -190,6 +197,17 @@ inline void ForWindow(const PoolGeom& g, const Window& wd, F fn) {
         if (!fn((a * g.h + i) * g.w + j)) return;
 }
 
+// Lp pooling as MXNet's (pool.h): x^p summed, then the p-th root; for p = 1
+// a plain sum, for p = 3 the real cube root (so negative sums keep a sign).
+template <typename A>
+A LpPow(A x, int p) {
+  return p == 1 ? x : (p == 2 ? x * x : x * x * x);
+}
+template <typename A>
+A LpRoot(A v, int p) {
+  return p == 1 ? v : (p == 2 ? std::sqrt(v) : std::cbrt(v));
+}
+
 template <typename T>
 void PoolForward(const PoolGeom& g, const T* in, T* out, OpReqType req,
                  [[maybe_unused]] int threads) {
@@ -213,6 +231,13 @@ void PoolForward(const PoolGeom& g, const T* in, T* out, OpReqType req,
               if (e > v) v = e;
               return true;
             });
+          } else if (g.type == pool::kLpPool) {
+            v = 0;
+            ForWindow(g, wd, [&](int64_t at) {
+              v += LpPow(static_cast<A>(src[at]), g.p);
+              return true;
+            });
+            v = LpRoot(v, g.p);
           } else {
             v = 0;
             ForWindow(g, wd, [&](int64_t at) {
@@ -289,6 +314,15 @@ void PoolBackward(const PoolGeom& g, const T* ograd, const T* in, const T* out, 
               return false;
             });
             if (found >= 0) gi[found] = static_cast<T>(static_cast<A>(gi[found]) + gv);
+          } else if (g.type == pool::kLpPool) {
+            // d/dx (sum x^p)^(1/p) = x^(p-1) / out^(p-1); nothing where out is 0.
+            const A m = static_cast<A>(o[oat]);
+            ForWindow(g, wd, [&](int64_t at) {
+              const A x = static_cast<A>(src[at]);
+              const A d = g.p == 1 ? A(1) : (m == A(0) ? A(0) : LpPow(x / m, g.p - 1));
+              gi[at] = static_cast<T>(static_cast<A>(gi[at]) + gv * d);
+              return true;
+            });
           } else {
             const A share =
                 g.type == pool::kAvgPool ? (wd.size > 0 ? gv / static_cast<A>(wd.size) : A(0)) : gv;

@@ -26,7 +26,8 @@ PoolKey MakePoolKey(const PoolGeom& g, int64_t n, int64_t c, int64_t prh, int64_
 // differ from MXNet's (or oneDNN is not loaded).
 bool DnnlPoolAlg(const PoolGeom& g, dnnl::algorithm* alg, int64_t* prh, int64_t* prw) {
   if (!nn_dnnl::Available()) return false;
-  if (g.type == pool::kSumPool || g.ph >= g.kh || g.pw >= g.kw) return false;
+  if (g.type == pool::kSumPool || g.type == pool::kLpPool || g.ph >= g.kh || g.pw >= g.kw)
+    return false;
   *prh = (g.oh - 1) * g.sh + g.kh - g.h - g.ph;
   *prw = (g.ow - 1) * g.sw + g.kw - g.w - g.pw;
   if (*prh < 0 || *prw < 0) return false;

@@ -277,9 +277,10 @@ TEST_CASE("LeakyReLU shapes, names, gradients and errors") {
   CheckClose(grads[1], ref, 1e-10, 1e-10);
 
   CHECK(Contains(ErrorOf([&] {
-                   Run("LeakyReLU", {x}, {{"act_type", "rrelu"}});
+                   Run("LeakyReLU", {x},
+                       {{"act_type", "rrelu"}, {"lower_bound", "0.5"}, {"upper_bound", "0.25"}});
                  }),
-                 "LeakyReLU: act_type='rrelu' (randomized leaky ReLU) is not supported"));
+                 "LeakyReLU: rrelu's lower_bound 0.5 exceeds upper_bound 0.25"));
   CHECK(Contains(
       ErrorOf([&] {
         Run("LeakyReLU", {x, Array({2}, {1, 1}, DType::kFloat64)}, {{"act_type", "prelu"}});

@@ -195,3 +195,64 @@ test('resize and ROI gradients', function()
     {pooled_size = {2, 2}, spatial_scale = 1, sample_ratio = 2})
   tu.check_numeric_gradient(sym, {d = d, r = rois}, {grad_nodes = {'d'}})
 end)
+
+test('Pooling: lp pooling and the same convention', function()
+  local x = mx.nd.array({{{{1, 2}, {3, 4}}}})
+  local function lp(p) return mx.nd.Pooling(x, {kernel = {2, 2}, pool_type = 'lp', p_value = p}) end
+  close(lp(1), {{{{10}}}})
+  close(lp(2), {{{{math.sqrt(30)}}}})
+  close(lp(3), {{{{100 ^ (1 / 3)}}}})
+  assert_error(function() mx.nd.Pooling(x, {kernel = {2, 2}, pool_type = 'lp'}) end,
+               "'lp' needs p_value 1, 2 or 3")
+  -- 'same': ceil(in / stride) outputs, the last window clipped at the end.
+  local v = mx.nd.array({{{1, 5, 2, 4, 3}}})
+  assert_eq(mx.nd.Pooling(v, {kernel = {2}, stride = {2}, pooling_convention = 'same'}):totable(),
+            {{{5, 4, 3}}})
+  close(mx.nd.Pooling(v, {kernel = {2}, stride = {2}, pooling_convention = 'same',
+                          pool_type = 'avg'}), {{{3, 3, 3}}})
+  local img = mx.nd.random.uniform(-1, 1, {2, 3, 5, 7})
+  assert_eq(mx.nd.Pooling(img, {kernel = {3, 3}, stride = {2, 2},
+                                pooling_convention = 'same'}).shape, {2, 3, 3, 4})
+  assert_error(function()
+    mx.nd.Pooling(v, {kernel = {2}, pad = {1}, pooling_convention = 'same'})
+  end, "'same' takes no pad")
+end)
+
+test('Pooling: lp and same gradients', function()
+  local d = mx.nd.random.uniform(0.2, 1.5, {1, 2, 4, 5}, {dtype = 'float64'})
+  for _, p in ipairs({1, 2, 3}) do
+    tu.check_numeric_gradient(mx.sym.Pooling(mx.sym.Variable('d'), {kernel = {2, 3},
+      stride = {1, 2}, pool_type = 'lp', p_value = p}), {d = d})
+  end
+  for _, t in ipairs({'max', 'avg', 'sum'}) do
+    tu.check_numeric_gradient(mx.sym.Pooling(mx.sym.Variable('d'), {kernel = {3, 2},
+      stride = {2, 2}, pool_type = t, pooling_convention = 'same'}), {d = d})
+  end
+end)
+
+test('LeakyReLU rrelu: random slopes in training, their mean otherwise', function()
+  local x = mx.nd.array({{-1, 2, -3, 4}, {-0.5, -2, 1, -4}})
+  local lo, hi = 0.2, 0.4
+  close(mx.nd.LeakyReLU(x, {act_type = 'rrelu', lower_bound = lo, upper_bound = hi}),
+        {{-0.3, 2, -0.9, 4}, {-0.15, -0.6, 1, -1.2}})
+  x:attach_grad()
+  local y = mx.autograd.record(function()
+    return mx.nd.LeakyReLU(x, {act_type = 'rrelu', lower_bound = lo, upper_bound = hi})
+  end)
+  y:backward()
+  local xv, yv, gv = x:totable(), y:totable(), x.grad:totable()
+  local slopes = {}
+  for r = 1, 2 do
+    for c = 1, 4 do
+      if xv[r][c] > 0 then
+        assert_eq({yv[r][c], gv[r][c]}, {xv[r][c], 1})
+      else
+        local a = yv[r][c] / xv[r][c]
+        assert(a >= lo - 1e-6 and a <= hi + 1e-6, 'slope within the bounds')
+        assert_near(gv[r][c], a, 1e-6)  -- the gradient is the slope drawn
+        slopes[#slopes + 1] = a
+      end
+    end
+  end
+  assert(slopes[1] ~= slopes[2] or slopes[2] ~= slopes[3], 'slopes differ per element')
+end)
