@@ -256,3 +256,27 @@ test('LeakyReLU rrelu: random slopes in training, their mean otherwise', functio
   end
   assert(slopes[1] ~= slopes[2] or slopes[2] ~= slopes[3], 'slopes differ per element')
 end)
+
+test('UpSampling bilinear: a depthwise Deconvolution by a bilinear kernel', function()
+  local w = mx.nd.zeros({2, 1, 4, 4})
+  mx.init.Bilinear()('up_weight', w)
+  local k = w:totable()[1][1]
+  close(mx.nd.array(k[1]), {0.0625, 0.1875, 0.1875, 0.0625})
+  close(mx.nd.array(k[2]), {0.1875, 0.5625, 0.5625, 0.1875})
+  local x = mx.nd.array({{{{1, 2}, {3, 4}}, {{0, 0}, {0, 8}}}})
+  local y = mx.nd.UpSampling({x, w}, {scale = 2, sample_type = 'bilinear', num_filter = 2})
+  assert_eq(y.shape, {1, 2, 4, 4})
+  local want = mx.nd.Deconvolution({x, w}, {kernel = {4, 4}, stride = {2, 2}, pad = {1, 1},
+    num_filter = 2, num_group = 2, no_bias = true})
+  close(y, want)
+  -- Interior pixels interpolate at sources 0.25 and 0.75 (the border ones
+  -- see the zero padding, as MXNet's): row 0.25 of [[1, 2], [3, 4]] is [1.5, 2.5].
+  local row = y:totable()[1][1][2]
+  close(mx.nd.array({row[2], row[3]}), {1.75, 2.25})
+  -- Gradients reach the data and the kernel, through the executor.
+  local sym = mx.sym.UpSampling({mx.sym.Variable('data'), mx.sym.Variable('weight')},
+    {scale = 2, sample_type = 'bilinear', num_filter = 2})
+  tu.check_numeric_gradient(sym, {data = x:astype('float64'), weight = w:astype('float64')})
+  assert_error(function() mx.nd.UpSampling({x, w}, {scale = 2, sample_type = 'bilinear'}) end,
+               'needs num_filter')
+end)

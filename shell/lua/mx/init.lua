@@ -143,6 +143,37 @@ al.'s rule for PReLU networks, weights drawn from a normal distribution.
 It is Xavier{rnd_type = 'gaussian', factor_type = factor_type, magnitude =
 2 / (1 + slope ^ 2)}.]])
 
+  -- Bilinear: the kernel of a bilinear interpolation, for UpSampling's
+  -- 'bilinear' weight and Deconvolution up-samplers (MXNet's rule).
+  M.Bilinear = class(function(_, name, arr)
+    local shape = arr.shape
+    if #shape < 3 then
+      error(('mx.init.Bilinear: %s has shape {%s}; it needs (C, ..., kh, kw)'):format(name,
+        table.concat(shape, ', ')), 4)
+    end
+    local kh, kw = shape[#shape - 1], shape[#shape]
+    local f = math.ceil(kw / 2)
+    local c = (2 * f - 1 - f % 2) / (2 * f)
+    local plane = {}
+    for y = 0, kh - 1 do
+      for x = 0, kw - 1 do
+        plane[#plane + 1] = (1 - math.abs(x / f - c)) * (1 - math.abs(y / f - c))
+      end
+    end
+    local n = arr.size / #plane
+    local all = {}
+    for _ = 1, n do
+      for _, v in ipairs(plane) do all[#all + 1] = v end
+    end
+    mx.nd.array(all, {dtype = arr.dtype}):reshape(shape):copyto(arr)
+  end, function() return {} end)
+  help.doc(M.Bilinear, [[
+mx.init.Bilinear() -> an initializer: every (kh, kw) plane of a weight of
+shape (C, ..., kh, kw) is the kernel of a bilinear interpolation,
+(1 - |x / f - c|) (1 - |y / f - c|) with f = ceil(kw / 2) and
+c = (2 f - 1 - f % 2) / (2 f), as MXNet's: the weight of
+UpSampling{sample_type = 'bilinear'}.]])
+
   -- Mixed: the first pattern that matches the name picks the initializer.
   function M.Mixed(patterns, inits)
     local self = setmetatable({}, Initializer)
