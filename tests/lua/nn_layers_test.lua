@@ -280,3 +280,51 @@ test('UpSampling bilinear: a depthwise Deconvolution by a bilinear kernel', func
   assert_error(function() mx.nd.UpSampling({x, w}, {scale = 2, sample_type = 'bilinear'}) end,
                'needs num_filter')
 end)
+
+test('GridGenerator, BilinearSampler, SpatialTransformer: identity, shifts, warps', function()
+  local ident = mx.nd.array({{1, 0, 0, 0, 1, 0}})
+  local grid = mx.nd.GridGenerator(ident, {transform_type = 'affine', target_shape = {3, 4}})
+  assert_eq(grid.shape, {1, 2, 3, 4})
+  close(grid[1][1][1], {-1, -1 / 3, 1 / 3, 1})
+  close(mx.nd.array({grid:totable()[1][2][1][1], grid:totable()[1][2][2][1]}), {-1, 0})
+  local data = mx.nd.random.uniform(-1, 1, {1, 2, 3, 4})
+  close(mx.nd.BilinearSampler(data, grid), data)
+  close(mx.nd.SpatialTransformer(data, ident, {target_shape = {3, 4}, transform_type = 'affine',
+                                               sampler_type = 'bilinear'}), data)
+  -- One pixel to the right: x + 2 / (W - 1); the last column reads outside: 0.
+  local shift = mx.nd.array({{1, 0, 2 / 3, 0, 1, 0}})
+  local shifted = mx.nd.BilinearSampler(data, mx.nd.GridGenerator(shift,
+    {transform_type = 'affine', target_shape = {3, 4}})):totable()
+  local dv = data:totable()
+  for c = 1, 2 do
+    for r = 1, 3 do
+      for j = 1, 3 do assert_near(shifted[1][c][r][j], dv[1][c][r][j + 1], 1e-5) end
+      assert_near(shifted[1][c][r][4], 0, 1e-6)
+    end
+  end
+  -- A zero flow warps to the identity grid; a flow of one pixel shifts.
+  local warp = mx.nd.GridGenerator(mx.nd.zeros({1, 2, 3, 4}), {transform_type = 'warp'})
+  close(warp, grid)
+  assert_error(function()
+    mx.nd.GridGenerator(mx.nd.ones({1, 5}), {transform_type = 'affine', target_shape = {2, 2}})
+  end,
+               'affine needs %(N, 6%)')
+  assert_error(function() mx.nd.BilinearSampler(data, mx.nd.ones({1, 3, 2, 2})) end,
+               'grid has shape')
+end)
+
+test('spatial transformer gradients: data, grid, loc', function()
+  local data = mx.nd.random.uniform(-1, 1, {1, 2, 4, 5}, {dtype = 'float64'})
+  -- A grid off the pixel lattice (bilinear weights are smooth there).
+  local grid = mx.nd.random.uniform(-0.9, 0.9, {1, 2, 3, 3}, {dtype = 'float64'})
+  tu.check_numeric_gradient(mx.sym.BilinearSampler({mx.sym.Variable('d'), mx.sym.Variable('g')}),
+                            {d = data, g = grid})
+  local loc = mx.nd.array({{0.9, 0.1, 0.05, -0.08, 0.8, 0.03}}, {dtype = 'float64'})
+  tu.check_numeric_gradient(mx.sym.GridGenerator(mx.sym.Variable('l'),
+    {transform_type = 'affine', target_shape = {3, 4}}), {l = loc})
+  tu.check_numeric_gradient(mx.sym.GridGenerator(mx.sym.Variable('f'), {transform_type = 'warp'}),
+                            {f = mx.nd.random.uniform(-1, 1, {1, 2, 3, 4}, {dtype = 'float64'})})
+  tu.check_numeric_gradient(mx.sym.SpatialTransformer({mx.sym.Variable('d'), mx.sym.Variable('l')},
+    {target_shape = {3, 3}, transform_type = 'affine', sampler_type = 'bilinear'}),
+    {d = data, l = loc})
+end)
