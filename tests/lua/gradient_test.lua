@@ -47,6 +47,7 @@ local cases = {
     {pooled_size = {2, 2}, spatial_scale = 1}, grad = {1}},
   _contrib_ROIAlign = {{{{1, 2, 4, 5}}, {{1, 5}, values = {0, 0.3, 0.6, 3.2, 2.7}}},
     {pooled_size = {2, 2}, spatial_scale = 1, sample_ratio = 2}, grad = {1}},
+  Correlation = {{{{1, 2, 3, 4}}, {{1, 2, 3, 4}}}, {max_displacement = 1, pad_size = 1}},
   GridGenerator = {{{{2, 6}}}, {transform_type = 'affine', target_shape = {2, 3}}},
   -- Grid points off the 3 x 4 pixel lattice, where the sampler is smooth.
   BilinearSampler = {{{{1, 2, 3, 4}}, {{1, 2, 2, 3}, values = {-0.8, -0.5, 0.1, 0.6, 0.85, -0.1,

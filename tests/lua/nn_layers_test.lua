@@ -328,3 +328,30 @@ test('spatial transformer gradients: data, grid, loc', function()
     {target_shape = {3, 3}, transform_type = 'affine', sampler_type = 'bilinear'}),
     {d = data, l = loc})
 end)
+
+test('Correlation: displacements, padding, absolute differences, gradients', function()
+  local a = mx.nd.random.uniform(-1, 1, {1, 2, 3, 4})
+  local b = mx.nd.random.uniform(-1, 1, {1, 2, 3, 4})
+  local c = mx.nd.Correlation(a, b, {max_displacement = 1, pad_size = 1})
+  assert_eq(c.shape, {1, 9, 3, 4})
+  local av, bv, cv = a:totable()[1], b:totable()[1], c:totable()[1]
+  local function prod(y1, x1, y2, x2)
+    if y2 < 1 or y2 > 3 or x2 < 1 or x2 > 4 then return 0 end
+    return (av[1][y1][x1] * bv[1][y2][x2] + av[2][y1][x1] * bv[2][y2][x2]) / 2
+  end
+  for y = 1, 3 do
+    for x = 1, 4 do
+      assert_near(cv[5][y][x], prod(y, x, y, x), 1e-5)          -- no displacement
+      assert_near(cv[6][y][x], prod(y, x, y, x + 1), 1e-5)      -- one to the right
+      assert_near(cv[1][y][x], prod(y, x, y - 1, x - 1), 1e-5)  -- up and left
+    end
+  end
+  local d = mx.nd.Correlation(a, b, {max_displacement = 0, is_multiply = false})
+  close(d, mx.nd.mean(mx.nd.abs(a - b), {axis = 2, keepdims = true}))
+  for _, mul in ipairs({true, false}) do
+    tu.check_numeric_gradient(mx.sym.Correlation({mx.sym.Variable('a'), mx.sym.Variable('b')},
+      {max_displacement = 2, stride2 = 2, kernel_size = 1, pad_size = 2, is_multiply = mul}),
+      {a = a:astype('float64'), b = b:astype('float64')})
+  end
+  assert_error(function() mx.nd.Correlation(a, b, {max_displacement = 3}) end, 'too small')
+end)
