@@ -121,3 +121,28 @@ test('MultiBox ops have zero gradients, as MXNet\'s', function()
   mx.autograd.record(function() return C.MultiBoxDetection(prob, loc, anchors) end):backward()
   for _, a in ipairs({anchors, prob, loc}) do assert_eq(a.grad:sum():asscalar(), 0) end
 end)
+
+test('Proposal: anchors moved, clipped, suppressed, repeated', function()
+  -- One anchor per cell (scale 2, ratio 1): 32 x 32 centred at (7.5, 7.5),
+  -- i.e. [-8, -8, 23, 23], then 16 pixels apart.
+  local fg = {0.9, 0.8, 0.7, 0.6}
+  local cls = mx.nd.array({{{{0, 0}, {0, 0}}, {{fg[1], fg[2]}, {fg[3], fg[4]}}}})
+  local deltas = mx.nd.zeros({1, 4, 2, 2})
+  local info = mx.nd.array({{32, 32, 1}})
+  local params = {scales = {2}, ratios = {1}, rpn_post_nms_top_n = 3, rpn_pre_nms_top_n = 10,
+                  output_score = true}
+  local rois, score = C.Proposal(cls, deltas, info, params)
+  close(rois, {{0, 0, 0, 23, 23}, {0, 8, 0, 31, 23}, {0, 0, 8, 23, 31}})
+  close(score, {{0.9}, {0.8}, {0.7}})
+  params.threshold = 0.4  -- neighbours overlap by IoU 0.5: suppressed; the diagonal one stays
+  rois = C.Proposal(cls, deltas, info, params)
+  close(rois, {{0, 0, 0, 23, 23}, {0, 8, 8, 31, 31}, {0, 0, 0, 23, 23}})
+  -- A regression of +0.5 width moves the centre by half the anchor (16 px).
+  local shift = mx.nd.array({{{{0.5, 0.5}, {0.5, 0.5}}, {{0, 0}, {0, 0}}, {{0, 0}, {0, 0}},
+                              {{0, 0}, {0, 0}}}})
+  params.threshold = 0.7
+  rois = C.Proposal(cls, shift, info, params)
+  close(mx.nd.array(rois:totable()[1]), {0, 8, 0, 31, 23})
+  assert_error(function() C.Proposal(mx.nd.ones({1, 3, 2, 2}), deltas, info, params) end,
+               'cls_prob has shape')
+end)

@@ -340,6 +340,7 @@ local elsewhere = {
     .. 'gradient of the output), against MXNet\'s formulas',
   _sample_multinomial = 'random_dist_test.lua: through the log-probabilities of the draws '
     .. '(get_prob), against 1 / p summed over the draws',
+  _contrib_Proposal = 'detection_test.lua: zero, as MXNet\'s (proposals are not trained through)',
   _contrib_MultiBoxPrior = 'detection_test.lua: zero by definition (the anchors depend on shapes only)',
   _contrib_MultiBoxTarget = 'detection_test.lua: zero, as MXNet\'s (targets are constants to training)',
   _contrib_MultiBoxDetection = 'detection_test.lua: zero, as MXNet\'s (detections are not trained through)',
