@@ -2,7 +2,8 @@
 -- name resolves to the operator registered as _contrib_<name>
 -- (contrib.CTCLoss, ...), and mx.nd.contrib adds the control-flow functions
 -- foreach, while_loop and cond, which run the Lua functions given (so they
--- record under mx.autograd like any other calls); mx.nd.linalg and
+-- record under mx.autograd like any other calls), and boolean_mask;
+-- mx.nd.linalg and
 -- mx.sym.linalg, where linalg.<name> is the operator _linalg_<name>.
 local help = require 'tessera.help'
 
@@ -158,6 +159,39 @@ with zeros to max_iterations.]])
 mx.nd.contrib.cond(pred, then_func, else_func) -> then_func() if pred (a
 one-element NDArray, a number or a boolean) holds, else else_func().]])
 
+  -- boolean_mask(data, index, {axis = 1}) -> the rows of data (its first
+  -- axis, the only one MXNet takes) whose index is nonzero, in order, as
+  -- MXNet's contrib.boolean_mask. The output's size depends on index's
+  -- values, so the call waits for index; gradients reach data (through
+  -- take), none reach index.
+  function nd.boolean_mask(data, index, opts)
+    if not is_array(data) or not is_array(index) then
+      error('boolean_mask: data and index must be NDArrays', 2)
+    end
+    local axis = opts and opts.axis or 1
+    if axis ~= 1 and axis ~= -#data.shape then
+      error(('boolean_mask: axis %s is not supported (only the first axis, as MXNet\'s)')
+        :format(tostring(axis)), 2)
+    end
+    if #index.shape ~= 1 or index.shape[1] ~= data.shape[1] then
+      error(('boolean_mask: index has shape (%s); it must be (%d), one flag per row of data (%s)')
+        :format(table.concat(index.shape, ','), data.shape[1], table.concat(data.shape, ',')), 2)
+    end
+    local keep = {}
+    for i, v in ipairs(index:totable()) do
+      if v ~= 0 then keep[#keep + 1] = i - 1 end
+    end
+    if #keep == 0 then
+      error('boolean_mask: index keeps no row, and arrays cannot have a zero-size axis', 2)
+    end
+    return mx.nd.take(data, mx.nd.array(keep, { dtype = 'int64', ctx = data.context }))
+  end
+  help.doc(nd.boolean_mask, [[
+mx.nd.contrib.boolean_mask(data, index) -> the rows of data whose flag in
+index (one per row) is nonzero, in order (MXNet's contrib.boolean_mask).
+Waits for index, since the result's size depends on it; gradients reach
+data. A mask keeping no row is an error (arrays have no zero-size axis).]])
+
   local function symbol_flow(name)
     return function()
       error(('mx.sym.contrib.%s: control flow in symbols (subgraph operators) is not built yet; '
@@ -168,7 +202,11 @@ one-element NDArray, a number or a boolean) holds, else else_func().]])
 
   rawset(mx.nd, 'contrib', namespace(mx.nd, nd))
   rawset(mx.sym, 'contrib', namespace(mx.sym, { foreach = symbol_flow('foreach'),
-    while_loop = symbol_flow('while_loop'), cond = symbol_flow('cond') }))
+    while_loop = symbol_flow('while_loop'), cond = symbol_flow('cond'),
+    boolean_mask = function()
+      error('mx.sym.contrib.boolean_mask: its output shape depends on the values of index, '
+        .. 'which a symbol graph cannot infer; use mx.nd.contrib.boolean_mask', 2)
+    end }))
   rawset(mx.nd, 'linalg', namespace(mx.nd, {}, '_linalg_'))
   rawset(mx.sym, 'linalg', namespace(mx.sym, {}, '_linalg_'))
 end

@@ -116,3 +116,20 @@ test('scatter_nd: MXNet examples, the inverse of gather_nd', function()
     mx.nd.scatter_nd(data, mx.nd.array({{1, 2, 0}, {0, 1, 0}}), {shape = {2, 2}}):wait_to_read()
   end, 'scatter_nd: index 2 is out of range for axis 0')
 end)
+
+test('contrib.boolean_mask: MXNet example, gradients, bad input', function()
+  local data = mx.nd.array({{1, 2, 3}, {4, 5, 6}, {7, 8, 9}})
+  local index = mx.nd.array({0, 1, 0})
+  assert_eq(mx.nd.contrib.boolean_mask(data, index):totable(), {{4, 5, 6}})
+  assert_eq(mx.nd.contrib.boolean_mask(data, mx.nd.array({1, 0, 1})):totable(),
+            {{1, 2, 3}, {7, 8, 9}})
+  data:attach_grad()
+  mx.autograd.record(function() return mx.nd.contrib.boolean_mask(data, index) end):backward()
+  assert_eq(data.grad:totable(), {{0, 0, 0}, {1, 1, 1}, {0, 0, 0}})
+  assert_error(function() mx.nd.contrib.boolean_mask(data, mx.nd.array({1, 0})) end,
+               'one flag per row')
+  assert_error(function() mx.nd.contrib.boolean_mask(data, mx.nd.zeros({3})) end, 'keeps no row')
+  assert_error(function() mx.nd.contrib.boolean_mask(data, index, {axis = 2}) end, 'axis 2')
+  assert_error(function() mx.sym.contrib.boolean_mask(mx.sym.Variable('d'), mx.sym.Variable('i')) end,
+               'use mx.nd.contrib.boolean_mask')
+end)
