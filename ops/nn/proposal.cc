@@ -180,9 +180,14 @@ void ProposalForward(const NodeAttrs& attrs, const OpContext&, const std::vector
             kept.empty() ? std::array<double, 5>{0, 0, 0, 0, 0} : kept[size_t(i) % kept.size()];
         const int64_t row = b * post + i;
         const double vals[5] = {double(b), r[0], r[1], r[2], r[3]};
-        for (int k = 0; k < 5; ++k)
-          if (req[0] != kNullOp) rois[row * 5 + k] = T(vals[k]);
-        if (req[1] != kNullOp) scores[row] = T(r[4]);
+        auto put = [](T& o, double v, OpReqType rq) {
+          if (rq == kAddTo)
+            o = T(double(o) + v);
+          else if (rq != kNullOp)
+            o = T(v);
+        };
+        for (int k = 0; k < 5; ++k) put(rois[row * 5 + k], vals[k], req[0]);
+        put(scores[row], r[4], req[1]);
       }
     }
   });
