@@ -347,74 +347,66 @@ std::vector<NodeEntry> TwoOutputGrad(const char* op, const NodePtr& n,
   return MakeGradNode(op, n, {og[0], og[1], NodeEntry{n, 0, 0}, NodeEntry{n, 1, 0}});
 }
 
-}  // namespace
+// The first input's memory may hold the output.
+std::vector<std::pair<int, int>> InplaceA(const NodeAttrs&) {
+  return {{0, 0}};
+}
 
-TS_REGISTER_OP(_linalg_potrf)
-    .describe(R"(Cholesky factorisation of every symmetric positive-definite matrix of
+// potrf and potri: one stack of square matrices in, one out, parameter
+// `lower`; their backward ops take `grad_inputs` arrays.
+Op& DefineCholesky(Op& op, Op& backward, const char* alias, const char* arg_doc, const char* doc,
+                   FCompute forward, FGradient grad, FCompute grad_compute, uint32_t grad_inputs,
+                   const char* grad_doc) {
+  backward.describe(grad_doc)
+      .set_num_inputs(grad_inputs)
+      .set_num_outputs(1)
+      .set_attr_parser(ParamParser<LinalgLowerParam>)
+      .set_attr<TIsBackward>("TIsBackward", true)
+      .set_attr<FInferShape>("FInferShape", SquareBackwardShape)
+      .set_attr<FInferType>("FInferType", LinalgType)
+      .set_attr<FResourceRequest>("FResourceRequest", LinalgTempSpace)
+      .set_attr<FCompute>(kFComputeCPU, grad_compute);
+  return op.describe(doc)
+      .set_num_inputs(1)
+      .set_attr_parser(ParamParser<LinalgLowerParam>)
+      .add_alias(alias)
+      .add_argument("A", "NDArray", arg_doc)
+      .add_arguments(LinalgLowerParam::Fields())
+      .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"A"}))
+      .set_attr<FInferShape>("FInferShape", SquareSameShape)
+      .set_attr<FInferType>("FInferType", LinalgType)
+      .set_attr<FInplaceOption>("FInplaceOption", InplaceA)
+      .set_attr<FCompute>(kFComputeCPU, forward)
+      .set_attr<FGradient>("FGradient", grad);
+}
+
+[[maybe_unused]] const Op& kPotrf =
+    DefineCholesky(Op::Register("_linalg_potrf"), Op::Register("_backward_linalg_potrf"),
+                   "linalg_potrf", "Symmetric positive-definite matrices, (..., n, n).",
+                   R"(Cholesky factorisation of every symmetric positive-definite matrix of
 a batch (MXNet's linalg.potrf): L with A = L L^T, L lower triangular with a
 positive diagonal (with lower=0, U upper with A = U^T U). Only that triangle
 of A is read; the other triangle of the output is zero. A matrix that is not
 positive definite is an error naming its place in the batch. The gradient is
 symmetric (for symmetric changes of A), as MXNet's. float32 and float64.
 
-Example: potrf([[4, 1], [1, 4.25]]) = [[2, 0], [0.5, 2]].)")
-    .set_num_inputs(1)
-    .set_attr_parser(ParamParser<LinalgLowerParam>)
-    .add_alias("linalg_potrf")
-    .add_argument("A", "NDArray", "Symmetric positive-definite matrices, (..., n, n).")
-    .add_arguments(LinalgLowerParam::Fields())
-    .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"A"}))
-    .set_attr<FInferShape>("FInferShape", SquareSameShape)
-    .set_attr<FInferType>("FInferType", LinalgType)
-    .set_attr<FInplaceOption>("FInplaceOption",
-                              [](const NodeAttrs&) {
-                                return std::vector<std::pair<int, int>>{{0, 0}};
-                              })
-    .set_attr<FCompute>(kFComputeCPU, PotrfForward)
-    .set_attr<FGradient>("FGradient", ElemwiseGradUseOut{"_backward_linalg_potrf"});
+Example: potrf([[4, 1], [1, 4.25]]) = [[2, 0], [0.5, 2]].)",
+                   PotrfForward, ElemwiseGradUseOut{"_backward_linalg_potrf"}, PotrfBackward, 2,
+                   "Gradient of linalg.potrf: inputs dL, L; output dA.");
 
-TS_REGISTER_OP(_backward_linalg_potrf)
-    .describe("Gradient of linalg.potrf: inputs dL, L; output dA.")
-    .set_num_inputs(2)
-    .set_num_outputs(1)
-    .set_attr_parser(ParamParser<LinalgLowerParam>)
-    .set_attr<TIsBackward>("TIsBackward", true)
-    .set_attr<FInferShape>("FInferShape", SquareBackwardShape)
-    .set_attr<FInferType>("FInferType", LinalgType)
-    .set_attr<FCompute>(kFComputeCPU, PotrfBackward);
-
-TS_REGISTER_OP(_linalg_potri)
-    .describe(R"(The inverse of A = L L^T from its Cholesky factor L (MXNet's
+[[maybe_unused]] const Op& kPotri =
+    DefineCholesky(Op::Register("_linalg_potri"), Op::Register("_backward_linalg_potri"),
+                   "linalg_potri", "Cholesky factors, (..., n, n), as linalg.potrf gives.",
+                   R"(The inverse of A = L L^T from its Cholesky factor L (MXNet's
 linalg.potri), for every matrix of a batch: out = L^-T L^-1 (with lower=0,
 U^-1 U^-T for A = U^T U). Only the factor's triangle is read; the output is
 symmetric. float32 and float64.
 
-Example: potri([[2, 0], [0.5, 2]]) = [[0.265625, -0.0625], [-0.0625, 0.25]].)")
-    .set_num_inputs(1)
-    .set_attr_parser(ParamParser<LinalgLowerParam>)
-    .add_alias("linalg_potri")
-    .add_argument("A", "NDArray", "Cholesky factors, (..., n, n), as linalg.potrf gives.")
-    .add_arguments(LinalgLowerParam::Fields())
-    .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"A"}))
-    .set_attr<FInferShape>("FInferShape", SquareSameShape)
-    .set_attr<FInferType>("FInferType", LinalgType)
-    .set_attr<FInplaceOption>("FInplaceOption",
-                              [](const NodeAttrs&) {
-                                return std::vector<std::pair<int, int>>{{0, 0}};
-                              })
-    .set_attr<FCompute>(kFComputeCPU, PotriForward)
-    .set_attr<FGradient>("FGradient", ElemwiseGradUseInOut{"_backward_linalg_potri"});
+Example: potri([[2, 0], [0.5, 2]]) = [[0.265625, -0.0625], [-0.0625, 0.25]].)",
+                   PotriForward, ElemwiseGradUseInOut{"_backward_linalg_potri"}, PotriBackward, 3,
+                   "Gradient of linalg.potri: inputs dOut, A, the forward output; output dA.");
 
-TS_REGISTER_OP(_backward_linalg_potri)
-    .describe("Gradient of linalg.potri: inputs dOut, A, the forward output; output dA.")
-    .set_num_inputs(3)
-    .set_num_outputs(1)
-    .set_attr_parser(ParamParser<LinalgLowerParam>)
-    .set_attr<TIsBackward>("TIsBackward", true)
-    .set_attr<FInferShape>("FInferShape", SquareBackwardShape)
-    .set_attr<FInferType>("FInferType", LinalgType)
-    .set_attr<FResourceRequest>("FResourceRequest", LinalgTempSpace)
-    .set_attr<FCompute>(kFComputeCPU, PotriBackward);
+}  // namespace
 
 TS_REGISTER_OP(_linalg_gelqf)
     .describe(R"(LQ factorisation of every matrix of a batch (MXNet's linalg.gelqf):

@@ -206,75 +206,63 @@ void SyrkBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vecto
   });
 }
 
-}  // namespace
+// The output may take B's memory.
+std::vector<std::pair<int, int>> InplaceB(const NodeAttrs&) {
+  return {{1, 0}};
+}
 
-TS_REGISTER_OP(_linalg_trmm)
-    .describe(R"(out = alpha op(A) B, or alpha B op(A) with rightside, for every
+// trmm (kSolve false) or trsm, and its backward: the same inputs, shapes
+// and parameters; trsm's backward also reads the forward output.
+template <bool kSolve>
+Op& DefineTriang(Op& op, Op& backward, const char* alias, const char* doc) {
+  FCompute forward = TriangForward<kSolve>, grad_compute = TriangBackward<kSolve>;
+  FGradient grad = kSolve ? FGradient(TrsmGrad) : FGradient(TrmmGrad);
+  backward
+      .describe(std::string("Gradient of ") + alias + ": inputs dOut, A, B" +
+                (kSolve ? ", the forward output" : "") + "; outputs dA, dB.")
+      .set_num_inputs(kSolve ? 4 : 3)
+      .set_num_outputs(2)
+      .set_attr_parser(ParamParser<LinalgTriangParam>)
+      .set_attr<TIsBackward>("TIsBackward", true)
+      .set_attr<FInferShape>("FInferShape", TriangBackwardShape)
+      .set_attr<FInferType>("FInferType", LinalgType)
+      .set_attr<FCompute>(kFComputeCPU, grad_compute);
+  return op.describe(doc)
+      .set_num_inputs(2)
+      .set_attr_parser(ParamParser<LinalgTriangParam>)
+      .add_alias(alias)
+      .add_argument("A", "NDArray", "Triangular matrices, (..., k, k).")
+      .add_argument("B", "NDArray", "Matrices, (..., m, n).")
+      .add_arguments(LinalgTriangParam::Fields())
+      .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"A", "B"}))
+      .set_attr<FInferShape>("FInferShape", TriangShape)
+      .set_attr<FInferType>("FInferType", LinalgType)
+      .set_attr<FInplaceOption>("FInplaceOption", InplaceB)
+      .set_attr<FCompute>(kFComputeCPU, forward)
+      .set_attr<FGradient>("FGradient", grad);
+}
+
+[[maybe_unused]] const Op& kTrmm = DefineTriang<false>(
+    Op::Register("_linalg_trmm"), Op::Register("_backward_linalg_trmm"), "linalg_trmm",
+    R"(out = alpha op(A) B, or alpha B op(A) with rightside, for every
 matrix of a batch (MXNet's linalg.trmm): A triangular (lower, or upper with
 lower=0; its other triangle is not read), op(A) = A or A^T with transpose.
 float32 and float64.
 
 Example: A = [[1, 0], [1, 1]], B = [[1, 1, 1], [1, 1, 1]]: trmm(A, B,
-alpha=2) = [[2, 2, 2], [4, 4, 4]].)")
-    .set_num_inputs(2)
-    .set_attr_parser(ParamParser<LinalgTriangParam>)
-    .add_alias("linalg_trmm")
-    .add_argument("A", "NDArray", "Triangular matrices, (..., k, k).")
-    .add_argument("B", "NDArray", "Matrices, (..., m, n).")
-    .add_arguments(LinalgTriangParam::Fields())
-    .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"A", "B"}))
-    .set_attr<FInferShape>("FInferShape", TriangShape)
-    .set_attr<FInferType>("FInferType", LinalgType)
-    .set_attr<FInplaceOption>("FInplaceOption",
-                              [](const NodeAttrs&) {
-                                return std::vector<std::pair<int, int>>{{1, 0}};
-                              })
-    .set_attr<FCompute>(kFComputeCPU, TriangForward<false>)
-    .set_attr<FGradient>("FGradient", TrmmGrad);
+alpha=2) = [[2, 2, 2], [4, 4, 4]].)");
 
-TS_REGISTER_OP(_backward_linalg_trmm)
-    .describe("Gradient of linalg.trmm: inputs dOut, A, B; outputs dA, dB.")
-    .set_num_inputs(3)
-    .set_num_outputs(2)
-    .set_attr_parser(ParamParser<LinalgTriangParam>)
-    .set_attr<TIsBackward>("TIsBackward", true)
-    .set_attr<FInferShape>("FInferShape", TriangBackwardShape)
-    .set_attr<FInferType>("FInferType", LinalgType)
-    .set_attr<FCompute>(kFComputeCPU, TriangBackward<false>);
-
-TS_REGISTER_OP(_linalg_trsm)
-    .describe(R"(Solves op(A) X = alpha B, or X op(A) = alpha B with rightside, for
+[[maybe_unused]] const Op& kTrsm = DefineTriang<true>(
+    Op::Register("_linalg_trsm"), Op::Register("_backward_linalg_trsm"), "linalg_trsm",
+    R"(Solves op(A) X = alpha B, or X op(A) = alpha B with rightside, for
 every matrix of a batch (MXNet's linalg.trsm): A triangular (lower, or upper
 with lower=0; its other triangle is not read), op(A) = A or A^T with
 transpose. A singular A gives infinities, as in LAPACK. float32 and float64.
 
 Example: A = [[1, 0], [1, 1]], B = [[2, 2, 2], [4, 4, 4]]: trsm(A, B,
-alpha=0.5) = [[1, 1, 1], [1, 1, 1]].)")
-    .set_num_inputs(2)
-    .set_attr_parser(ParamParser<LinalgTriangParam>)
-    .add_alias("linalg_trsm")
-    .add_argument("A", "NDArray", "Triangular matrices, (..., k, k).")
-    .add_argument("B", "NDArray", "Right-hand sides, (..., m, n).")
-    .add_arguments(LinalgTriangParam::Fields())
-    .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"A", "B"}))
-    .set_attr<FInferShape>("FInferShape", TriangShape)
-    .set_attr<FInferType>("FInferType", LinalgType)
-    .set_attr<FInplaceOption>("FInplaceOption",
-                              [](const NodeAttrs&) {
-                                return std::vector<std::pair<int, int>>{{1, 0}};
-                              })
-    .set_attr<FCompute>(kFComputeCPU, TriangForward<true>)
-    .set_attr<FGradient>("FGradient", TrsmGrad);
+alpha=0.5) = [[1, 1, 1], [1, 1, 1]].)");
 
-TS_REGISTER_OP(_backward_linalg_trsm)
-    .describe("Gradient of linalg.trsm: inputs dOut, A, B, the forward output; outputs dA, dB.")
-    .set_num_inputs(4)
-    .set_num_outputs(2)
-    .set_attr_parser(ParamParser<LinalgTriangParam>)
-    .set_attr<TIsBackward>("TIsBackward", true)
-    .set_attr<FInferShape>("FInferShape", TriangBackwardShape)
-    .set_attr<FInferType>("FInferType", LinalgType)
-    .set_attr<FCompute>(kFComputeCPU, TriangBackward<true>);
+}  // namespace
 
 TS_REGISTER_OP(_linalg_syrk)
     .describe(R"(out = alpha A A^T, or alpha A^T A with transpose, for every matrix

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "engine/ndarray/imperative.h"
+#include "tests/bench/bench_timing.h"
 
 extern "C" void spotrf_(const char* uplo, const int* n, float* a, const int* lda, int* info,
                         size_t uplo_len);
@@ -28,23 +29,11 @@ using tessera::Invoke;
 using tessera::MakeAttrs;
 using tessera::NDArray;
 using tessera::Shape;
+using tessera::bench::MedianMs;
 
 namespace {
 
 constexpr int64_t kBatch = 64, kN = 256, kNN = kN * kN, kG = 1024;
-
-double MedianMs(const std::function<void()>& fn, int reps) {
-  fn();
-  std::vector<double> t;
-  for (int r = 0; r < reps; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    fn();
-    t.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 std::vector<float> Random(size_t n, unsigned seed) {
   std::mt19937 gen(seed);

@@ -24,30 +24,19 @@
 #include "engine/ndarray/imperative.h"
 #include "ops/nn/rnn-inl.h"
 #include "ops/tensor/gemm.h"
+#include "tests/bench/bench_timing.h"
 
 using tessera::Context;
 using tessera::Invoke;
 using tessera::MakeAttrs;
 using tessera::NDArray;
 using tessera::Shape;
+using tessera::bench::MedianMs;
 using tessera::op::Gemm;
 
 namespace {
 
 constexpr int64_t T = 35, N = 32, I = 512, H = 512, L = 2, G = 4, GH = G * H;
-
-double MedianMs(const std::function<void()>& fn, int reps) {
-  fn();
-  std::vector<double> t;
-  for (int r = 0; r < reps; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    fn();
-    t.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 std::vector<float> Random(size_t n, unsigned seed) {
   std::mt19937 gen(seed);
