@@ -3,20 +3,26 @@
 -- forward and backward (gradients of data, parameters and both states)
 -- under autograd, as PyTorch's nn.LSTM in lstm_torch.py. Prints medians of
 -- `reps` iterations after a warm-up.
---   tessera scripts/bench/lstm.lua [reps]
+-- A second argument picks another mode ('gru', 'rnn_tanh', 'rnn_relu'),
+-- printed under its name.
+--   tessera scripts/bench/lstm.lua [reps] [mode]
 local reps = tonumber(arg[1]) or 10
+local mode = arg[2] or 'lstm'
+local G = ({lstm = 4, gru = 3, rnn_tanh = 1, rnn_relu = 1})[mode]
+if not G then error('lstm.lua: unknown mode ' .. tostring(mode)) end
 local T, N, I, H, L = 35, 32, 512, 512, 2
-local P = 4 * H * (I + H) + 4 * H * (H + H) + 2 * L * 4 * H
+local P = G * H * (I + H) + G * H * (H + H) + 2 * L * G * H
 mx.random.seed(0)
 local x = mx.nd.random.uniform(-0.1, 0.1, {T, N, I})
 local w = mx.nd.random.uniform(-0.05, 0.05, {P})
 local h0, c0 = mx.nd.zeros({L, N, H}), mx.nd.zeros({L, N, H})
 for _, a in ipairs({x, w, h0, c0}) do a:attach_grad() end
 local dy = mx.nd.ones({T, N, H})
-local params = {state_size = H, num_layers = L, mode = 'lstm'}
+local params = {state_size = H, num_layers = L, mode = mode}
+local inputs = mode == 'lstm' and {x, w, h0, c0} or {x, w, h0}  -- only the LSTM has a cell
 
 local function forward()
-  local y = mx.autograd.record(function() return mx.nd.RNN({x, w, h0, c0}, params) end)
+  local y = mx.autograd.record(function() return mx.nd.RNN(inputs, params) end)
   y:wait_to_read()
   return y
 end
@@ -38,5 +44,5 @@ local function median(t)
   table.sort(t)
   return t[math.floor((#t + 1) / 2)]
 end
-print(('lstm2x512_t35_b32_forward: %.2f ms'):format(median(fwd) * 1e3))
-print(('lstm2x512_t35_b32_backward: %.2f ms'):format(median(bwd) * 1e3))
+print(('%s2x512_t35_b32_forward: %.2f ms'):format(mode, median(fwd) * 1e3))
+print(('%s2x512_t35_b32_backward: %.2f ms'):format(mode, median(bwd) * 1e3))
