@@ -312,3 +312,18 @@ test('docs/linalg.md: its example runs', function()
   local here = debug.getinfo(1, 'S').source:match('^@(.*)/[^/]*$') or '.'
   assert_eq(run_doc_examples(here .. '/../../docs/linalg.md'), 1)
 end)
+
+test('a batch split over threads gives each matrix as alone', function()
+  -- 8 matrices of 40 x 40 are enough work for the op's threads to share.
+  local x = mx.nd.random.normal(0, 1, {8, 40, 40}, {dtype = 'float64'})
+  local spd = la.syrk(x) + mx.nd.eye(40, {dtype = 'float64'}):reshape({1, 40, 40})
+  local function check(batched, single)
+    for b = 1, 8 do close(batched[b], single(b), 1e-10) end
+  end
+  check(la.potrf(spd), function(b) return la.potrf(spd[b]) end)
+  check(la.inverse(spd), function(b) return la.inverse(spd[b]) end)
+  check((la.syevd(spd)), function(b) return (la.syevd(spd[b])) end)
+  check((la.gelqf(x)), function(b) return (la.gelqf(x[b])) end)
+  check(la.det(spd):reshape({8, 1}), function(b) return la.det(spd[b]) end)
+  check(la.trsm(la.potrf(spd), x), function(b) return la.trsm(la.potrf(spd[b]), x[b]) end)
+end)
