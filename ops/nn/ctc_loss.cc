@@ -326,8 +326,16 @@ TS_REGISTER_OP(_backward_CTCLoss)
     .set_attr<FInferShape>("FInferShape",
                            [](const NodeAttrs& attrs, std::vector<Shape>* in,
                               std::vector<Shape>* out) {
-                             AssignShape(attrs, out, 0, (*in)[1], "output");
-                             return (*in)[1].known();
+                             // The kernel reads grad as (T, N, C) and ograd as (N,).
+                             const Shape& g = (*in)[1];
+                             if (g.ndim() > 0) {
+                               TS_CHECK(g.ndim() == 3)
+                                   << OpLabel(attrs) << ": the forward's gradient must be "
+                                   << "(sequence, batch, classes), got " << g;
+                               if (g.known()) AssignShape(attrs, in, 0, Shape{g[1]}, "ograd");
+                             }
+                             AssignShape(attrs, out, 0, g, "output");
+                             return g.known() && (*in)[0].known();
                            })
     .set_attr<FInferType>("FInferType",
                           [](const NodeAttrs&, std::vector<DType>* in, std::vector<DType>* out) {

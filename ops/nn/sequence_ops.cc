@@ -254,9 +254,13 @@ bool ReverseShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Sh
   return SeqSameShape(attrs, in, out);
 }
 
+// ograd must have the shape SequenceLast gives data (the kernel reads it so).
 bool LastBackwardShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  std::vector<Shape> fwd_in(in->begin() + 1, in->end()), fwd_out(1);
+  const bool known = SeqLastShape(attrs, &fwd_in, &fwd_out);
+  if (fwd_out[0].known()) AssignShape(attrs, in, 0, fwd_out[0], "ograd");
   AssignShape(attrs, out, 0, (*in)[1], "output");
-  return (*in)[1].known();
+  return known && (*in)[0].known();
 }
 
 bool BackwardType(const NodeAttrs&, std::vector<DType>* in, std::vector<DType>* out) {
