@@ -1,5 +1,5 @@
-# The two README commands, `make shell` and `make test`, plus `make bench`
-# and `make fuzz` (FUZZ_SECONDS per harness, default 600).
+# The two README commands, `make shell` and `make test`, plus `make bench`,
+# `make bench-gpu`, `make gpu-bundle` and `make fuzz` (FUZZ_SECONDS per harness, default 600).
 # Each installs missing Debian packages, configures once, and builds
 # incrementally. BUILD and CMAKE_FLAGS may be overridden:
 #   make test BUILD=build-asan CMAKE_FLAGS=-DTESSERA_SANITIZE=address
@@ -9,7 +9,7 @@ CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 600
 
-.PHONY: shell test bench fuzz deps configure build test-asan test-tsan format clean
+.PHONY: shell test bench bench-gpu gpu-bundle fuzz deps configure build test-asan test-tsan format clean
 
 shell: build
 	@$(BUILD)/tessera
@@ -37,6 +37,15 @@ bench: deps configure
 	@bash scripts/bench/lenet_epoch_records.sh $(BUILD)/tessera
 	@TESSERA_OMP_THREADS=1 $(BUILD)/tessera scripts/bench/custom_ops.lua 1000000 \
 	  $$(ls $(BUILD)/tests/plugin/libtessera_example_ops.so 2>/dev/null)
+
+# The GPU benchmarks (each says so and exits 0 without a GPU).
+bench-gpu: build
+	@for b in $(BUILD)/tests/gpu_*_bench; do $$b || exit 1; done
+
+# The GPU suite in one folder (and .tar.gz) for a machine that has a GPU but
+# none of the Debian packages: copy it there and run gpu-bundle/run.sh.
+gpu-bundle: build
+	bash tools/gpu_bundle/pack.sh $(BUILD) $(BUILD)/gpu-bundle
 
 fuzz: deps configure
 	cmake --build $(BUILD) -j $(JOBS) --target fuzzers

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The GPU suite, run from a bundle made by pack.sh (make gpu-bundle) on a
+# machine with an NVIDIA GPU: the C++ test suites (their GPU cases run where
+# a device is found: the CPU/GPU consistency sweep of every op with a GPU
+# kernel, the engine's GPU lanes, the device pool, copies), the Lua tests,
+# then the GPU benchmarks. Prints each result and `N passed, N failed`.
+# Without a usable GPU it says so and stops (exit 0).
+#
+# usage: run.sh [LOG_DIR]     (each test's whole output is kept there)
+#   GPU_SUITE_JOBS=n  test executables run at once (default: cores / 2)
+#   GPU_SUITE_FORCE=1 run the suite without a GPU too (to try the bundle)
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+logs=${1:-$here/logs}
+mkdir -p "$logs"
+export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export TESSERA_DNNL_LIBRARY="$here/lib/libdnnl.so.2"
+tessera="$here/bin/tessera"
+
+echo "gpu suite: bundle of $(cat "$here/COMMIT"), $(uname -m), $(nproc) cores"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null ||
+  echo "gpu suite: nvidia-smi found no driver"
+gpus=$("$tessera" -e 'io.write(mx.context.num_gpus())' 2>"$logs/start.err") || {
+  echo "gpu suite: tessera does not start here:"
+  cat "$logs/start.err"
+  exit 1
+}
+if [ "$gpus" = 0 ] && [ -z "${GPU_SUITE_FORCE:-}" ]; then
+  echo "gpu suite: tessera starts but finds no GPU; nothing to run"
+  exit 0
+fi
+echo "gpu suite: tessera sees $gpus GPU(s)"
+
+# One line per suite: name, result, seconds. The MPI jobs (collectives_test)
+# need mpirun and are left to the CPU machine.
+run_one() {
+  local name=$1
+  shift
+  local t0=$SECONDS
+  if timeout 600 "$@" >"$logs/$name.log" 2>&1; then
+    echo "PASS $name $((SECONDS - t0))s"
+  else
+    echo "FAIL $name $((SECONDS - t0))s (exit $?; $logs/$name.log)"
+  fi
+}
+export -f run_one
+export logs
+jobs=${GPU_SUITE_JOBS:-$(($(nproc) / 2 > 0 ? $(nproc) / 2 : 1))}
+{
+  for t in "$here"/bin/*_test; do
+    case $(basename "$t") in collectives_test) continue ;; esac
+    echo "$(basename "$t") $t"
+  done
+} | xargs -P "$jobs" -L 1 bash -c 'run_one "$@"' _ >"$logs/results.txt"
+(cd "$here/src" && run_one lua_tests "$tessera" --test tests/lua) >>"$logs/results.txt"
+sort "$logs/results.txt"
+for name in $(grep '^FAIL' "$logs/results.txt" | awk '{print $2}'); do
+  echo "---- $name (last 40 lines)"
+  tail -n 40 "$logs/$name.log"
+done
+# The consistency sweep's own summary, whatever its result.
+grep -h "consistency:" "$logs/gpu_consistency_test.log" 2>/dev/null | sed 's/^.*MESSAGE: //'
+grep -h "passed, .* failed" "$logs/lua_tests.log" 2>/dev/null | tail -1
+
+echo "---- benchmarks"
+for b in "$here"/bin/gpu_*_bench; do
+  [ -x "$b" ] && timeout 300 "$b" 2>&1 | tee "$logs/$(basename "$b").log"
+done
+pass=$(grep -c '^PASS' "$logs/results.txt")
+fail=$(grep -c '^FAIL' "$logs/results.txt")
+echo "gpu suite: $pass passed, $fail failed"
+[ "$fail" = 0 ]
