@@ -4,35 +4,50 @@
 #include <sstream>
 #include <string>
 
+#include "ops/nn/fully_connected-inl.h"
 #include "ops/nn/nn_common.h"
 #include "ops/tensor/gemm.h"
 
 namespace tessera::op {
 
-struct FullyConnectedParam : Params<FullyConnectedParam> {
-  int num_hidden = 0;
-  bool no_bias = false;
-  bool flatten = true;
-  static void Declare(ParamDecl<FullyConnectedParam>& d) {
-    d.field("num_hidden", &FullyConnectedParam::num_hidden)
-        .set_lower_bound(1)
-        .describe("Number of hidden units (the output's last dimension).");
-    d.field("no_bias", &FullyConnectedParam::no_bias)
-        .set_default(false)
-        .describe("Whether to leave out the bias term (no bias input).");
-    d.field("flatten", &FullyConnectedParam::flatten)
-        .set_default(true)
-        .describe(
-            "Whether to collapse all axes of the input but the first: (N, d1, ..., dk) is taken "
-            "as (N, d1*...*dk). Otherwise the op applies to the last axis only.");
+// The CPU steps: the GEMM for T (oneDNN or OpenBLAS; the portable kernel
+// for 16-bit floats) and OpenMP loops for the bias.
+template <>
+struct FcSteps<cpu> {
+  template <typename T>
+  static void Gemm(const RunContext& rctx, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                   const T* a, int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc,
+                   bool accumulate) {
+    if (m == 0 || n == 0) return;
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      op::Gemm(ta, tb, m, n, k, T(1), a, lda, b, ldb, accumulate ? T(1) : T(0), c, ldc,
+               rctx.omp_threads);
+    } else {
+      CheckGemmArgs(ta, tb, m, n, k, lda, ldb, ldc);
+      GemmFallback<T, float>(ta, tb, m, n, k, 1.f, a, lda, b, ldb, accumulate ? 1.f : 0.f, c, ldc,
+                             rctx.omp_threads);
+    }
+  }
+  template <typename T>
+  static void AddBias(const RunContext& rctx, T* out, const T* bias, int64_t rows, int64_t n) {
+    [[maybe_unused]] const int threads = CpuThreads(rctx, rows * n);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+#endif
+    for (int64_t r = 0; r < rows; ++r) {
+      T* row = out + r * n;
+      for (int64_t j = 0; j < n; ++j)
+        row[j] = static_cast<T>(static_cast<AccType<T>>(row[j]) + static_cast<AccType<T>>(bias[j]));
+    }
+  }
+  template <typename T>
+  static void SumRows(const RunContext& rctx, const T* x, int64_t rows, int64_t n, T* out,
+                      bool accumulate) {
+    op::SumRows(rctx, x, rows, n, out, accumulate);
   }
 };
 
 namespace {
-
-const FullyConnectedParam& FcParams(const NodeAttrs& attrs) {
-  return ParamsOf<FullyConnectedParam>(attrs);
-}
 
 uint32_t FcNumInputs(const NodeAttrs& attrs) {
   return FcParams(attrs).no_bias ? 2 : 3;
@@ -41,24 +56,6 @@ uint32_t FcNumInputs(const NodeAttrs& attrs) {
 std::vector<std::string> FcInputNames(const NodeAttrs& attrs) {
   if (FcParams(attrs).no_bias) return {"data", "weight"};
   return {"data", "weight", "bias"};
-}
-
-// The GEMM view of the input: rows (batch) x features.
-struct FcGeom {
-  int64_t rows = 0, features = 0, hidden = 0;
-};
-
-FcGeom MakeFcGeom(const FullyConnectedParam& p, const Shape& data) {
-  FcGeom g;
-  g.hidden = p.num_hidden;
-  if (p.flatten) {
-    g.rows = data[0];
-    g.features = data.ProdRange(1, data.ndim());
-  } else {
-    g.rows = data.ProdRange(0, data.ndim() - 1);
-    g.features = data[data.ndim() - 1];
-  }
-  return g;
 }
 
 bool FcShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
@@ -148,73 +145,6 @@ bool FcType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* 
   return ok;
 }
 
-// C (rows x n) = op(A) * op(B) with the GEMM for T; accumulate adds to C.
-template <typename T>
-void FcGemm(const RunContext& rctx, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a,
-            int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc, bool accumulate) {
-  if (m == 0 || n == 0) return;
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    Gemm(ta, tb, m, n, k, T(1), a, lda, b, ldb, accumulate ? T(1) : T(0), c, ldc, rctx.omp_threads);
-  } else {
-    CheckGemmArgs(ta, tb, m, n, k, lda, ldb, ldc);
-    GemmFallback<T, float>(ta, tb, m, n, k, 1.f, a, lda, b, ldb, accumulate ? 1.f : 0.f, c, ldc,
-                           rctx.omp_threads);
-  }
-}
-
-template <typename T>
-void AddBiasRows(const RunContext& rctx, T* out, const T* bias, int64_t rows, int64_t n) {
-  [[maybe_unused]] const int threads = CpuThreads(rctx, rows * n);
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-#endif
-  for (int64_t r = 0; r < rows; ++r) {
-    T* row = out + r * n;
-    for (int64_t j = 0; j < n; ++j)
-      row[j] = static_cast<T>(static_cast<AccType<T>>(row[j]) + static_cast<AccType<T>>(bias[j]));
-  }
-}
-
-void FcForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-               const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  if (req[0] == kNullOp) return;
-  const auto& p = FcParams(attrs);
-  const FcGeom g = MakeFcGeom(p, in[0].shape());
-  SwitchFloatDType(
-      out[0].dtype(),
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        T* y = out[0].dptr<T>();
-        // y (rows x hidden) = data (rows x features) * weight^T.
-        FcGemm<T>(ctx.run_ctx, false, true, g.rows, g.hidden, g.features, in[0].dptr<T>(),
-                  g.features, in[1].dptr<T>(), g.features, y, g.hidden, req[0] == kAddTo);
-        if (!p.no_bias) AddBiasRows(ctx.run_ctx, y, in[2].dptr<T>(), g.rows, g.hidden);
-      },
-      "FullyConnected");
-}
-
-// Inputs: ograd, data, weight. Outputs: data, weight[, bias] gradients.
-void FcBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  const auto& p = FcParams(attrs);
-  const FcGeom g = MakeFcGeom(p, in[1].shape());
-  SwitchFloatDType(
-      in[0].dtype(),
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        const T* dy = in[0].dptr<T>();
-        if (req[0] != kNullOp)  // ddata (rows x features) = dy (rows x hidden) * weight.
-          FcGemm<T>(ctx.run_ctx, false, false, g.rows, g.features, g.hidden, dy, g.hidden,
-                    in[2].dptr<T>(), g.features, out[0].dptr<T>(), g.features, req[0] == kAddTo);
-        if (req[1] != kNullOp)  // dweight (hidden x features) = dy^T * data.
-          FcGemm<T>(ctx.run_ctx, true, false, g.hidden, g.features, g.rows, dy, g.hidden,
-                    in[1].dptr<T>(), g.features, out[1].dptr<T>(), g.features, req[1] == kAddTo);
-        if (!p.no_bias && req[2] != kNullOp)
-          SumRows(ctx.run_ctx, dy, g.rows, g.hidden, out[2].dptr<T>(), req[2] == kAddTo);
-      },
-      "_backward_FullyConnected");
-}
-
 std::vector<NodeEntry> FcGrad(const NodePtr& n, const std::vector<NodeEntry>& ograds) {
   return MakeGradNode("_backward_FullyConnected", n, {ograds[0], n->inputs[0], n->inputs[1]});
 }
@@ -251,7 +181,7 @@ num_hidden=2) = [[1, 4]].)")
     .set_attr<FListInputNames>("FListInputNames", FcInputNames)
     .set_attr<FInferShape>("FInferShape", FcShape)
     .set_attr<FInferType>("FInferType", FcType)
-    .set_attr<FCompute>(kFComputeCPU, FcForward)
+    .set_attr<FCompute>(kFComputeCPU, FcForward<cpu>)
     .set_attr<FGradient>("FGradient", FcGrad);
 
 TS_REGISTER_OP(_backward_FullyConnected)
@@ -266,6 +196,6 @@ TS_REGISTER_OP(_backward_FullyConnected)
     .set_attr<FInferType>("FInferType",
                           [](const NodeAttrs& attrs, std::vector<DType>* in,
                              std::vector<DType>* out) { return SameTypeAll(attrs, in, out); })
-    .set_attr<FCompute>(kFComputeCPU, FcBackward);
+    .set_attr<FCompute>(kFComputeCPU, FcBackward<cpu>);
 
 }  // namespace tessera::op

@@ -92,6 +92,13 @@ void GemmAnyType(const TBlob& a, const TBlob& b, const TBlob& c, bool ta, bool t
       "dot");
 }
 
+template <>
+void DotGemm<cpu>(const OpContext& ctx, const TBlob& a, const TBlob& b, const TBlob& c, bool ta,
+                  bool tb, const GemmShape& g, bool accumulate, int64_t lda, int64_t ldb,
+                  const char*) {
+  GemmAnyType(a, b, c, ta, tb, g, accumulate, lda, ldb, ctx.run_ctx.omp_threads);
+}
+
 namespace {
 
 template <bool kBatch>
@@ -102,56 +109,6 @@ bool InferDotShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<S
                          : DotOutputShape(attrs, (*in)[0], (*in)[1], &g);
   AssignShape(attrs, out, 0, o, "output");
   return true;
-}
-
-template <bool kBatch>
-void DotForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  if (req[0] == kNullOp) return;
-  const auto& p = ParamsOf<DotParam>(attrs);
-  GemmShape g;
-  if (kBatch)
-    BatchDotOutputShape(attrs, in[0].shape(), in[1].shape(), &g);
-  else
-    DotOutputShape(attrs, in[0].shape(), in[1].shape(), &g);
-  const int64_t lda = p.transpose_a ? g.m : g.k, ldb = p.transpose_b ? g.k : g.n;
-  GemmAnyType(in[0], in[1], out[0], p.transpose_a, p.transpose_b, g, req[0] == kAddTo, lda, ldb,
-              ctx.run_ctx.omp_threads);
-}
-
-// Inputs: out_grad, lhs, rhs. Outputs: lhs_grad, rhs_grad (stored layouts).
-template <bool kBatch>
-void DotBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                 const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  const auto& p = ParamsOf<DotParam>(attrs);
-  const TBlob &dc = in[0], &a = in[1], &b = in[2];
-  GemmShape g;
-  if (kBatch)
-    BatchDotOutputShape(attrs, a.shape(), b.shape(), &g);
-  else
-    DotOutputShape(attrs, a.shape(), b.shape(), &g);
-  const bool ta = p.transpose_a, tb = p.transpose_b;
-  const int64_t m = g.m, n = g.n, k = g.k;
-  if (req[0] != kNullOp) {
-    // dA = dC op(B)^T, stored transposed when ta.
-    GemmShape ga = ta ? GemmShape{k, m, n, g.batch} : GemmShape{m, k, n, g.batch};
-    if (!ta)
-      GemmAnyType(dc, b, out[0], false, !tb, ga, req[0] == kAddTo, n, tb ? k : n,
-                  ctx.run_ctx.omp_threads);
-    else
-      GemmAnyType(b, dc, out[0], tb, true, ga, req[0] == kAddTo, tb ? k : n, n,
-                  ctx.run_ctx.omp_threads);
-  }
-  if (req[1] != kNullOp) {
-    // dB = op(A)^T dC, stored transposed when tb.
-    GemmShape gb = tb ? GemmShape{n, k, m, g.batch} : GemmShape{k, n, m, g.batch};
-    if (!tb)
-      GemmAnyType(a, dc, out[1], !ta, false, gb, req[1] == kAddTo, ta ? m : k, n,
-                  ctx.run_ctx.omp_threads);
-    else
-      GemmAnyType(dc, a, out[1], true, ta, gb, req[1] == kAddTo, n, ta ? m : k,
-                  ctx.run_ctx.omp_threads);
-  }
 }
 
 std::vector<std::string> LhsRhs(const NodeAttrs&) {
@@ -184,7 +141,7 @@ kernel that accumulates in int64 or float.)")
     .set_attr<FListInputNames>("FListInputNames", LhsRhs)
     .set_attr<FInferShape>("FInferShape", InferDotShape<false>)
     .set_attr<FInferType>("FInferType", InferDotType)
-    .set_attr<FCompute>(kFComputeCPU, DotForward<false>)
+    .set_attr<FCompute>(kFComputeCPU, DotForward<false, cpu>)
     .set_attr<FGradient>("FGradient", ElemwiseGradUseIn{"_backward_dot"});
 
 TS_REGISTER_OP(batch_dot)
@@ -199,7 +156,7 @@ matrices, shape (..., m, n). transpose_a and transpose_b transpose each matrix.)
     .set_attr<FListInputNames>("FListInputNames", LhsRhs)
     .set_attr<FInferShape>("FInferShape", InferDotShape<true>)
     .set_attr<FInferType>("FInferType", InferDotType)
-    .set_attr<FCompute>(kFComputeCPU, DotForward<true>)
+    .set_attr<FCompute>(kFComputeCPU, DotForward<true, cpu>)
     .set_attr<FGradient>("FGradient", ElemwiseGradUseIn{"_backward_batch_dot"});
 
 // The gradient ops of dot and batch_dot: inputs (out_grad, lhs, rhs), outputs
@@ -228,8 +185,8 @@ Op& RegisterDotBackward(const char* name, const char* forward, FCompute compute,
 }
 
 [[maybe_unused]] static Op& dot_backward =
-    RegisterDotBackward("_backward_dot", "dot", DotBackward<false>, false);
+    RegisterDotBackward("_backward_dot", "dot", DotBackward<false, cpu>, false);
 [[maybe_unused]] static Op& batch_dot_backward =
-    RegisterDotBackward("_backward_batch_dot", "batch_dot", DotBackward<true>, true);
+    RegisterDotBackward("_backward_batch_dot", "batch_dot", DotBackward<true, cpu>, true);
 
 }  // namespace tessera::op

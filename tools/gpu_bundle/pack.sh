@@ -7,7 +7,8 @@
 #   lib/    the build's shared libraries and every library they and the
 #           libraries the runtime opens on first use (oneDNN, OpenBLAS,
 #           libjpeg-turbo, libpng, libedit, OpenCV) need, found with ldd;
-#           not the C library (the target's own serves) nor the driver
+#           not the C library (the target's own serves), the driver or
+#           the CUDA toolkit's libraries (the target's serve)
 #   src/    the Lua tests with their fixtures, the benchmark scripts
 #   run.sh  runs it all (tools/gpu_bundle/run.sh)
 #
@@ -41,8 +42,11 @@ for name in $opened; do
 done
 
 # The closure of what everything needs, except what every Linux has (the C
-# library and its loader) and the NVIDIA driver, which must match the kernel.
-skip='^(libc|libm|libdl|libpthread|librt|libutil|ld-linux-x86-64|linux-vdso|libcuda|libnvidia-)\.'
+# library and its loader), the NVIDIA driver (it must match the kernel) and
+# the CUDA libraries a GPU machine has (cuBLAS and cuBLASLt alone are some
+# 600 MB; run.sh puts the machine's on the library path).
+skip='^(libc|libm|libdl|libpthread|librt|libutil|ld-linux-x86-64|linux-vdso|libcuda|libnvidia-[a-z]*'
+skip+='|libcublas|libcublasLt|libcudnn[a-z_]*|libnccl|libnvrtc[a-z-]*|libcurand)\.'
 for round in 1 2 3; do
   for f in "$out"/bin/* "$out"/lib/*; do
     LD_LIBRARY_PATH="$out/lib:$build" ldd "$f" 2>/dev/null | awk '$3 ~ /^\// {print $1, $3}'

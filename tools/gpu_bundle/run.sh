@@ -14,10 +14,22 @@ here=$(cd "$(dirname "$0")" && pwd)
 logs=${1:-$here/logs}
 mkdir -p "$logs"
 export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# The machine's CUDA libraries (cuBLAS, cuDNN, NVRTC): the toolkit's, then
+# those of Python's nvidia-* packages, where PyTorch keeps its own.
+for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
+  [ -d "$d" ] && LD_LIBRARY_PATH+=":$d"
+done
+nv=$(python3 -c 'import nvidia, os; print(list(nvidia.__path__)[0])' 2>/dev/null)
+if [ -n "$nv" ]; then
+  for d in $(find "$nv" -maxdepth 3 -type d -name lib 2>/dev/null); do LD_LIBRARY_PATH+=":$d"; done
+fi
 export TESSERA_DNNL_LIBRARY="$here/lib/libdnnl.so.2"
 tessera="$here/bin/tessera"
 
 echo "gpu suite: bundle of $(cat "$here/COMMIT"), $(uname -m), $(nproc) cores"
+for d in ${LD_LIBRARY_PATH//:/ }; do
+  if [ -e "$d/libcublas.so.13" ]; then echo "gpu suite: cuBLAS from $d"; break; fi
+done
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null ||
   echo "gpu suite: nvidia-smi found no driver"
 gpus=$("$tessera" -e 'io.write(mx.context.num_gpus())' 2>"$logs/start.err") || {

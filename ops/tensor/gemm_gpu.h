@@ -1,0 +1,33 @@
+// GPU matrix products through cuBLAS, on the op's stream, for dot,
+// batch_dot, FullyConnected and the linear-algebra ops as they come:
+//
+//   C_i = op(A_i) op(B_i)  (+ C_i when accumulate),  i < batch
+//
+// Row-major as gemm.h (op(A) is m x k, op(B) is k x n, C is m x n, leading
+// dimensions between rows as stored); matrix i of A starts stride_a
+// elements after matrix i-1 (0: one A for every product), likewise B and C.
+// float32 is float32-exact unless TESSERA_CUDA_ALLOW_TENSOR_CORE=1
+// (engine/resource/cublas_library.h); float16 and bfloat16 multiply on
+// tensor cores and sum in float32; float64 in float64 (the 64-bit-size
+// entry point: no 2^31 limit). Other dtypes are errors naming `who`.
+#pragma once
+
+#include <cstdint>
+
+#include "engine/base/context.h"
+#include "engine/base/dtype.h"
+
+namespace tessera::op {
+
+struct GpuGemm {
+  bool trans_a = false, trans_b = false;
+  int64_t m = 0, n = 0, k = 0;
+  int64_t lda = 0, ldb = 0, ldc = 0;
+  int64_t batch = 1, stride_a = 0, stride_b = 0, stride_c = 0;
+  bool accumulate = false;
+};
+
+void GemmGpu(const RunContext& rctx, DType dtype, const GpuGemm& g, const void* a, const void* b,
+             void* c, const char* who);
+
+}  // namespace tessera::op

@@ -1,0 +1,67 @@
+// cuBLAS GEMMs for row-major arrays: a row-major C = op(A) op(B) is the
+// column-major C^T = op(B)^T op(A)^T, so each call swaps the operands and
+// m with n, and cuBLAS reads every matrix as stored.
+#include "ops/tensor/gemm_gpu.h"
+
+#include "engine/base/cuda_utils.h"
+#include "engine/base/error.h"
+#include "engine/resource/cublas_library.h"
+
+namespace tessera::op {
+namespace {
+
+struct Types {
+  cudaDataType_t data;
+  cublasComputeType_t compute;
+  bool double_scalars;  // alpha and beta as double (float64), else float
+};
+
+Types TypesFor(DType t, const char* who) {
+  switch (t) {
+    case DType::kFloat32:
+      return {
+          CUDA_R_32F,
+          resource::CublasAllowTensorCores() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
+          false};
+    case DType::kFloat64:
+      return {CUDA_R_64F, CUBLAS_COMPUTE_64F, true};
+    case DType::kFloat16:
+      return {CUDA_R_16F, CUBLAS_COMPUTE_32F, false};
+    case DType::kBFloat16:
+      return {CUDA_R_16BF, CUBLAS_COMPUTE_32F, false};
+    default:
+      TS_THROW << who << " on the GPU: " << DTypeName(t)
+               << " has no GPU matrix product (float32, float64, float16 and bfloat16 do)";
+  }
+}
+
+int ToInt(int64_t v, const char* what, const char* who) {
+  TS_CHECK(v >= 0 && v <= INT_MAX)
+      << who << " on the GPU: " << what << " = " << v << " is past cuBLAS's 32-bit sizes";
+  return static_cast<int>(v);
+}
+
+}  // namespace
+
+void GemmGpu(const RunContext& rctx, DType dtype, const GpuGemm& g, const void* a, const void* b,
+             void* c, const char* who) {
+  if (g.m == 0 || g.n == 0 || g.batch == 0) return;
+  const Types t = TypesFor(dtype, who);
+  TS_DCHECK(g.m > 0 && g.n > 0 && g.k >= 0 && g.batch > 0);
+  const resource::CublasApi& api = resource::Cublas();
+  cublasHandle_t h = resource::CublasHandle(rctx.get_stream<cudaStream_t>());
+  const float f1 = 1, fb = g.accumulate ? 1.f : 0.f;
+  const double d1 = 1, db = g.accumulate ? 1.0 : 0.0;
+  const void* alpha = t.double_scalars ? static_cast<const void*>(&d1) : &f1;
+  const void* beta = t.double_scalars ? static_cast<const void*>(&db) : &fb;
+  // Column-major view: C^T (n x m) = op(B)^T (n x k) op(A)^T (k x m).
+  const cublasStatus_t st = api.gemm_strided_batched_ex(
+      h, g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, g.n, g.m,
+      g.k, alpha, b, t.data, g.ldb, g.stride_b, a, t.data, g.lda, g.stride_a, beta, c, t.data,
+      g.ldc, g.stride_c, g.batch, t.compute, CUBLAS_GEMM_DEFAULT);
+  TS_CHECK(st == CUBLAS_STATUS_SUCCESS)
+      << who << " on the GPU: cublasGemmStridedBatchedEx_64 (m " << g.m << ", n " << g.n << ", k "
+      << g.k << ", batch " << g.batch << ") failed: " << api.status_string(st);
+}
+
+}  // namespace tessera::op
