@@ -153,6 +153,10 @@ TS_REGISTER_OP(_backward_SoftmaxOutput)
     .set_attr<TIsBackward>("TIsBackward", true)
     .set_attr<FInferShape>("FInferShape", SoftmaxOutputBackwardShape)
     .set_attr<FInferType>("FInferType", SoftmaxOutputType)
+    .set_attr<FResourceRequest>("FResourceRequest",  // the GPU's count of valid labels
+                                [](const NodeAttrs&) {
+                                  return std::vector<ResourceRequest>{ResourceRequest::kTempSpace};
+                                })
     .set_attr<FCompute>(kFComputeCPU, SoftmaxOutputBackward);
 
 }  // namespace tessera::op
