@@ -389,6 +389,100 @@ check_symbolic_forward; grad_req is one request or a table by argument name
 or position (those missing get 'null'). The tolerances default to
 assert_almost_equal's.]])
 
+  -- The reference of check_consistency: the entry whose arrays are all of the
+  -- most precise dtype (the first such), so float16 runs are held to float64.
+  local function most_precise(exes)
+    local best, best_rank = 1, math.huge
+    for i, e in ipairs(exes) do
+      local worst = 0  -- RANK: 1 is float64, larger is less precise
+      for _, a in ipairs(e.arg_arrays) do worst = math.max(worst, RANK[a.dtype] or 0) end
+      if worst < best_rank then best, best_rank = i, worst end
+    end
+    return best
+  end
+
+  function M.check_consistency(sym, ctx_list, opts)
+    opts = opts or {}
+    if type(ctx_list) ~= 'table' or #ctx_list < 2 then
+      error('check_consistency: ctx_list must list at least two {ctx = ..., <arg> = shape} entries', 2)
+    end
+    local scale, grad_req = opts.scale or 1, opts.grad_req or 'write'
+    local exes = {}
+    for i, entry in ipairs(ctx_list) do
+      local bind = { grad_req = grad_req }
+      for k, v in pairs(entry) do bind[k] = v end
+      local ok, exe = pcall(sym.simple_bind, sym, bind)
+      if not ok then error(('check_consistency: entry %d (%s): %s'):format(i, tostring(entry.ctx), exe), 2) end
+      exes[i] = exe
+    end
+    -- One set of values for every entry: float64 draws (or the given
+    -- params), cast to each entry's dtypes. Auxiliary states are drawn
+    -- positive, as running variances must be.
+    local names, aux_names = sym:list_arguments(), sym:list_auxiliary_states()
+    local function fill(list, dicts, given, draw)
+      for _, name in ipairs(list) do
+        local first = dicts(exes[1])[name]
+        local v = given and given[name] or draw(first.shape)
+        for _, e in ipairs(exes) do
+          local dst = dicts(e)[name]
+          v:astype(dst.dtype):copyto(dst)
+        end
+      end
+    end
+    fill(names, function(e) return e.arg_dict end, opts.arg_params,
+      function(shape) return mx.nd.random.normal(0, scale, shape, { dtype = 'float64' }) end)
+    fill(aux_names, function(e) return e.aux_dict end, opts.aux_params,
+      function(shape) return mx.nd.random.uniform(0.5, 1.5, shape, { dtype = 'float64' }) end)
+    for _, e in ipairs(exes) do e:forward { is_train = grad_req ~= 'null' } end
+    if grad_req ~= 'null' then
+      local heads = {}
+      for k, out in ipairs(exes[1].outputs) do
+        heads[k] = mx.nd.random.normal(0, 1, out.shape, { dtype = 'float64' })
+      end
+      for _, e in ipairs(exes) do
+        local og = {}
+        for k, h in ipairs(heads) do og[k] = h:astype(e.outputs[k].dtype):as_in_context(e.outputs[k].context) end
+        e:backward(og)
+      end
+    end
+    local ref = most_precise(exes)
+    local out_names = sym:list_outputs()
+    for i, e in ipairs(exes) do
+      if i ~= ref then
+        local where = ('entry %d (%s)'):format(i, tostring(ctx_list[i].ctx or mx.cpu()))
+        local there = ('entry %d (%s)'):format(ref, tostring(ctx_list[ref].ctx or mx.cpu()))
+        for k, out in ipairs(e.outputs) do
+          M.assert_almost_equal(out, exes[ref].outputs[k], { rtol = opts.rtol, atol = opts.atol,
+            names = { 'output ' .. out_names[k] .. ' of ' .. where, there } })
+        end
+        if grad_req ~= 'null' then
+          for _, name in ipairs(names) do
+            local g = e.grad_dict[name]
+            if g then
+              M.assert_almost_equal(g, exes[ref].grad_dict[name], { rtol = opts.rtol,
+                atol = opts.atol, names = { 'gradient of ' .. name .. ' on ' .. where, there } })
+            end
+          end
+        end
+      end
+    end
+    return exes
+  end
+  help.doc(M.check_consistency, [[
+mx.test_utils.check_consistency(sym, ctx_list, {scale = 1, grad_req =
+'write', arg_params =, aux_params =, rtol =, atol =}) -> the executors, or
+an error naming the output or gradient and the entries that differ.
+
+MXNet's check: sym is bound once per entry of ctx_list, each a table of
+simple_bind arguments ({ctx = mx.gpu(0), data = {8, 3, 32, 32}, type_dict
+= {data = 'float16'}}); every entry gets the same arguments (normal draws
+times scale, or arg_params), auxiliary states (uniform in [0.5, 1.5], or
+aux_params) and output gradients, cast to its dtypes; forward (in training
+mode unless grad_req is 'null') and backward run on each; the outputs and
+gradients of each entry are compared with those of the most precise entry
+(float64 before float32 before float16), with assert_almost_equal's
+tolerances for the less precise dtype unless rtol / atol are given.]])
+
   help.doc(M, [[
 mx.test_utils: assert_almost_equal(a, b, {rtol, atol}) with MXNet's default
 tolerances per dtype; check_numeric_gradient(sym, location, {grad_req =
@@ -397,7 +491,8 @@ compares the executor's gradients with central differences of a random
 projection of the outputs (float64 by default); check_autograd_gradient(fn,
 location, {grad_req, grad_nodes = {input positions}, ...}) does the same
 through mx.autograd; check_symbolic_forward and
-check_symbolic_backward compare with expected values.]])
+check_symbolic_backward compare with expected values; check_consistency runs
+a symbol on several contexts and dtypes and compares them.]])
   -- The values of an NDArray or a nested table, as one flat list.
   function M.flatten(v)
     return flatten(mx.nd.is_ndarray(v) and v:totable() or v)

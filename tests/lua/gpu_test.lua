@@ -1,0 +1,123 @@
+-- Work on gpu(0): copies, autograd, an MLP checked against the CPU in
+-- float32 and float16 (mx.test_utils.check_consistency), and training a
+-- Module on the GPU step for step with the CPU. Each test says it skipped
+-- where there is no GPU.
+
+local function no_gpu()
+  if mx.context.num_gpus() > 0 then return false end
+  print('  skipped: no GPU')
+  return true
+end
+
+local function mlp(hidden, classes)
+  local net = mx.sym.FullyConnected{data = mx.sym.Variable('data'), num_hidden = hidden, name = 'fc1'}
+  net = mx.sym.Activation{data = net, act_type = 'relu', name = 'relu1'}
+  net = mx.sym.FullyConnected{data = net, num_hidden = classes, name = 'fc2'}
+  return mx.sym.SoftmaxOutput{data = net, name = 'softmax'}
+end
+
+test('copies to the GPU and back are exact, views too', function()
+  if no_gpu() then return end
+  local a = mx.nd.array({{1, 2, 3}, {4, 5, 6}})
+  local g = a:copyto(mx.gpu(0))
+  assert_eq(tostring(g.context), 'gpu(0)')
+  assert_eq(g:copyto(mx.cpu()):totable(), a:totable())
+  assert_eq(g[2]:totable(), {4, 5, 6})
+  assert_eq(g:astype('float64'):as_in_context(mx.cpu()):totable(), a:totable())
+  local z = mx.nd.zeros({3, 2}, {ctx = mx.gpu(0)})
+  assert_eq(z:totable(), {{0, 0}, {0, 0}, {0, 0}})
+end)
+
+test('autograd records and differentiates GPU arrays', function()
+  if no_gpu() then return end
+  local x = mx.nd.array({1, 2, 3}, {ctx = mx.gpu(0)})
+  x:attach_grad()
+  mx.autograd.record(function()
+    local y = (x * x + x):sum()
+    y:backward()
+  end)
+  assert_eq(x.grad:totable(), {3, 5, 7})
+  assert_eq(tostring(x.grad.context), 'gpu(0)')
+end)
+
+test('an MLP on the GPU matches the CPU, float32 and float16', function()
+  if no_gpu() then return end
+  mx.test_utils.check_consistency(mlp(32, 10), {
+    {ctx = mx.cpu(0), data = {16, 20}, type_dict = {data = 'float64'}},
+    {ctx = mx.gpu(0), data = {16, 20}, type_dict = {data = 'float32'}},
+  })
+  mx.test_utils.check_consistency(mlp(32, 10), {
+    {ctx = mx.cpu(0), data = {16, 20}, type_dict = {data = 'float64'}},
+    {ctx = mx.gpu(0), data = {16, 20}, type_dict = {data = 'float16'}},
+  }, {scale = 0.5})
+end)
+
+test('dot and batch_dot on the GPU match the CPU, with their gradients', function()
+  if no_gpu() then return end
+  local a, b = mx.sym.Variable('a'), mx.sym.Variable('b')
+  for _, t in ipairs({{false, false}, {true, false}, {false, true}, {true, true}}) do
+    local net = mx.sym.dot{lhs = a, rhs = b, transpose_a = t[1], transpose_b = t[2]}
+    local sa = t[1] and {7, 5} or {5, 7}
+    local sb = t[2] and {3, 7} or {7, 3}
+    mx.test_utils.check_consistency(net, {{ctx = mx.cpu(0), a = sa, b = sb,
+      type_dict = {a = 'float64', b = 'float64'}}, {ctx = mx.gpu(0), a = sa, b = sb}})
+  end
+  local net = mx.sym.batch_dot{lhs = a, rhs = b, transpose_b = true}
+  mx.test_utils.check_consistency(net, {{ctx = mx.cpu(0), a = {4, 5, 6}, b = {4, 3, 6},
+    type_dict = {a = 'float64', b = 'float64'}}, {ctx = mx.gpu(0), a = {4, 5, 6}, b = {4, 3, 6}}})
+end)
+
+test('a Module trains on the GPU step for step with the CPU', function()
+  if no_gpu() then return end
+  mx.random.seed(3)
+  local n, d, c = 64, 12, 4
+  local x = mx.nd.random.uniform(-1, 1, {n, d})
+  local y = mx.nd.array((function()
+    local t = {}
+    for i = 1, n do t[i] = (i * 7) % c end
+    return t
+  end)())
+  local function run(ctx, init)
+    local it = mx.io.NDArrayIter{data = x, label = y, batch_size = 16}
+    local mod = mx.mod.Module(mlp(16, c), {context = ctx})
+    mod:bind{data_shapes = it.provide_data, label_shapes = it.provide_label}
+    if init then
+      mod:set_params(init)
+    else
+      mod:init_params{initializer = mx.init.Xavier()}
+    end
+    mod:init_optimizer{optimizer = 'sgd', optimizer_params = {learning_rate = 0.2, momentum = 0.9}}
+    local start = mod:get_params()
+    for _ = 1, 3 do
+      it:reset()
+      for batch in function() return it:next() end do
+        mod:forward(batch, true)
+        mod:backward()
+        mod:update()
+      end
+    end
+    return mod:get_params(), start
+  end
+  local cpu_params, start = run(mx.cpu())
+  local gpu_params = run(mx.gpu(0), start)
+  for name, arr in pairs(cpu_params) do
+    mx.test_utils.assert_almost_equal(gpu_params[name], arr, {rtol = 1e-4, atol = 1e-5,
+      names = {name .. ' on gpu(0)', 'on cpu(0)'}})
+  end
+end)
+
+test('an op with no GPU kernel is an error naming it, never a silent copy', function()
+  if no_gpu() then return end
+  local x = mx.nd.ones({1, 1, 4, 4}, {ctx = mx.gpu(0)})
+  local ok, err = pcall(function()
+    local y = mx.nd.Pooling(x, {kernel = {2, 2}, stride = {2, 2}, pool_type = 'max'})
+    y:wait_to_read()
+    return y
+  end)
+  if ok then
+    assert_eq(tostring(err.context), 'gpu(0)')
+    assert_eq(err:copyto(mx.cpu()):totable(), {{{{1, 1}, {1, 1}}}})
+  else
+    assert(tostring(err):find('Pooling') and tostring(err):lower():find('gpu'), tostring(err))
+  end
+end)
