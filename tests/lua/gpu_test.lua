@@ -67,6 +67,43 @@ test('dot and batch_dot on the GPU match the CPU, with their gradients', functio
     type_dict = {a = 'float64', b = 'float64'}}, {ctx = mx.gpu(0), a = {4, 5, 6}, b = {4, 3, 6}}})
 end)
 
+test('Convolution on cuDNN matches the CPU: 1-D to 3-D, groups, strides, dilation', function()
+  if no_gpu() then return end
+  local data = mx.sym.Variable('data')
+  local cases = {
+    {shape = {2, 3, 9, 9}, kernel = {3, 3}, num_filter = 4, pad = {1, 1}},
+    {shape = {2, 4, 10, 8}, kernel = {3, 2}, num_filter = 6, stride = {2, 1}, num_group = 2},
+    {shape = {1, 2, 11, 11}, kernel = {3, 3}, num_filter = 2, dilate = {2, 2}, no_bias = true},
+    {shape = {3, 2, 15}, kernel = {4}, num_filter = 3, stride = {2}, pad = {1}},
+    {shape = {1, 2, 5, 6, 7}, kernel = {2, 3, 2}, num_filter = 3},
+    {shape = {2, 4, 7, 7}, kernel = {3, 3}, num_filter = 4, num_group = 4, pad = {1, 1}},
+  }
+  for i, c in ipairs(cases) do
+    local args = {data = data, name = 'conv'}
+    for k, v in pairs(c) do if k ~= 'shape' then args[k] = v end end
+    local net = mx.sym.Convolution(args)
+    local ok, err = pcall(mx.test_utils.check_consistency, net, {
+      {ctx = mx.cpu(0), data = c.shape, type_dict = {data = 'float64'}},
+      {ctx = mx.gpu(0), data = c.shape, type_dict = {data = 'float32'}},
+    })
+    assert(ok, ('case %d: %s'):format(i, tostring(err)))
+  end
+  -- float16 on tensor cores, and cudnn_tune = 'off' (cuDNN's heuristic).
+  for _, extra in ipairs({{dtype = 'float16', tune = nil}, {dtype = 'float32', tune = 'off'}}) do
+    local net = mx.sym.Convolution{data = data, kernel = {3, 3}, num_filter = 8, pad = {1, 1},
+      cudnn_tune = extra.tune, name = 'conv'}
+    mx.test_utils.check_consistency(net, {
+      {ctx = mx.cpu(0), data = {2, 8, 8, 8}, type_dict = {data = 'float64'}},
+      {ctx = mx.gpu(0), data = {2, 8, 8, 8}, type_dict = {data = extra.dtype}},
+    }, {scale = 0.5})
+  end
+  local x = mx.nd.ones({1, 1, 4, 4}, {ctx = mx.gpu(0)})
+  assert_error(function()
+    mx.nd.Convolution(x, mx.nd.ones({1, 1, 3, 3}, {ctx = mx.gpu(0)}),
+      {kernel = {3, 3}, num_filter = 1, no_bias = true, cudnn_off = true}):wait_to_read()
+  end, 'cudnn_off')
+end)
+
 test('a Module trains on the GPU step for step with the CPU', function()
   if no_gpu() then return end
   mx.random.seed(3)

@@ -1,0 +1,360 @@
+// Convolution and its gradient on the GPU through cuDNN. For each shape (the
+// geometry, dtype, device, cudnn_tune and workspace limit) a plan holds the
+// descriptors and the algorithm of each pass, chosen once and kept for the
+// process's life, as MXNet's cudnn_tune keeps them: measured by cuDNN's Find
+// ('limited_workspace', the default, and 'fastest'), or its heuristic
+// ('off'). The backward's algorithms are chosen at the first backward, so
+// inference never tunes them. Workspace comes from the op's temp space.
+//
+// float32 is float32-exact (only FMA algorithms) unless
+// TESSERA_CUDA_ALLOW_TENSOR_CORE=1 allows TF32; float16 and bfloat16 run on
+// tensor cores, summing in float32; float64 in float64.
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <string>
+
+#include "engine/base/cuda_utils.h"
+#include "engine/resource/cublas_library.h"
+#include "engine/resource/cudnn_library.h"
+#include "ops/nn/convolution-inl.h"
+
+namespace tessera::op {
+namespace {
+
+using resource::Cudnn;
+using resource::CudnnApi;
+
+// ---- Types.
+
+struct CudnnTypes {
+  cudnnDataType_t data, compute;
+  cudnnMathType_t math;
+  bool exact_float32;  // accept FMA algorithms only
+};
+
+CudnnTypes TypesFor(DType t, const char* who) {
+  switch (t) {
+    case DType::kFloat32: {
+      const bool tf32 = resource::CublasAllowTensorCores();
+      return {CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH,
+              !tf32};
+    }
+    case DType::kFloat64:
+      return {CUDNN_DATA_DOUBLE, CUDNN_DATA_DOUBLE, CUDNN_DEFAULT_MATH, false};
+    case DType::kFloat16:
+      return {CUDNN_DATA_HALF, CUDNN_DATA_FLOAT, CUDNN_TENSOR_OP_MATH, false};
+    case DType::kBFloat16:
+      return {CUDNN_DATA_BFLOAT16, CUDNN_DATA_FLOAT, CUDNN_TENSOR_OP_MATH, false};
+    default:
+      TS_THROW << who << " on the GPU: dtype " << DTypeName(t)
+               << " is not supported (float32, float64, float16, bfloat16)";
+  }
+}
+
+// alpha and beta: double for float64 data, float otherwise.
+struct Scalars {
+  float f[2];
+  double d[2];
+  const void* one(bool dbl) const { return dbl ? static_cast<const void*>(&d[1]) : &f[1]; }
+  const void* zero(bool dbl) const { return dbl ? static_cast<const void*>(&d[0]) : &f[0]; }
+};
+constexpr Scalars kScalars{{0.f, 1.f}, {0.0, 1.0}};
+
+const void* Beta(OpReqType req, bool dbl) {
+  return req == kAddTo ? kScalars.one(dbl) : kScalars.zero(dbl);
+}
+
+// ---- Descriptors, destroyed with the plan.
+
+struct Descriptors {
+  const CudnnApi* api = nullptr;
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr, b = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  // One per pass: each carries the math type of its own algorithm, so two
+  // streams running different passes of one plan never write a shared one.
+  cudnnConvolutionDescriptor_t fwd = nullptr, bwd_data = nullptr, bwd_filter = nullptr;
+  ~Descriptors() {
+    if (!api) return;
+    for (cudnnTensorDescriptor_t t : {x, y, b})
+      if (t) api->cudnnDestroyTensorDescriptor(t);
+    if (w) api->cudnnDestroyFilterDescriptor(w);
+    for (cudnnConvolutionDescriptor_t c : {fwd, bwd_data, bwd_filter})
+      if (c) api->cudnnDestroyConvolutionDescriptor(c);
+  }
+};
+
+void SetTensor(const CudnnApi& api, cudnnTensorDescriptor_t d, cudnnDataType_t t,
+               std::vector<int> dims, const char* who) {
+  std::vector<int> strides(dims.size(), 1);
+  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * dims[i + 1];
+  TS_CUDNN_CALL(api,
+                api.cudnnSetTensorNdDescriptor(d, t, static_cast<int>(dims.size()), dims.data(),
+                                               strides.data()),
+                who);
+}
+
+// cuDNN's shapes of the geometry: 1-D data is 2-D of height one.
+std::vector<int> Dims(const ConvGeom& g, int64_t n, int64_t c, int64_t d, int64_t h, int64_t w) {
+  auto i = [](int64_t v) { return static_cast<int>(v); };
+  if (g.spatial == 3) return {i(n), i(c), i(d), i(h), i(w)};
+  return {i(n), i(c), i(h), i(w)};
+}
+
+void SetConv(const CudnnApi& api, cudnnConvolutionDescriptor_t conv, const ConvGeom& g,
+             const CudnnTypes& t, const char* who) {
+  auto i = [](int64_t v) { return static_cast<int>(v); };
+  std::vector<int> pad{i(g.ph), i(g.pw)}, stride{i(g.sh), i(g.sw)}, dil{i(g.dh), i(g.dw)};
+  if (g.spatial == 3) {
+    pad.insert(pad.begin(), i(g.pd));
+    stride.insert(stride.begin(), i(g.sd));
+    dil.insert(dil.begin(), i(g.dd));
+  }
+  TS_CUDNN_CALL(api,
+                api.cudnnSetConvolutionNdDescriptor(conv, static_cast<int>(pad.size()), pad.data(),
+                                                    stride.data(), dil.data(),
+                                                    CUDNN_CROSS_CORRELATION, t.compute),
+                who);
+  TS_CUDNN_CALL(api, api.cudnnSetConvolutionGroupCount(conv, static_cast<int>(g.g)), who);
+  TS_CUDNN_CALL(api, api.cudnnSetConvolutionMathType(conv, t.math), who);
+}
+
+// ---- Plans.
+
+enum class Tune { kOff, kLimited, kFastest };
+
+struct Pass {
+  int algo = -1;
+  size_t workspace = 0;
+};
+
+struct ConvPlan {
+  Descriptors d;
+  CudnnTypes types{};
+  bool dbl = false;
+  Pass fwd, bwd_data, bwd_filter;  // algo -1: not chosen yet
+  std::mutex choose;               // one thread chooses the backward's algorithms
+};
+
+Tune TuneOf(const ConvolutionParam& p) {
+  if (!p.cudnn_tune || *p.cudnn_tune == "limited_workspace") return Tune::kLimited;
+  if (*p.cudnn_tune == "off") return Tune::kOff;
+  if (*p.cudnn_tune == "fastest") return Tune::kFastest;
+  TS_THROW << "Convolution: cudnn_tune must be 'off', 'limited_workspace' or 'fastest', got '"
+           << *p.cudnn_tune << "'";
+}
+
+// The first result cuDNN ranks best that succeeded, fits the workspace
+// limit and keeps float32 exact; then the pass's descriptor takes its math
+// type, as cuDNN asks.
+template <typename Perf>
+Pass Pick(const CudnnApi& api, const Perf* perf, int count, const ConvPlan& plan, size_t limit,
+          cudnnConvolutionDescriptor_t conv, const char* pass, const char* who) {
+  for (int i = 0; i < count; ++i) {
+    const Perf& r = perf[i];
+    if (r.status != CUDNN_STATUS_SUCCESS || r.memory > limit) continue;
+    if (plan.types.exact_float32 && r.mathType != CUDNN_FMA_MATH) continue;
+    TS_CUDNN_CALL(api, api.cudnnSetConvolutionMathType(conv, r.mathType), who);
+    return {static_cast<int>(r.algo), r.memory};
+  }
+  TS_THROW << who << " on the GPU: cuDNN has no " << pass << " algorithm for this shape within "
+           << (limit >> 20) << " MB of workspace"
+           << (plan.types.exact_float32
+                   ? " in exact float32 (TESSERA_CUDA_ALLOW_TENSOR_CORE=1 allows TF32)"
+                   : "");
+}
+
+constexpr int kMaxAlgos = 16;
+
+void ChooseForward(const CudnnApi& api, cudnnHandle_t h, ConvPlan& plan, Tune tune, size_t limit,
+                   const char* who) {
+  cudnnConvolutionFwdAlgoPerf_t perf[kMaxAlgos];
+  int n = 0;
+  if (tune == Tune::kOff)
+    TS_CUDNN_CALL(api,
+                  api.cudnnGetConvolutionForwardAlgorithm_v7(h, plan.d.x, plan.d.w, plan.d.fwd,
+                                                             plan.d.y, kMaxAlgos, &n, perf),
+                  who);
+  else
+    TS_CUDNN_CALL(api,
+                  api.cudnnFindConvolutionForwardAlgorithm(h, plan.d.x, plan.d.w, plan.d.fwd,
+                                                           plan.d.y, kMaxAlgos, &n, perf),
+                  who);
+  plan.fwd = Pick(api, perf, n, plan, limit, plan.d.fwd, "forward", who);
+}
+
+void ChooseBackward(const CudnnApi& api, cudnnHandle_t h, ConvPlan& plan, Tune tune, size_t limit,
+                    const char* who) {
+  cudnnConvolutionBwdDataAlgoPerf_t dperf[kMaxAlgos];
+  cudnnConvolutionBwdFilterAlgoPerf_t fperf[kMaxAlgos];
+  int nd = 0, nf = 0;
+  if (tune == Tune::kOff) {
+    TS_CUDNN_CALL(api,
+                  api.cudnnGetConvolutionBackwardDataAlgorithm_v7(
+                      h, plan.d.w, plan.d.y, plan.d.bwd_data, plan.d.x, kMaxAlgos, &nd, dperf),
+                  who);
+    TS_CUDNN_CALL(api,
+                  api.cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+                      h, plan.d.x, plan.d.y, plan.d.bwd_filter, plan.d.w, kMaxAlgos, &nf, fperf),
+                  who);
+  } else {
+    TS_CUDNN_CALL(api,
+                  api.cudnnFindConvolutionBackwardDataAlgorithm(
+                      h, plan.d.w, plan.d.y, plan.d.bwd_data, plan.d.x, kMaxAlgos, &nd, dperf),
+                  who);
+    TS_CUDNN_CALL(api,
+                  api.cudnnFindConvolutionBackwardFilterAlgorithm(
+                      h, plan.d.x, plan.d.y, plan.d.bwd_filter, plan.d.w, kMaxAlgos, &nf, fperf),
+                  who);
+  }
+  plan.bwd_data = Pick(api, dperf, nd, plan, limit, plan.d.bwd_data, "backward-data", who);
+  plan.bwd_filter = Pick(api, fperf, nf, plan, limit, plan.d.bwd_filter, "backward-filter", who);
+}
+
+std::unique_ptr<ConvPlan> MakePlan(const CudnnApi& api, const ConvGeom& g, DType t,
+                                   const char* who) {
+  auto plan = std::make_unique<ConvPlan>();
+  plan->types = TypesFor(t, who);
+  plan->dbl = t == DType::kFloat64;
+  Descriptors& d = plan->d;
+  d.api = &api;
+  TS_CUDNN_CALL(api, api.cudnnCreateTensorDescriptor(&d.x), who);
+  TS_CUDNN_CALL(api, api.cudnnCreateTensorDescriptor(&d.y), who);
+  TS_CUDNN_CALL(api, api.cudnnCreateTensorDescriptor(&d.b), who);
+  TS_CUDNN_CALL(api, api.cudnnCreateFilterDescriptor(&d.w), who);
+  TS_CUDNN_CALL(api, api.cudnnCreateConvolutionDescriptor(&d.fwd), who);
+  TS_CUDNN_CALL(api, api.cudnnCreateConvolutionDescriptor(&d.bwd_data), who);
+  TS_CUDNN_CALL(api, api.cudnnCreateConvolutionDescriptor(&d.bwd_filter), who);
+  const cudnnDataType_t dt = plan->types.data;
+  SetTensor(api, d.x, dt, Dims(g, g.n, g.c, g.d, g.h, g.w), who);
+  SetTensor(api, d.y, dt, Dims(g, g.n, g.f, g.od, g.oh, g.ow), who);
+  SetTensor(api, d.b, dt, Dims(g, 1, g.f, 1, 1, 1), who);
+  const std::vector<int> wdims = Dims(g, g.f, g.cg(), g.kd, g.kh, g.kw);
+  TS_CUDNN_CALL(api,
+                api.cudnnSetFilterNdDescriptor(d.w, dt, CUDNN_TENSOR_NCHW,
+                                               static_cast<int>(wdims.size()), wdims.data()),
+                who);
+  for (cudnnConvolutionDescriptor_t c : {d.fwd, d.bwd_data, d.bwd_filter})
+    SetConv(api, c, g, plan->types, who);
+  return plan;
+}
+
+// The plan for this shape on the current device, made on first use.
+ConvPlan& PlanFor(const ConvGeom& g, DType t, const ConvolutionParam& p, const char* who) {
+  static std::mutex mu;
+  static std::map<std::string, std::unique_ptr<ConvPlan>> plans;
+  int device = 0;
+  TS_CUDA_CALL(cudaGetDevice(&device));
+  std::ostringstream key;
+  key << device << ' ' << static_cast<int>(t) << ' ' << g.spatial << ' ' << g.n << ' ' << g.c << ' '
+      << g.d << ' ' << g.h << ' ' << g.w << ' ' << g.f << ' ' << g.g << ' ' << g.kd << ' ' << g.kh
+      << ' ' << g.kw << ' ' << g.sd << ' ' << g.sh << ' ' << g.sw << ' ' << g.dd << ' ' << g.dh
+      << ' ' << g.dw << ' ' << g.pd << ' ' << g.ph << ' ' << g.pw << ' '
+      << p.cudnn_tune.value_or("") << ' ' << p.workspace;
+  const std::string k = key.str();
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = plans.find(k);
+    if (it != plans.end()) return *it->second;
+  }
+  std::unique_ptr<ConvPlan> plan = MakePlan(Cudnn(), g, t, who);
+  std::lock_guard<std::mutex> lock(mu);
+  auto [it, fresh] = plans.try_emplace(k, std::move(plan));
+  return *it->second;
+}
+
+size_t WorkspaceLimit(const ConvolutionParam& p, Tune tune) {
+  return tune == Tune::kFastest ? SIZE_MAX : static_cast<size_t>(p.workspace) << 20;
+}
+
+void* Workspace(const OpContext& ctx, size_t bytes) {
+  return ctx.requested.at(0).get_space(std::max<size_t>(bytes, 1));
+}
+
+const ConvolutionParam& CheckCudnnOn(const NodeAttrs& attrs, const char* who) {
+  const auto& p = ParamsOf<ConvolutionParam>(attrs);
+  TS_CHECK(!p.cudnn_off) << who << " on the GPU: cudnn_off=True, and cuDNN is the only GPU "
+                         << "convolution this build has";
+  return p;
+}
+
+void ConvolutionGpu(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                    const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  const char* who = "Convolution";
+  const ConvolutionParam& p = CheckCudnnOn(attrs, who);
+  if (req[0] == kNullOp) return;
+  const ConvGeom g = MakeConvGeom(attrs, in[0].shape());
+  if (g.n == 0 || g.f == 0 || g.out_size() == 0) return;
+  const CudnnApi& api = Cudnn();
+  cudnnHandle_t h = resource::CudnnHandle(ctx.run_ctx.get_stream<cudaStream_t>());
+  ConvPlan& plan = PlanFor(g, out[0].dtype(), p, who);
+  const Tune tune = TuneOf(p);
+  {
+    std::lock_guard<std::mutex> lock(plan.choose);
+    if (plan.fwd.algo < 0) ChooseForward(api, h, plan, tune, WorkspaceLimit(p, tune), who);
+  }
+  const bool dbl = plan.dbl;
+  TS_CUDNN_CALL(api,
+                api.cudnnConvolutionForward(h, kScalars.one(dbl), plan.d.x, in[0].dptr_, plan.d.w,
+                                            in[1].dptr_, plan.d.fwd,
+                                            static_cast<cudnnConvolutionFwdAlgo_t>(plan.fwd.algo),
+                                            Workspace(ctx, plan.fwd.workspace), plan.fwd.workspace,
+                                            Beta(req[0], dbl), plan.d.y, out[0].dptr_),
+                who);
+  if (g.bias)
+    TS_CUDNN_CALL(api,
+                  api.cudnnAddTensor(h, kScalars.one(dbl), plan.d.b, in[2].dptr_, kScalars.one(dbl),
+                                     plan.d.y, out[0].dptr_),
+                  who);
+}
+
+// Inputs (ograd, data, weight); outputs (gdata, gweight[, gbias]).
+void ConvolutionBackwardGpu(const NodeAttrs& attrs, const OpContext& ctx,
+                            const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
+                            const std::vector<TBlob>& out) {
+  const char* who = "_backward_Convolution";
+  const ConvolutionParam& p = CheckCudnnOn(attrs, who);
+  const ConvGeom g = MakeConvGeom(attrs, in[1].shape());
+  if (g.n == 0 || g.f == 0 || g.out_size() == 0) return;
+  const CudnnApi& api = Cudnn();
+  cudnnHandle_t h = resource::CudnnHandle(ctx.run_ctx.get_stream<cudaStream_t>());
+  ConvPlan& plan = PlanFor(g, in[0].dtype(), p, who);
+  const Tune tune = TuneOf(p);
+  {
+    std::lock_guard<std::mutex> lock(plan.choose);
+    if (plan.bwd_data.algo < 0) ChooseBackward(api, h, plan, tune, WorkspaceLimit(p, tune), who);
+  }
+  const bool dbl = plan.dbl;
+  const void* one = kScalars.one(dbl);
+  // One workspace for both passes: they run in turn on the op's stream.
+  void* ws = Workspace(ctx, std::max(plan.bwd_data.workspace, plan.bwd_filter.workspace));
+  if (req[0] != kNullOp)
+    TS_CUDNN_CALL(api,
+                  api.cudnnConvolutionBackwardData(
+                      h, one, plan.d.w, in[2].dptr_, plan.d.y, in[0].dptr_, plan.d.bwd_data,
+                      static_cast<cudnnConvolutionBwdDataAlgo_t>(plan.bwd_data.algo), ws,
+                      plan.bwd_data.workspace, Beta(req[0], dbl), plan.d.x, out[0].dptr_),
+                  who);
+  if (req[1] != kNullOp)
+    TS_CUDNN_CALL(api,
+                  api.cudnnConvolutionBackwardFilter(
+                      h, one, plan.d.x, in[1].dptr_, plan.d.y, in[0].dptr_, plan.d.bwd_filter,
+                      static_cast<cudnnConvolutionBwdFilterAlgo_t>(plan.bwd_filter.algo), ws,
+                      plan.bwd_filter.workspace, Beta(req[1], dbl), plan.d.w, out[1].dptr_),
+                  who);
+  if (g.bias && req[2] != kNullOp)
+    TS_CUDNN_CALL(api,
+                  api.cudnnConvolutionBackwardBias(h, one, plan.d.y, in[0].dptr_, Beta(req[2], dbl),
+                                                   plan.d.b, out[2].dptr_),
+                  who);
+}
+
+}  // namespace
+
+TS_REGISTER_OP(Convolution).set_attr<FCompute>(kFComputeGPU, ConvolutionGpu);
+TS_REGISTER_OP(_backward_Convolution).set_attr<FCompute>(kFComputeGPU, ConvolutionBackwardGpu);
+
+}  // namespace tessera::op
