@@ -12,6 +12,9 @@
 #include <optional>
 #include <string>
 
+#include <cmath>
+
+#include "engine/base/host_device.h"
 #include "engine/op/op_attr_types.h"
 #include "engine/op/params.h"
 
@@ -88,14 +91,68 @@ struct PoolGeom {
   int type = pool::kMaxPool;
   int p = 2;  // lp pooling's p: 1, 2 or 3
   bool include_pad = true;
-  int64_t in_size() const { return d * h * w; }
-  int64_t out_size() const { return od * oh * ow; }
+  TS_XINLINE int64_t in_size() const { return d * h * w; }
+  TS_XINLINE int64_t out_size() const { return od * oh * ow; }
 };
 
 // Checks the parameters against the data shape (the supported types and
 // conventions, ndim, layout, kernel within the padded input) and fills the
 // geometry; errors name the op, the parameter and the shapes. An unknown
 // (0) spatial dimension gives an output size of 0.
+// The window of output (z, y, x): [d0, d1) x [h0, h1) x [w0, w1) clipped to
+// the input, and the avg divisor. Host and device code alike (pooling.cu).
+struct Window {
+  int64_t d0, d1, h0, h1, w0, w1, size;
+};
+
+TS_XINLINE int64_t PoolMin(int64_t a, int64_t b) { return a < b ? a : b; }
+TS_XINLINE int64_t PoolMax(int64_t a, int64_t b) { return a > b ? a : b; }
+
+TS_XINLINE Window WindowAt(const PoolGeom& g, int64_t z, int64_t y, int64_t x) {
+  Window r;
+  int64_t ds = z * g.sd - g.pd, hs = y * g.sh - g.ph, ws = x * g.sw - g.pw;
+  int64_t de = PoolMin(ds + g.kd, g.d + g.pd), he = PoolMin(hs + g.kh, g.h + g.ph),
+          we = PoolMin(ws + g.kw, g.w + g.pw);
+  r.size = (de - ds) * (he - hs) * (we - ws);
+  ds = PoolMax(ds, 0);
+  hs = PoolMax(hs, 0);
+  ws = PoolMax(ws, 0);
+  de = PoolMin(de, g.d);
+  he = PoolMin(he, g.h);
+  we = PoolMin(we, g.w);
+  if (!g.include_pad) r.size = (de - ds) * (he - hs) * (we - ws);
+  r.d0 = ds;
+  r.d1 = de;
+  r.h0 = hs;
+  r.h1 = he;
+  r.w0 = ws;
+  r.w1 = we;
+  return r;
+}
+
+// The window's elements, as offsets in one plane of the input, in order
+// (depth, then row, then column): fn(offset) -> false stops.
+template <typename F>
+TS_XINLINE void ForWindow(const PoolGeom& g, const Window& wd, F fn) {
+  for (int64_t a = wd.d0; a < wd.d1; ++a)
+    for (int64_t i = wd.h0; i < wd.h1; ++i)
+      for (int64_t j = wd.w0; j < wd.w1; ++j)
+        if (!fn((a * g.h + i) * g.w + j)) return;
+}
+
+// Lp pooling as MXNet's (pool.h): x^p summed, then the p-th root; for p = 1
+// a plain sum, for p = 3 the real cube root (so negative sums keep a sign).
+template <typename A>
+TS_XINLINE A LpPow(A x, int p) {
+  return p == 1 ? x : (p == 2 ? x * x : x * x * x);
+}
+template <typename A>
+TS_XINLINE A LpRoot(A v, int p) {
+  using std::cbrt;
+  using std::sqrt;
+  return p == 1 ? v : (p == 2 ? sqrt(v) : cbrt(v));
+}
+
 PoolGeom MakePoolGeom(const NodeAttrs& attrs, const Shape& data);
 
 // Max pooling keeps a hidden second output for its backward, as MXNet's

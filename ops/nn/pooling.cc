@@ -159,55 +159,6 @@ uint32_t PoolingBackwardNumInputs(const NodeAttrs& attrs) {
   return PoolHasWorkspace(attrs) ? 4 : 3;
 }
 
-// The window of output (z, y, x): [d0, d1) x [h0, h1) x [w0, w1) clipped to
-// the input, and the avg divisor.
-struct Window {
-  int64_t d0, d1, h0, h1, w0, w1, size;
-};
-
-inline Window WindowAt(const PoolGeom& g, int64_t z, int64_t y, int64_t x) {
-  Window r;
-  int64_t ds = z * g.sd - g.pd, hs = y * g.sh - g.ph, ws = x * g.sw - g.pw;
-  int64_t de = std::min(ds + g.kd, g.d + g.pd), he = std::min(hs + g.kh, g.h + g.ph),
-          we = std::min(ws + g.kw, g.w + g.pw);
-  r.size = (de - ds) * (he - hs) * (we - ws);
-  ds = std::max<int64_t>(ds, 0);
-  hs = std::max<int64_t>(hs, 0);
-  ws = std::max<int64_t>(ws, 0);
-  de = std::min(de, g.d);
-  he = std::min(he, g.h);
-  we = std::min(we, g.w);
-  if (!g.include_pad) r.size = (de - ds) * (he - hs) * (we - ws);
-  r.d0 = ds;
-  r.d1 = de;
-  r.h0 = hs;
-  r.h1 = he;
-  r.w0 = ws;
-  r.w1 = we;
-  return r;
-}
-
-// The window's elements, as offsets in one plane of the input, in order
-// (depth, then row, then column): fn(offset) -> false stops.
-template <typename F>
-inline void ForWindow(const PoolGeom& g, const Window& wd, F fn) {
-  for (int64_t a = wd.d0; a < wd.d1; ++a)
-    for (int64_t i = wd.h0; i < wd.h1; ++i)
-      for (int64_t j = wd.w0; j < wd.w1; ++j)
-        if (!fn((a * g.h + i) * g.w + j)) return;
-}
-
-// Lp pooling as MXNet's (pool.h): x^p summed, then the p-th root; for p = 1
-// a plain sum, for p = 3 the real cube root (so negative sums keep a sign).
-template <typename A>
-A LpPow(A x, int p) {
-  return p == 1 ? x : (p == 2 ? x * x : x * x * x);
-}
-template <typename A>
-A LpRoot(A v, int p) {
-  return p == 1 ? v : (p == 2 ? std::sqrt(v) : std::cbrt(v));
-}
-
 template <typename T>
 void PoolForward(const PoolGeom& g, const T* in, T* out, OpReqType req,
                  [[maybe_unused]] int threads) {
