@@ -105,8 +105,12 @@ struct Window {
   int64_t d0, d1, h0, h1, w0, w1, size;
 };
 
-TS_XINLINE int64_t PoolMin(int64_t a, int64_t b) { return a < b ? a : b; }
-TS_XINLINE int64_t PoolMax(int64_t a, int64_t b) { return a > b ? a : b; }
+TS_XINLINE int64_t PoolMin(int64_t a, int64_t b) {
+  return a < b ? a : b;
+}
+TS_XINLINE int64_t PoolMax(int64_t a, int64_t b) {
+  return a > b ? a : b;
+}
 
 TS_XINLINE Window WindowAt(const PoolGeom& g, int64_t z, int64_t y, int64_t x) {
   Window r;

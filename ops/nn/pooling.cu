@@ -15,8 +15,12 @@
 namespace tessera::op {
 namespace {
 
-TS_XINLINE float Lowest(float) { return -FLT_MAX; }
-TS_XINLINE double Lowest(double) { return -DBL_MAX; }
+TS_XINLINE float Lowest(float) {
+  return -FLT_MAX;
+}
+TS_XINLINE double Lowest(double) {
+  return -DBL_MAX;
+}
 
 struct PoolForwardKernel {
   template <typename T>
@@ -83,8 +87,7 @@ struct PoolBackwardKernel {
       for (int64_t y = y0; y <= y1; ++y)
         for (int64_t x = x0; x <= x1; ++x) {
           const Window wd = WindowAt(g, z, y, x);
-          if (a < wd.d0 || a >= wd.d1 || row < wd.h0 || row >= wd.h1 || col < wd.w0 ||
-              col >= wd.w1)
+          if (a < wd.d0 || a >= wd.d1 || row < wd.h0 || row >= wd.h1 || col < wd.w0 || col >= wd.w1)
             continue;  // clipped away at the end (full / same conventions)
           const int64_t oat = (z * g.oh + y) * g.ow + x;
           const A gv = static_cast<A>(og[oat]);
@@ -102,8 +105,8 @@ struct PoolBackwardKernel {
             const A xv = static_cast<A>(src[at]);
             sum += gv * (g.p == 1 ? A(1) : (m == A(0) ? A(0) : LpPow(xv / m, g.p - 1)));
           } else {
-            sum += g.type == pool::kAvgPool ? (wd.size > 0 ? gv / static_cast<A>(wd.size) : A(0))
-                                            : gv;
+            sum +=
+                g.type == pool::kAvgPool ? (wd.size > 0 ? gv / static_cast<A>(wd.size) : A(0)) : gv;
           }
         }
     gin[i] = req == kAddTo ? static_cast<T>(static_cast<A>(gin[i]) + sum) : static_cast<T>(sum);
@@ -133,9 +136,8 @@ void PoolingGpu(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<
 }
 
 // Inputs (ograd, data, out[, workspace]); output gdata.
-void PoolingBackwardGpu(const NodeAttrs& attrs, const OpContext& ctx,
-                        const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
-                        const std::vector<TBlob>& out) {
+void PoolingBackwardGpu(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                        const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
   if (req[0] == kNullOp) return;
   const PoolGeom g = MakePoolGeom(attrs, in[1].shape());
   SwitchFloatDType(
@@ -143,8 +145,8 @@ void PoolingBackwardGpu(const NodeAttrs& attrs, const OpContext& ctx,
       [&](auto tag) {
         using T = typename decltype(tag)::type;
         Kernel<PoolBackwardKernel, gpu>::Launch(ctx.run_ctx, g.planes * g.in_size(), g,
-                                                in[0].dptr<T>(), in[1].dptr<T>(),
-                                                in[2].dptr<T>(), out[0].dptr<T>(), req[0]);
+                                                in[0].dptr<T>(), in[1].dptr<T>(), in[2].dptr<T>(),
+                                                out[0].dptr<T>(), req[0]);
       },
       "_backward_Pooling");
 }

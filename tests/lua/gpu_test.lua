@@ -135,6 +135,32 @@ test('Pooling on the GPU matches the CPU: every type and convention', function()
   end
 end)
 
+test('BatchNorm on the GPU matches the CPU: training, inference, moving statistics', function()
+  if no_gpu() then return end
+  local data = mx.sym.Variable('data')
+  local cases = {
+    {shape = {4, 3, 5, 5}, fix_gamma = false},
+    {shape = {6, 4}, fix_gamma = true},
+    {shape = {2, 5, 3}, axis = -1, fix_gamma = false, momentum = 0.5},
+  }
+  for i, c in ipairs(cases) do
+    local args = {data = data, name = 'bn'}
+    for k, v in pairs(c) do if k ~= 'shape' then args[k] = v end end
+    local net = mx.sym.BatchNorm(args)
+    for _, req in ipairs({'write', 'null'}) do
+      local ok, exes = pcall(mx.test_utils.check_consistency, net, {
+        {ctx = mx.cpu(0), data = c.shape, type_dict = {data = 'float64'}},
+        {ctx = mx.gpu(0), data = c.shape, type_dict = {data = 'float32'}},
+      }, {grad_req = req})
+      assert(ok, ('case %d (%s): %s'):format(i, req, tostring(exes)))
+      for _, name in ipairs({'bn_moving_mean', 'bn_moving_var'}) do
+        mx.test_utils.assert_almost_equal(exes[2].aux_dict[name], exes[1].aux_dict[name],
+          {names = {name .. ' on gpu(0)', 'on cpu(0)'}})
+      end
+    end
+  end
+end)
+
 test('a Module trains on the GPU step for step with the CPU', function()
   if no_gpu() then return end
   mx.random.seed(3)
