@@ -161,6 +161,28 @@ test('BatchNorm on the GPU matches the CPU: training, inference, moving statisti
   end
 end)
 
+test('Dropout on the GPU draws the same mask as the CPU for one seed', function()
+  if no_gpu() then return end
+  local x = mx.nd.random.uniform(1, 2, {8, 33})
+  local function masked(ctx, axes)
+    mx.random.seed(11)
+    local xc = x:as_in_context(ctx)
+    xc:attach_grad()
+    local y
+    mx.autograd.record(function()
+      y = mx.nd.Dropout(xc, {p = 0.3, axes = axes})
+      y:backward(mx.nd.ones(y.shape, {ctx = ctx}))
+    end)
+    return y:as_in_context(mx.cpu()), xc.grad:as_in_context(mx.cpu())
+  end
+  for _, axes in ipairs({{}, {1}}) do
+    local yc, gc = masked(mx.cpu(), axes)
+    local yg, gg = masked(mx.gpu(0), axes)
+    mx.test_utils.assert_almost_equal(yg, yc, {names = {'Dropout on gpu(0)', 'on cpu(0)'}})
+    mx.test_utils.assert_almost_equal(gg, gc, {names = {'its gradient on gpu(0)', 'on cpu(0)'}})
+  end
+end)
+
 test('a Module trains on the GPU step for step with the CPU', function()
   if no_gpu() then return end
   mx.random.seed(3)
