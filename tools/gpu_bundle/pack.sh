@@ -9,7 +9,8 @@
 #           libjpeg-turbo, libpng, libedit, OpenCV) need, found with ldd;
 #           not the C library (the target's own serves), the driver or
 #           the CUDA toolkit's libraries (the target's serve)
-#   src/    the Lua tests with their fixtures, the benchmark scripts
+#   src/    the Lua tests with their fixtures, the scripts, the docs (whose
+#           examples the tests run)
 #   run.sh  runs it all (tools/gpu_bundle/run.sh)
 #
 # usage: pack.sh BUILD_DIR OUT_DIR     (writes OUT_DIR and OUT_DIR.tar.xz)
@@ -59,6 +60,7 @@ strip --strip-debug "$out"/bin/* "$out"/lib/* 2>/dev/null || true
 # What the tests and benchmarks read from the source tree.
 cp -r "$src/tests/lua" "$src/tests/data" "$out/src/tests/"
 cp -r "$src/scripts/." "$out/src/scripts/"
+cp -r "$src/docs" "$out/src/"
 cp "$src/tools/gpu_bundle/run.sh" "$out/run.sh"
 git -C "$src" rev-parse --short HEAD >"$out/COMMIT" 2>/dev/null || echo unknown >"$out/COMMIT"
 

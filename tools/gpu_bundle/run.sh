@@ -9,6 +9,7 @@
 # usage: run.sh [LOG_DIR]     (each test's whole output is kept there)
 #   GPU_SUITE_JOBS=n  test executables run at once (default: cores / 2)
 #   GPU_SUITE_FORCE=1 run the suite without a GPU too (to try the bundle)
+#   GPU_SUITE_TIMEOUT=s  seconds each suite may run (default 600)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 logs=${1:-$here/logs}
@@ -49,14 +50,14 @@ run_one() {
   local name=$1
   shift
   local t0=$SECONDS
-  if timeout 600 "$@" >"$logs/$name.log" 2>&1; then
+  if timeout "${GPU_SUITE_TIMEOUT:-600}" "$@" >"$logs/$name.log" 2>&1; then
     echo "PASS $name $((SECONDS - t0))s"
   else
     echo "FAIL $name $((SECONDS - t0))s (exit $?; $logs/$name.log)"
   fi
 }
 export -f run_one
-export logs
+export logs GPU_SUITE_TIMEOUT
 jobs=${GPU_SUITE_JOBS:-$(($(nproc) / 2 > 0 ? $(nproc) / 2 : 1))}
 {
   for t in "$here"/bin/*_test; do
@@ -76,7 +77,7 @@ grep -h "passed, .* failed" "$logs/lua_tests.log" 2>/dev/null | tail -1
 
 echo "---- benchmarks"
 for b in "$here"/bin/gpu_*_bench; do
-  [ -x "$b" ] && timeout 300 "$b" 2>&1 | tee "$logs/$(basename "$b").log"
+  [ -x "$b" ] && timeout "${GPU_SUITE_TIMEOUT:-600}" "$b" 2>&1 | tee "$logs/$(basename "$b").log"
 done
 pass=$(grep -c '^PASS' "$logs/results.txt")
 fail=$(grep -c '^FAIL' "$logs/results.txt")
