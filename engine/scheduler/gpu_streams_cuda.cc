@@ -10,9 +10,17 @@ const GpuStreamOps* BuiltinGpuStreams();
 
 namespace {
 
+// At process exit (static destructors freeing device memory through the
+// engine) the runtime may already be unloading: nothing can run any more,
+// and a throw here would escape a destructor, so it is not an error.
 int SetDevice(int dev_id) {
   int prev = 0;
-  TS_CUDA_CALL(cudaGetDevice(&prev));
+  const cudaError_t err = cudaGetDevice(&prev);
+  if (err == cudaErrorCudartUnloading) {
+    cudaGetLastError();
+    return dev_id;
+  }
+  TS_CUDA_CALL(err);
   if (prev != dev_id) TS_CUDA_CALL(cudaSetDevice(dev_id));
   return prev;
 }

@@ -119,9 +119,12 @@ bool ConvolutionShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vecto
   return AllKnown(*in) && AllKnown(*out);
 }
 
+// Any float type: the CPU kernels take float32 and float64 (another is an
+// error when the op runs there), cuDNN float16 and bfloat16 too.
 void CheckConvType(const NodeAttrs& attrs, DType t) {
-  TS_CHECK(t == DType::kUnknown || t == DType::kFloat32 || t == DType::kFloat64)
-      << OpLabel(attrs) << ": dtype " << DTypeName(t) << " is not supported (float32, float64)";
+  TS_CHECK(t == DType::kUnknown || IsFloatingPoint(t))
+      << OpLabel(attrs) << ": dtype " << DTypeName(t)
+      << " is not supported (float32 and float64; float16 and bfloat16 on the GPU)";
 }
 
 bool ConvolutionType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>* out) {

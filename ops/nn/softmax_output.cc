@@ -65,6 +65,12 @@ uint32_t SoftmaxOutputBackwardInputs(const NodeAttrs& attrs) {
 // Inputs: label, out[, ograd]; outputs: data gradient, label gradient.
 bool SoftmaxOutputBackwardShape(const NodeAttrs& attrs, std::vector<Shape>* in,
                                 std::vector<Shape>* out) {
+  // The label must be one the forward accepts for data of the output's shape:
+  // the kernels read it by that shape.
+  if ((*in)[0].known() && (*in)[1].known()) {
+    std::vector<Shape> fwd_in{(*in)[1], (*in)[0]}, fwd_out(1);
+    SoftmaxOutputShape(attrs, &fwd_in, &fwd_out);
+  }
   AssignShape(attrs, out, 0, (*in)[1], "output");
   AssignShape(attrs, in, 1, (*out)[0], "input");
   if (in->size() > 2) {

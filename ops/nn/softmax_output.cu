@@ -31,6 +31,7 @@ __global__ void CountLabels(const T* label, int64_t n, int ignore, bool valid, i
 
 struct Geometry {
   int64_t len, inner;  // classes, positions per instance (multi_output)
+  int64_t n_labels;
   bool multi, prob_labels, use_ignore;
   int ignore;
   double grad_scale, divisor;  // scale = grad_scale / divisor / *count
@@ -48,7 +49,7 @@ struct SoftmaxOutputGrad {
     } else {
       const int64_t x = g.multi ? (i / g.inner) % g.len : i % g.len;
       const int64_t l = g.multi ? (i / (g.len * g.inner)) * g.inner + i % g.inner : i / g.len;
-      const int k = static_cast<int>(static_cast<A>(label[l]));
+      const int k = l < g.n_labels ? static_cast<int>(static_cast<A>(label[l])) : -1;
       const A scale = static_cast<A>(g.grad_scale / g.divisor / double(*count));
       if (g.use_ignore && k == g.ignore) {
         v = A(0);
@@ -96,6 +97,7 @@ void SoftmaxOutputBackwardGpu(const NodeAttrs& attrs, const OpContext& ctx,
           g.grad_scale = p.grad_scale;
           g.smooth_alpha = p.smooth_alpha;
           const int64_t n_labels = label.shape().Size();
+          g.n_labels = n_labels;
           // The CPU's divisors: 'null' 1; 'batch' the instances (multi) or
           // labels; 'valid' the labels not ignored; multi divides by inner
           // too unless 'valid'.

@@ -2,6 +2,9 @@
 // dtype is a parameter or whose inputs are read only for their shape.
 #pragma once
 
+#include <cstdint>
+#include <type_traits>
+
 #include "engine/op/infer_utils.h"
 #include "engine/op/kernel_launch.h"
 #include "engine/op/op.h"
@@ -15,6 +18,18 @@ struct CastParam : Params<CastParam> {
   }
 };
 
+// A float to an integer type, the same on every device, as NumPy on x86-64
+// does: truncated toward zero into int64 (NaN and values beyond int64's range
+// give its minimum, as the processor's conversion does), then wrapped to the
+// type's width, so -1.5 becomes 255 as uint8. A plain static_cast is
+// undefined there, and the CPU and the GPU round it differently.
+template <typename Dst, typename A>
+TS_XINLINE Dst FloatToInt(A v) {
+  const bool in_range = v >= A(-9223372036854775808.0) && v < A(9223372036854775808.0);
+  const int64_t w = in_range ? static_cast<int64_t>(v) : INT64_MIN;
+  return static_cast<Dst>(w);
+}
+
 template <int req>
 struct cast_kernel {
   template <typename Dst, typename Src>
@@ -22,6 +37,8 @@ struct cast_kernel {
     // Through the wider of the two arithmetic types so bool and halves convert exactly.
     if constexpr (std::is_same_v<Dst, bool>) {
       AssignReq<req>(out[i], static_cast<AccType<Src>>(in[i]) != AccType<Src>(0));
+    } else if constexpr (std::is_integral_v<Dst> && std::is_floating_point_v<AccType<Src>>) {
+      AssignReq<req>(out[i], FloatToInt<Dst>(static_cast<AccType<Src>>(in[i])));
     } else {
       AssignReq<req>(out[i], static_cast<Dst>(static_cast<AccType<Src>>(in[i])));
     }

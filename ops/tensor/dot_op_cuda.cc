@@ -23,7 +23,10 @@ void DotGemm<gpu>(const OpContext& ctx, const TBlob& a, const TBlob& b, const TB
   p.stride_b = g.k * g.n;
   p.stride_c = g.m * g.n;
   p.accumulate = accumulate;
-  GemmGpu(ctx.run_ctx, c.dtype(), p, a.dptr_, b.dptr_, c.dptr_, who);
+  if (IsFloatingPoint(c.dtype()))
+    GemmGpu(ctx.run_ctx, c.dtype(), p, a.dptr_, b.dptr_, c.dptr_, who);
+  else
+    GemmGpuInteger(ctx.run_ctx, c.dtype(), p, a.dptr_, b.dptr_, c.dptr_, who);
 }
 
 TS_REGISTER_OP(dot).set_attr<FCompute>(kFComputeGPU, DotForward<false, gpu>);

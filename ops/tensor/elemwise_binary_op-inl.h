@@ -230,7 +230,8 @@ void BinarySameLaunch(const OpContext& ctx, OpReqType req, const TBlob& out, con
         return OP::Map(static_cast<A>(a[i]), static_cast<A>(b[i]));
       });
     } else {
-      Kernel<binary_kernel<OP, r.value>, xpu>::Launch(ctx.run_ctx, n, o, a, b);
+      Kernel<binary_kernel<OP, r.value>, xpu>::template LaunchVectorized<r.value == kAddTo>(
+          ctx.run_ctx, n, o, a, b);
     }
   });
 }

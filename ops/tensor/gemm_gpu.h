@@ -30,4 +30,9 @@ struct GpuGemm {
 void GemmGpu(const RunContext& rctx, DType dtype, const GpuGemm& g, const void* a, const void* b,
              void* c, const char* who);
 
+// The same for the integer types, which cuBLAS does not serve: a plain
+// kernel summing in int64, as the CPU does (gemm_gpu_integer.cu).
+void GemmGpuInteger(const RunContext& rctx, DType dtype, const GpuGemm& g, const void* a,
+                    const void* b, void* c, const char* who);
+
 }  // namespace tessera::op

@@ -226,7 +226,7 @@ TEST_CASE("every op gives on the other context what it gives on the CPU") {
       try {
         other_out = Run(c, other, &other_in);
       } catch (const Error& e) {
-        FAIL_CHECK(text << " on " << other.ToString() << ": " << e.what());
+        FAIL_CHECK(text << " on " << other.ToString() << ": " << std::string(e.what()));
         break;
       }
       std::string diff;

@@ -626,7 +626,7 @@ TEST_CASE("GPU contexts without a GPU raise clear errors") {
     CHECK(g.ctx() == Context::GPU(0));
     CheckClose(g, Iota(6), 0, 0);
     CheckClose(g.At(1).CopyTo(Context::CPU()), {2, 3}, 0, 0);
-    CheckClose(Invoke("quadratic", {g}, {{"c", "1"}})[0], Iota(6, 1), 0, 0);
+    CheckClose(Invoke("quadratic", {g}, {{"b", "1"}, {"c", "1"}})[0], Iota(6, 1), 0, 0);
     return;
   }
   const std::string expected =

@@ -18,9 +18,8 @@ set -euo pipefail
 build=$(cd "$1" && pwd)
 out=$2
 src=$(cd "$(dirname "$0")/../.." && pwd)
-grep -q '^TESSERA_WITH_CUDA:INTERNAL=ON' "$build/CMakeCache.txt" 2>/dev/null ||
-  grep -q 'tessera: CUDA ON' "$build/CMakeFiles/CMakeOutput.log" 2>/dev/null ||
-  echo "pack.sh: note: $build may have no CUDA; the bundle will say so where it runs" >&2
+grep -q '^TESSERA_NVCC:FILEPATH=/' "$build/CMakeCache.txt" 2>/dev/null ||
+  echo "pack.sh: note: $build has no CUDA; the bundle will say so where it runs" >&2
 
 rm -rf "$out" "$out.tar.xz"
 mkdir -p "$out/bin" "$out/lib" "$out/src/tests" "$out/src/scripts"
@@ -61,6 +60,18 @@ strip --strip-debug "$out"/bin/* "$out"/lib/* 2>/dev/null || true
 cp -r "$src/tests/lua" "$src/tests/data" "$out/src/tests/"
 cp -r "$src/scripts/." "$out/src/scripts/"
 cp -r "$src/docs" "$out/src/"
+# Tests open fixtures (through __FILE__) and the test plugins by the absolute
+# paths of the source and build trees; run.sh links the source path to src/
+# where it does not exist, so a build inside its source tree finds both.
+echo "$src" >"$out/SOURCE_DIR"
+case "$build" in
+  "$src"/*)
+    plugins="$out/src/${build#"$src"/}/tests/plugin"
+    mkdir -p "$plugins"
+    cp "$build"/tests/plugin/*.so "$plugins/" 2>/dev/null || true
+    strip --strip-debug "$plugins"/*.so 2>/dev/null || true
+    ;;
+esac
 cp "$src/tools/gpu_bundle/run.sh" "$out/run.sh"
 git -C "$src" rev-parse --short HEAD >"$out/COMMIT" 2>/dev/null || echo unknown >"$out/COMMIT"
 

@@ -27,6 +27,21 @@ fi
 export TESSERA_DNNL_LIBRARY="$here/lib/libdnnl.so.2"
 tessera="$here/bin/tessera"
 
+# The source path the tests were built with, linked to src/ if it is free.
+srcdir=$(cat "$here/SOURCE_DIR" 2>/dev/null)
+if [ -n "$srcdir" ] && [ ! -e "$srcdir" ]; then
+  mkdir -p "$(dirname "$srcdir")" 2>/dev/null && ln -s "$here/src" "$srcdir" 2>/dev/null &&
+    echo "gpu suite: $srcdir -> $here/src (fixtures and test plugins)"
+fi
+# Lua test files that need a program this machine lacks are left out, saying so.
+skip=""
+command -v dot >/dev/null || skip+="viz_test.lua,plot_test.lua,"
+command -v gnuplot >/dev/null || skip+="plot_test.lua,estimator_test.lua,"
+if [ -n "$skip" ]; then
+  export TESSERA_TEST_SKIP="$skip"
+  echo "gpu suite: no Graphviz or gnuplot here: leaving out ${skip%,}"
+fi
+
 echo "gpu suite: bundle of $(cat "$here/COMMIT"), $(uname -m), $(nproc) cores"
 for d in ${LD_LIBRARY_PATH//:/ }; do
   if [ -e "$d/libcublas.so.13" ]; then echo "gpu suite: cuBLAS from $d"; break; fi
