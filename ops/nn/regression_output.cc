@@ -7,22 +7,11 @@
 #include <vector>
 
 #include "ops/nn/nn_common.h"
-#include "ops/nn/softmax_output-inl.h"
+#include "ops/nn/regression_output-inl.h"
 
 namespace tessera::op {
 
 namespace {
-
-struct RegressionOutputParam : Params<RegressionOutputParam> {
-  float grad_scale = 1.f;
-  static void Declare(ParamDecl<RegressionOutputParam>& d) {
-    d.field("grad_scale", &RegressionOutputParam::grad_scale)
-        .set_default(1.f)
-        .describe("Scale the gradient by a float factor");
-  }
-};
-
-enum RegressionKind { kLinear, kMAE, kLogistic };
 
 bool RegressionShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
   TS_CHECK(in->size() == 2) << OpLabel(attrs) << ": expects 2 inputs (data, label), got "
@@ -43,68 +32,6 @@ bool RegressionShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector
   return true;
 }
 
-template <RegressionKind kind>
-struct regression_forward {
-  template <int req, typename T>
-  static void Run(int64_t n, T* out, const T* in) {
-    using A = AccType<T>;
-    for (int64_t i = 0; i < n; ++i) {
-      const A x = static_cast<A>(in[i]);
-      if constexpr (kind == kLogistic)
-        AssignReq<req>(out[i], A(1) / (A(1) + std::exp(-x)));
-      else
-        AssignReq<req>(out[i], x);
-    }
-  }
-};
-
-template <RegressionKind kind>
-void RegressionForward(const NodeAttrs&, const OpContext&, const std::vector<TBlob>& in,
-                       const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  SwitchFloatDType(in[0].dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    SwitchReq(req[0], [&](auto r) {
-      regression_forward<kind>::template Run<r.value>(out[0].shape().Size(), out[0].dptr<T>(),
-                                                      in[0].dptr<T>());
-    });
-  });
-}
-
-// Inputs: label, out; outputs: data gradient, label gradient (zeros).
-template <RegressionKind kind>
-void RegressionBackward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob>& in,
-                        const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  const auto& p = ParamsOf<RegressionOutputParam>(attrs);
-  SwitchFloatDType(in[1].dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    using A = AccType<T>;
-    const Shape& ls = in[0].shape();
-    const int64_t n = out[0].shape().Size();
-    if (req[0] != kNullOp && n > 0) {
-      const double num_output = double(ls.Size()) / double(ls[0]);
-      const A scale = static_cast<A>(double(p.grad_scale) / num_output);
-      const T* label = in[0].dptr<T>();
-      const T* o = in[1].dptr<T>();
-      T* g = out[0].dptr<T>();
-      SwitchReq(req[0], [&](auto r) {
-        for (int64_t i = 0; i < n; ++i) {
-          const A diff = static_cast<A>(o[i]) - static_cast<A>(label[i]);
-          A v;
-          if constexpr (kind == kMAE)
-            v = diff > A(0) ? A(1) : A(-1);  // MXNet's minus_sign: -1 at a tie
-          else
-            v = diff;
-          AssignReq<r.value>(g[i], v * scale);
-        }
-      });
-    }
-    FillZeroReq<T>(out[1], req[1]);
-  });
-}
-
-// Inputs label and out; the label pairs with the output as the forward op
-// checked (same first dimension and number of values): the kernel reads
-// both element by element.
 bool RegressionBackwardShape(const NodeAttrs& attrs, std::vector<Shape>* in,
                              std::vector<Shape>* out) {
   AssignShape(attrs, out, 0, (*in)[1], "output");
@@ -149,7 +76,7 @@ std::vector<std::pair<int, int>> InplaceFirst(const NodeAttrs&) {
       .set_attr<FInferShape>("FInferShape", RegressionShape)                         \
       .set_attr<FInferType>("FInferType", FloatSameType)                             \
       .set_attr<FInplaceOption>("FInplaceOption", InplaceFirst)                      \
-      .set_attr<FCompute>(kFComputeCPU, RegressionForward<kind>)                     \
+      .set_attr<FCompute>(kFComputeCPU, RegressionForward<cpu, kind>)                \
       .set_attr<FGradient>("FGradient", RegressionGrad{#backward});                  \
   TS_REGISTER_OP(backward)                                                           \
       .describe("Backward of " #name                                                 \
@@ -161,7 +88,7 @@ std::vector<std::pair<int, int>> InplaceFirst(const NodeAttrs&) {
       .set_attr<TIsBackward>("TIsBackward", true)                                    \
       .set_attr<FInferShape>("FInferShape", RegressionBackwardShape)                 \
       .set_attr<FInferType>("FInferType", FloatSameType)                             \
-      .set_attr<FCompute>(kFComputeCPU, RegressionBackward<kind>)
+      .set_attr<FCompute>(kFComputeCPU, RegressionBackward<cpu, kind>)
 
 TS_REGRESSION_OP(LinearRegressionOutput, kLinear, _backward_linear_reg_out,
                  R"(Computes and optimizes for squared loss during backward propagation.
