@@ -5,29 +5,10 @@
 #include <optional>
 #include <vector>
 
+#include "ops/nn/embedding-inl.h"
 #include "ops/nn/nn_common.h"
 
 namespace tessera::op {
-
-struct EmbeddingParam : Params<EmbeddingParam> {
-  int64_t input_dim = 0, output_dim = 0;
-  DType dtype = DType::kFloat32;
-  bool sparse_grad = false;
-  static void Declare(ParamDecl<EmbeddingParam>& d) {
-    d.field("input_dim", &EmbeddingParam::input_dim)
-        .set_lower_bound(1)
-        .describe("Vocabulary size: the number of rows of the weight (indices 0 .. input_dim-1).");
-    d.field("output_dim", &EmbeddingParam::output_dim)
-        .set_lower_bound(1)
-        .describe("Dimension of the embedding vectors (columns of the weight).");
-    d.field("dtype", &EmbeddingParam::dtype)
-        .set_default(DType::kFloat32)
-        .describe("Data type of the weight and the output.");
-    d.field("sparse_grad", &EmbeddingParam::sparse_grad)
-        .set_default(false)
-        .describe("Row-sparse weight gradients (MXNet); only False is supported.");
-  }
-};
 
 namespace {
 
@@ -71,20 +52,6 @@ bool EmbeddingType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<D
   AssignType(attrs, out, 0, p.dtype, "output");
   TS_CHECK((*in)[0] != DType::kBool) << OpLabel(attrs) << ": data (indices) has dtype bool";
   return (*in)[0] != DType::kUnknown;
-}
-
-// The row an index selects, clipped into [0, rows - 1].
-template <typename I>
-int64_t ClipIndex(I v, int64_t rows) {
-  if constexpr (!std::is_integral_v<I>) {
-    const double d = static_cast<double>(static_cast<AccType<I>>(v));
-    if (!(d > 0)) return 0;  // negatives and NaN
-    if (d >= static_cast<double>(rows - 1)) return rows - 1;
-    return static_cast<int64_t>(d);
-  } else {
-    const int64_t i = static_cast<int64_t>(v);
-    return i < 0 ? 0 : (i >= rows ? rows - 1 : i);
-  }
 }
 
 void EmbeddingForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,

@@ -183,6 +183,24 @@ test('Dropout on the GPU draws the same mask as the CPU for one seed', function(
   end
 end)
 
+test('Embedding and the regression outputs on the GPU match the CPU', function()
+  if no_gpu() then return end
+  local idx = mx.nd.array({{0, 3, 9, 3}, {12, -1, 2.5, 3}})  -- repeats, and clipped ones
+  local emb = mx.sym.Embedding{data = mx.sym.Variable('data'), input_dim = 10, output_dim = 5,
+    name = 'emb'}
+  mx.test_utils.check_consistency(emb, {
+    {ctx = mx.cpu(0), data = {2, 4}}, {ctx = mx.gpu(0), data = {2, 4}},
+  }, {arg_params = {data = idx}})
+  for _, op in ipairs({'LinearRegressionOutput', 'MAERegressionOutput',
+                       'LogisticRegressionOutput'}) do
+    local net = mx.sym[op]{data = mx.sym.Variable('data'), grad_scale = 2, name = 'reg'}
+    mx.test_utils.check_consistency(net, {
+      {ctx = mx.cpu(0), data = {6, 3}, type_dict = {data = 'float64'}},
+      {ctx = mx.gpu(0), data = {6, 3}},
+    })
+  end
+end)
+
 test('a Module trains on the GPU step for step with the CPU', function()
   if no_gpu() then return end
   mx.random.seed(3)
