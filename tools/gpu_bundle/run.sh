@@ -94,6 +94,9 @@ echo "---- benchmarks"
 for b in "$here"/bin/gpu_*_bench; do
   [ -x "$b" ] && timeout "${GPU_SUITE_TIMEOUT:-600}" "$b" 2>&1 | tee "$logs/$(basename "$b").log"
 done
+# Training steps against PyTorch eager on the same GPU (where python3 has it).
+(cd "$here/src" && timeout "${GPU_SUITE_TIMEOUT:-600}" bash scripts/bench/gpu_train_vs_torch.sh \
+  "$tessera" python3 2>&1 | tee "$logs/gpu_train_vs_torch.log")
 pass=$(grep -c '^PASS' "$logs/results.txt")
 fail=$(grep -c '^FAIL' "$logs/results.txt")
 echo "gpu suite: $pass passed, $fail failed"
