@@ -14,6 +14,7 @@
 
 #include <cmath>
 
+#include "engine/base/dtype.h"
 #include "engine/base/host_device.h"
 #include "engine/op/op_attr_types.h"
 #include "engine/op/params.h"
@@ -155,6 +156,47 @@ TS_XINLINE A LpRoot(A v, int p) {
   using std::cbrt;
   using std::sqrt;
   return p == 1 ? v : (p == 2 ? sqrt(v) : cbrt(v));
+}
+
+// The lowest finite value, the max's start (a window of NaNs gives it).
+TS_XINLINE float PoolLowest(float) {
+  return -3.402823466e+38F;
+}
+TS_XINLINE double PoolLowest(double) {
+  return -1.7976931348623157e+308;
+}
+
+// Output (z, y, x) of one plane `src`: the window's max, lp norm, sum or
+// average, in AccType. The CPU's loops and the GPU's threads both call it.
+template <typename T>
+TS_XINLINE AccType<T> PoolValueAt(const PoolGeom& g, const T* src, int64_t z, int64_t y,
+                                  int64_t x) {
+  using A = AccType<T>;
+  const Window wd = WindowAt(g, z, y, x);
+  A v;
+  if (g.type == pool::kMaxPool) {
+    v = PoolLowest(A(0));
+    ForWindow(g, wd, [&](int64_t at) {
+      const A e = static_cast<A>(src[at]);
+      if (e > v) v = e;
+      return true;
+    });
+  } else if (g.type == pool::kLpPool) {
+    v = 0;
+    ForWindow(g, wd, [&](int64_t at) {
+      v += LpPow(static_cast<A>(src[at]), g.p);
+      return true;
+    });
+    v = LpRoot(v, g.p);
+  } else {
+    v = 0;
+    ForWindow(g, wd, [&](int64_t at) {
+      v += static_cast<A>(src[at]);
+      return true;
+    });
+    if (g.type == pool::kAvgPool) v = wd.size > 0 ? v / static_cast<A>(wd.size) : A(0);
+  }
+  return v;
 }
 
 PoolGeom MakePoolGeom(const NodeAttrs& attrs, const Shape& data);

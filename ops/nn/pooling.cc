@@ -173,30 +173,7 @@ void PoolForward(const PoolGeom& g, const T* in, T* out, OpReqType req,
     for (int64_t z = 0; z < g.od; ++z)
       for (int64_t y = 0; y < g.oh; ++y)
         for (int64_t x = 0; x < g.ow; ++x) {
-          const Window wd = WindowAt(g, z, y, x);
-          A v;
-          if (g.type == pool::kMaxPool) {
-            v = std::numeric_limits<A>::lowest();
-            ForWindow(g, wd, [&](int64_t at) {
-              const A e = static_cast<A>(src[at]);
-              if (e > v) v = e;
-              return true;
-            });
-          } else if (g.type == pool::kLpPool) {
-            v = 0;
-            ForWindow(g, wd, [&](int64_t at) {
-              v += LpPow(static_cast<A>(src[at]), g.p);
-              return true;
-            });
-            v = LpRoot(v, g.p);
-          } else {
-            v = 0;
-            ForWindow(g, wd, [&](int64_t at) {
-              v += static_cast<A>(src[at]);
-              return true;
-            });
-            if (g.type == pool::kAvgPool) v = wd.size > 0 ? v / static_cast<A>(wd.size) : A(0);
-          }
+          const A v = PoolValueAt(g, src, z, y, x);
           T& o = dst[(z * g.oh + y) * g.ow + x];
           o = req == kAddTo ? static_cast<T>(static_cast<A>(o) + v) : static_cast<T>(v);
         }

@@ -5,8 +5,6 @@
 // maximum of a window, in the CPU's order, takes its gradient), so no
 // atomics and the same sums in the same order on every run. The max
 // pooling workspace the CPU keeps is not used here: its last byte says so.
-#include <cfloat>
-
 #include "engine/base/cuda_utils.h"
 #include "engine/op/kernel_launch_cuda.cuh"
 #include "ops/nn/nn_common.h"
@@ -15,13 +13,6 @@
 namespace tessera::op {
 namespace {
 
-TS_XINLINE float Lowest(float) {
-  return -FLT_MAX;
-}
-TS_XINLINE double Lowest(double) {
-  return -DBL_MAX;
-}
-
 struct PoolForwardKernel {
   template <typename T>
   TS_XINLINE static void Map(int64_t i, PoolGeom g, const T* in, T* out, OpReqType req) {
@@ -29,31 +20,7 @@ struct PoolForwardKernel {
     const int64_t osz = g.out_size();
     const int64_t pl = i / osz, r = i % osz;
     const int64_t z = r / (g.oh * g.ow), y = (r / g.ow) % g.oh, x = r % g.ow;
-    const T* src = in + pl * g.in_size();
-    const Window wd = WindowAt(g, z, y, x);
-    A v;
-    if (g.type == pool::kMaxPool) {
-      v = Lowest(A(0));
-      ForWindow(g, wd, [&](int64_t at) {
-        const A e = static_cast<A>(src[at]);
-        if (e > v) v = e;
-        return true;
-      });
-    } else if (g.type == pool::kLpPool) {
-      v = 0;
-      ForWindow(g, wd, [&](int64_t at) {
-        v += LpPow(static_cast<A>(src[at]), g.p);
-        return true;
-      });
-      v = LpRoot(v, g.p);
-    } else {
-      v = 0;
-      ForWindow(g, wd, [&](int64_t at) {
-        v += static_cast<A>(src[at]);
-        return true;
-      });
-      if (g.type == pool::kAvgPool) v = wd.size > 0 ? v / static_cast<A>(wd.size) : A(0);
-    }
+    const A v = PoolValueAt(g, in + pl * g.in_size(), z, y, x);
     out[i] = req == kAddTo ? static_cast<T>(static_cast<A>(out[i]) + v) : static_cast<T>(v);
   }
 };
