@@ -12,15 +12,6 @@ ours=$("$tessera" "$here/gpu_train_step.lua")
 theirs=$("$python" "$here/gpu_train_step_torch.py")
 echo "$ours"
 echo "$theirs"
-ratio() {
-  local a b
-  a=$(echo "$ours" | sed -n "s/^tessera_$1: \([0-9.]*\) .*/\1/p")
-  b=$(echo "$theirs" | sed -n "s/^torch_$1: \([0-9.]*\) .*/\1/p")
-  if [ -n "$a" ] && [ -n "$b" ]; then
-    awk -v a="$a" -v b="$b" -v n="$1" 'BEGIN { printf "%s_vs_torch: %.2f x\n", n, a / b }'
-  else
-    echo "$1_vs_torch: unavailable"
-  fi
-}
+. "$here/vs_torch.sh"
 ratio gpu_lenet_step_b64
 ratio gpu_resnet18_step_b32
