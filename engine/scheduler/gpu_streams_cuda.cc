@@ -25,8 +25,15 @@ int SetDevice(int dev_id) {
   return prev;
 }
 
+// No stream while CUDA unloads at exit: a worker without one fails its ops
+// (engine_base.cc), where a throw here would escape a destructor.
 void* Create(int dev_id) {
-  TS_CUDA_CALL(cudaSetDevice(dev_id));
+  const cudaError_t err = cudaSetDevice(dev_id);
+  if (err == cudaErrorCudartUnloading) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  TS_CUDA_CALL(err);
   cudaStream_t s = nullptr;
   // Non-blocking: the engine orders work through variables, not through the
   // legacy default stream's implicit synchronisation.

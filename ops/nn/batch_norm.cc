@@ -217,6 +217,10 @@ bool BatchNormBackwardShape(const NodeAttrs& attrs, std::vector<Shape>* in,
   return AllKnown(*in) && AllKnown(*out);
 }
 
+std::vector<ResourceRequest> BnTempSpace(const NodeAttrs&) {
+  return {ResourceRequest::kTempSpace};
+}
+
 struct BatchNormGrad {
   std::vector<NodeEntry> operator()(const NodePtr& n, const std::vector<NodeEntry>& ograds) const {
     std::vector<NodeEntry> r = MakeGradNode(
@@ -270,6 +274,7 @@ output_mean_var also returns the mean and the inverse std used.)")
                              })
     .set_attr<FInferShape>("FInferShape", BatchNormShape)
     .set_attr<FInferType>("FInferType", BatchNormType)
+    .set_attr<FResourceRequest>("FResourceRequest", BnTempSpace)  // the GPU's partial sums
     .set_attr<FCompute>(kFComputeCPU, BatchNormCompute)
     .set_attr<FGradient>("FGradient", BatchNormGrad{});
 
@@ -284,6 +289,7 @@ TS_REGISTER_OP(_backward_BatchNorm)
     .set_attr<TIsBackward>("TIsBackward", true)
     .set_attr<FInferShape>("FInferShape", BatchNormBackwardShape)
     .set_attr<FInferType>("FInferType", ElemwiseType<5, 3>)
+    .set_attr<FResourceRequest>("FResourceRequest", BnTempSpace)
     .set_attr<FCompute>(kFComputeCPU, BatchNormBackwardCompute);
 
 }  // namespace tessera::op

@@ -2,10 +2,13 @@
 -- batch 64) and ResNet-18 v1 (224x224, batch 32; the model zoo's network
 -- traced into a symbol), forward, backward and an SGD-momentum update, on
 -- random data already on the GPU; float32 (exact: no TF32). Printed as
--- `name: value unit` lines; without a GPU it says so.
---   tessera scripts/bench/gpu_train_step.lua [steps] [resnet_steps]
+-- `name: value unit` lines; without a GPU it says so. With `profile` as the
+-- third argument, the ResNet-18 steps are then run again under the
+-- profiler and its table (time per op name) printed.
+--   tessera scripts/bench/gpu_train_step.lua [steps] [resnet_steps] [profile]
 local steps = tonumber(arg and arg[1]) or 50
 local resnet_steps = tonumber(arg and arg[2]) or 20
+local profile = arg and arg[3] == 'profile'
 if mx.context.num_gpus() == 0 then
   print('tessera_gpu_lenet_step_b64: unavailable (no GPU)')
   print('tessera_gpu_resnet18_step_b32: unavailable (no GPU)')
@@ -22,7 +25,7 @@ local function lenet()
   return net
 end
 
-local function module_step(make, shape, classes, n)
+local function module_step(make, shape, classes, n, profiled)
   mx.random.seed(1)
   local sym = mx.sym.SoftmaxOutput(make()(mx.sym.Variable('data')),
     mx.sym.Variable('softmax_label'), {name = 'softmax'})
@@ -43,10 +46,19 @@ local function module_step(make, shape, classes, n)
   local t0 = mx.mod.now()
   for _ = 1, n do step() end
   mx.nd.waitall()
-  return (mx.mod.now() - t0) / n * 1e3
+  local ms = (mx.mod.now() - t0) / n * 1e3
+  if profiled then
+    mx.profiler.set_state('run')
+    for _ = 1, n do step() end
+    mx.nd.waitall()
+    mx.profiler.set_state('stop')
+    print(mx.profiler.dumps{sort_by = 'total', reset = true})
+  end
+  return ms
 end
 
 print(('tessera_gpu_lenet_step_b64: %.3f ms/step'):format(
   module_step(lenet, {64, 1, 28, 28}, 10, steps)))
 print(('tessera_gpu_resnet18_step_b32: %.3f ms/step'):format(
-  module_step(gluon.model_zoo.vision.resnet18_v1, {32, 3, 224, 224}, 1000, resnet_steps)))
+  module_step(gluon.model_zoo.vision.resnet18_v1, {32, 3, 224, 224}, 1000, resnet_steps,
+    profile)))
