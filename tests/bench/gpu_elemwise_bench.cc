@@ -3,6 +3,9 @@
 // user's call), against a device-to-device cudaMemcpyAsync of one such
 // array (the memory's limit), in the same run, medians of alternated runs.
 // The add moves 12 bytes per element (two reads, one write), the copy 8.
+// Then the cost of one call: a 1-element add on gpu(0) waited for after
+// every call (the engine's round trip: push, launch, stream synchronise,
+// completion, wake), and 1000 such calls pushed before one wait.
 // Prints `name: value unit` lines; without a GPU it says so and exits 0.
 #include <cstdio>
 
@@ -61,6 +64,26 @@ int main() {
   std::printf("gpu_add_share_of_copy_bandwidth: %.3f ratio\n", add_gbs / copy_gbs);
   cudaFree(src);
   cudaFree(dst);
+
+  NDArray one = a.Slice(0, 1), one_out(Shape{1}, gpu);
+  std::vector<NDArray> one_outs{one_out};
+  auto call = [&] { Invoke(attrs, {one, one}, &one_outs); };
+  const double t_wait = bench::MedianMs(
+      [&] {
+        for (int i = 0; i < 100; ++i) {
+          call();
+          one_out.WaitToRead();
+        }
+      },
+      5);
+  const double t_batch = bench::MedianMs(
+      [&] {
+        for (int i = 0; i < 1000; ++i) call();
+        one_out.WaitToRead();
+      },
+      5);
+  std::printf("gpu_add_1_wait_each: %.2f us/call\n", t_wait * 1e3 / 100);
+  std::printf("gpu_add_1_pushed_1000: %.2f us/call\n", t_batch * 1e3 / 1000);
   return 0;
 #endif
 }
