@@ -8,8 +8,11 @@
 //
 // float32 is float32-exact (only FMA algorithms) unless
 // TESSERA_CUDA_ALLOW_TENSOR_CORE=1 allows TF32; float16 and bfloat16 run on
-// tensor cores, summing in float32; float64 in float64.
+// tensor cores, summing in float32; float64 in float64. TESSERA_CUDNN_LOG=1
+// prints each algorithm chosen.
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -147,6 +150,15 @@ Tune TuneOf(const ConvolutionParam& p) {
            << *p.cudnn_tune << "'";
 }
 
+// TESSERA_CUDNN_LOG=1 prints each choice (what MXNet logs when it tunes).
+bool LogChoices() {
+  static const bool on = [] {
+    const char* v = std::getenv("TESSERA_CUDNN_LOG");
+    return v && std::string(v) == "1";
+  }();
+  return on;
+}
+
 // The first result cuDNN ranks best that succeeded, fits the workspace
 // limit and keeps float32 exact; then the pass's descriptor takes its math
 // type, as cuDNN asks.
@@ -158,6 +170,12 @@ Pass Pick(const CudnnApi& api, const Perf* perf, int count, const ConvPlan& plan
     if (r.status != CUDNN_STATUS_SUCCESS || r.memory > limit) continue;
     if (plan.types.exact_float32 && r.mathType != CUDNN_FMA_MATH) continue;
     TS_CUDNN_CALL(api, api.cudnnSetConvolutionMathType(conv, r.mathType), who);
+    if (LogChoices())
+      std::fprintf(stderr,
+                   "%s on the GPU: %s algorithm %d (%.3f ms, %zu MB, math type %d; %d of %d "
+                   "results)\n",
+                   who, pass, static_cast<int>(r.algo), static_cast<double>(r.time), r.memory >> 20,
+                   static_cast<int>(r.mathType), i + 1, count);
     return {static_cast<int>(r.algo), r.memory};
   }
   TS_THROW << who << " on the GPU: cuDNN has no " << pass << " algorithm for this shape within "

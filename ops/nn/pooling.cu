@@ -3,8 +3,12 @@
 // (pooling-inl.h): the forward takes a thread per output; the backward a
 // thread per input, which gathers from the windows holding it (the first
 // maximum of a window, in the CPU's order, takes its gradient), so no
-// atomics and the same sums in the same order on every run. The max
-// pooling workspace the CPU keeps is not used here: its last byte says so.
+// atomics and the same sums in the same order on every run. In training,
+// max pooling keeps in its hidden workspace where each window's maximum was
+// (its offset in the kernel, one byte each, or four for kernels of over 255
+// elements), so the backward reads it instead of searching the windows
+// again; the workspace's last byte says which kind it holds (kGpuOffsets
+// here; the CPU's oneDNN workspace is 1, none 0).
 #include "engine/base/cuda_utils.h"
 #include "engine/op/kernel_launch_cuda.cuh"
 #include "ops/nn/nn_common.h"
@@ -25,6 +29,60 @@ struct PoolForwardKernel {
   }
 };
 
+constexpr uint8_t kGpuOffsets = 2;
+
+// The workspace's per-output offsets: one byte or four (PoolWorkspaceBytes).
+struct Offsets {
+  uint8_t* bytes;
+  bool wide;
+  TS_XINLINE uint32_t Get(int64_t i) const {
+    return wide ? reinterpret_cast<const uint32_t*>(bytes)[i] : bytes[i];
+  }
+  TS_XINLINE void Set(int64_t i, uint32_t v) const {
+    if (wide)
+      reinterpret_cast<uint32_t*>(bytes)[i] = v;
+    else
+      bytes[i] = static_cast<uint8_t>(v);
+  }
+  TS_XINLINE uint32_t None() const { return wide ? 0xffffffffu : 0xffu; }
+};
+
+// Offset of input element (a, row, col) in the kernel of window (z, y, x).
+TS_XINLINE uint32_t KernelOffset(const PoolGeom& g, int64_t z, int64_t y, int64_t x, int64_t a,
+                                 int64_t row, int64_t col) {
+  const int64_t da = a - (z * g.sd - g.pd), dr = row - (y * g.sh - g.ph),
+                dc = col - (x * g.sw - g.pw);
+  return static_cast<uint32_t>((da * g.kh + dr) * g.kw + dc);
+}
+
+// Max pooling in training: the maximum and where it is (the first, in the
+// window's order, as the CPU's backward finds it).
+struct MaxPoolKeepKernel {
+  template <typename T>
+  TS_XINLINE static void Map(int64_t i, PoolGeom g, const T* in, T* out, OpReqType req,
+                             Offsets off) {
+    using A = AccType<T>;
+    const int64_t osz = g.out_size();
+    const int64_t pl = i / osz, r = i % osz;
+    const int64_t z = r / (g.oh * g.ow), y = (r / g.ow) % g.oh, x = r % g.ow;
+    const T* src = in + pl * g.in_size();
+    const Window wd = WindowAt(g, z, y, x);
+    A v = PoolLowest(A(0));
+    int64_t at = -1;
+    ForWindow(g, wd, [&](int64_t e) {
+      const A val = static_cast<A>(src[e]);
+      if (val > v) {
+        v = val;
+        at = e;
+      }
+      return true;
+    });
+    off.Set(i, at < 0 ? off.None()
+                      : KernelOffset(g, z, y, x, at / (g.h * g.w), (at / g.w) % g.h, at % g.w));
+    out[i] = req == kAddTo ? static_cast<T>(static_cast<A>(out[i]) + v) : static_cast<T>(v);
+  }
+};
+
 // The outputs along one axis whose windows may hold input position p:
 // start o * s - pad <= p < start + k.
 TS_XINLINE void OutputRange(int64_t p, int64_t k, int64_t s, int64_t pad, int64_t n, int64_t* lo,
@@ -37,7 +95,8 @@ TS_XINLINE void OutputRange(int64_t p, int64_t k, int64_t s, int64_t pad, int64_
 struct PoolBackwardKernel {
   template <typename T>
   TS_XINLINE static void Map(int64_t i, PoolGeom g, const T* ograd, const T* in, const T* out,
-                             T* gin, OpReqType req) {
+                             T* gin, OpReqType req, Offsets off, const uint8_t* kind) {
+    const bool kept = kind && *kind == kGpuOffsets;
     using A = AccType<T>;
     const int64_t isz = g.in_size(), osz = g.out_size();
     const int64_t pl = i / isz, at = i % isz;
@@ -58,7 +117,9 @@ struct PoolBackwardKernel {
             continue;  // clipped away at the end (full / same conventions)
           const int64_t oat = (z * g.oh + y) * g.ow + x;
           const A gv = static_cast<A>(og[oat]);
-          if (g.type == pool::kMaxPool) {
+          if (g.type == pool::kMaxPool && kept) {
+            if (off.Get(pl * osz + oat) == KernelOffset(g, z, y, x, a, row, col)) sum += gv;
+          } else if (g.type == pool::kMaxPool) {
             const T m = o[oat];
             int64_t found = -1;
             ForWindow(g, wd, [&](int64_t e) {
@@ -80,26 +141,39 @@ struct PoolBackwardKernel {
   }
 };
 
-// Marks the max pooling workspace as not kept (its last byte), as the CPU
-// does when it has none.
-void MarkNoWorkspace(const OpContext& ctx, const TBlob& ws) {
-  TS_CUDA_CALL(cudaMemsetAsync(static_cast<uint8_t*>(ws.dptr_) + ws.Size() - 1, 0, 1,
+// The workspace's offsets (one byte per output, or four: PoolWorkspaceBytes).
+Offsets OffsetsOf(const TBlob& ws, const PoolGeom& g) {
+  return {static_cast<uint8_t*>(ws.dptr_), ws.Size() - 1 > g.planes * g.out_size()};
+}
+
+void SetWorkspaceKind(const OpContext& ctx, const TBlob& ws, uint8_t kind) {
+  TS_CUDA_CALL(cudaMemsetAsync(static_cast<uint8_t*>(ws.dptr_) + ws.Size() - 1, kind, 1,
                                ctx.run_ctx.get_stream<cudaStream_t>()));
 }
 
 void PoolingGpu(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                 const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  if (out.size() > 1 && req[1] != kNullOp) MarkNoWorkspace(ctx, out[1]);
-  if (req[0] == kNullOp) return;
+  const bool has_ws = out.size() > 1 && req[1] != kNullOp;
+  if (req[0] == kNullOp) {
+    if (has_ws) SetWorkspaceKind(ctx, out[1], 0);
+    return;
+  }
   const PoolGeom g = MakePoolGeom(attrs, in[0].shape());
+  const bool keep = has_ws && ctx.is_train && g.type == pool::kMaxPool;
   SwitchFloatDType(
       in[0].dtype(),
       [&](auto tag) {
         using T = typename decltype(tag)::type;
-        Kernel<PoolForwardKernel, gpu>::Launch(ctx.run_ctx, g.planes * g.out_size(), g,
-                                               in[0].dptr<T>(), out[0].dptr<T>(), req[0]);
+        if (keep)
+          Kernel<MaxPoolKeepKernel, gpu>::Launch(ctx.run_ctx, g.planes * g.out_size(), g,
+                                                 in[0].dptr<T>(), out[0].dptr<T>(), req[0],
+                                                 OffsetsOf(out[1], g));
+        else
+          Kernel<PoolForwardKernel, gpu>::Launch(ctx.run_ctx, g.planes * g.out_size(), g,
+                                                 in[0].dptr<T>(), out[0].dptr<T>(), req[0]);
       },
       "Pooling");
+  if (has_ws) SetWorkspaceKind(ctx, out[1], keep ? kGpuOffsets : 0);
 }
 
 // Inputs (ograd, data, out[, workspace]); output gdata.
@@ -107,13 +181,18 @@ void PoolingBackwardGpu(const NodeAttrs& attrs, const OpContext& ctx, const std:
                         const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
   if (req[0] == kNullOp) return;
   const PoolGeom g = MakePoolGeom(attrs, in[1].shape());
+  // The workspace's kind is on the device: each thread reads its last byte.
+  const bool has_ws = in.size() > 3;
+  const Offsets off = has_ws ? OffsetsOf(in[3], g) : Offsets{nullptr, false};
+  const uint8_t* kind =
+      has_ws ? static_cast<const uint8_t*>(in[3].dptr_) + in[3].Size() - 1 : nullptr;
   SwitchFloatDType(
       in[0].dtype(),
       [&](auto tag) {
         using T = typename decltype(tag)::type;
         Kernel<PoolBackwardKernel, gpu>::Launch(ctx.run_ctx, g.planes * g.in_size(), g,
                                                 in[0].dptr<T>(), in[1].dptr<T>(), in[2].dptr<T>(),
-                                                out[0].dptr<T>(), req[0]);
+                                                out[0].dptr<T>(), req[0], off, kind);
       },
       "_backward_Pooling");
 }
