@@ -59,6 +59,24 @@ struct LeakyReLUParam : Params<LeakyReLUParam> {
   }
 };
 
+// prelu's gamma runs along axis 1 (axis 0 of 1-D data): (inner, channels).
+struct PreluGeom {
+  int64_t outer = 1, channels = 1, inner = 1;
+};
+
+inline PreluGeom MakePreluGeom(const Shape& data, const Shape& gamma) {
+  const int axis = data.ndim() >= 2 ? 1 : 0;
+  PreluGeom g;
+  g.outer = data.ProdRange(0, axis);
+  g.inner = data.ProdRange(axis + 1, data.ndim());
+  g.channels = gamma.Size() == 1 ? 1 : data[axis];
+  if (g.channels == 1) {  // one slope: one channel covering everything
+    g.outer = 1;
+    g.inner = data.Size();
+  }
+  return g;
+}
+
 namespace act {
 
 // Forward f(x) and the derivative from the output y and/or input x; computed

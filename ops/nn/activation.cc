@@ -139,24 +139,6 @@ std::vector<std::string> LeakyInputNames(const NodeAttrs& attrs) {
   return {"data"};
 }
 
-// prelu's gamma runs along axis 1 (axis 0 of 1-D data): (inner, channels).
-struct PreluGeom {
-  int64_t outer = 1, channels = 1, inner = 1;
-};
-
-PreluGeom MakePreluGeom(const Shape& data, const Shape& gamma) {
-  const int axis = data.ndim() >= 2 ? 1 : 0;
-  PreluGeom g;
-  g.outer = data.ProdRange(0, axis);
-  g.inner = data.ProdRange(axis + 1, data.ndim());
-  g.channels = gamma.Size() == 1 ? 1 : data[axis];
-  if (g.channels == 1) {  // one slope: one channel covering everything
-    g.outer = 1;
-    g.inner = data.Size();
-  }
-  return g;
-}
-
 bool LeakyShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
   TS_CHECK(in->size() == LeakyNumInputs(attrs))
       << OpLabel(attrs) << ": expects " << LeakyNumInputs(attrs) << " inputs, got " << in->size();

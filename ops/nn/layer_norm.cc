@@ -4,6 +4,7 @@
 // learned scale (gamma) and shift (beta). Kernels in norm_groups-inl.h.
 #include "engine/op/op_attr_types.h"
 #include "engine/op/params.h"
+#include "ops/nn/layer_norm-inl.h"
 #include "ops/nn/nn_common.h"
 #include "ops/nn/norm_groups-inl.h"
 
@@ -11,53 +12,10 @@ namespace tessera::op {
 
 namespace {
 
-struct LayerNormParam : Params<LayerNormParam> {
-  int axis = -1;
-  float eps = 1e-5f;
-  bool output_mean_var = false;
-  static void Declare(ParamDecl<LayerNormParam>& d) {
-    d.field("axis", &LayerNormParam::axis)
-        .set_default(-1)
-        .set_axis()
-        .describe("The axis to normalise over (negative: from the end).");
-    d.field("eps", &LayerNormParam::eps)
-        .set_default(1e-5f)
-        .set_lower_bound(0.f)
-        .describe("Added to the variance, for numerical stability.");
-    d.field("output_mean_var", &LayerNormParam::output_mean_var)
-        .set_default(false)
-        .describe("Also output the mean and the standard deviation.");
-  }
-};
-
-struct InstanceNormParam : Params<InstanceNormParam> {
-  float eps = 1e-3f;
-  static void Declare(ParamDecl<InstanceNormParam>& d) {
-    d.field("eps", &InstanceNormParam::eps)
-        .set_default(1e-3f)
-        .set_lower_bound(0.f)
-        .describe("Added to the variance, for numerical stability.");
-  }
-};
-
-struct GroupNormParam : Params<GroupNormParam> {
-  int num_groups = 1;
-  float eps = 1e-5f;
-  bool output_mean_var = false;
-  static void Declare(ParamDecl<GroupNormParam>& d) {
-    d.field("num_groups", &GroupNormParam::num_groups)
-        .set_default(1)
-        .set_lower_bound(1)
-        .describe("Total number of groups.");
-    d.field("eps", &GroupNormParam::eps)
-        .set_default(1e-5f)
-        .set_lower_bound(0.f)
-        .describe("Added to the variance, for numerical stability.");
-    d.field("output_mean_var", &GroupNormParam::output_mean_var)
-        .set_default(false)
-        .describe("Also output the mean and the standard deviation of each group.");
-  }
-};
+// The backward's per-group statistics on the GPU (the CPU keeps them in a vector).
+std::vector<ResourceRequest> GroupStatsSpace(const NodeAttrs&) {
+  return {ResourceRequest::kTempSpace};
+}
 
 std::vector<std::string> DataGammaBeta(const NodeAttrs&) {
   return {"data", "gamma", "beta"};
@@ -71,44 +29,6 @@ std::vector<std::string> OutputMeanStd(const NodeAttrs&) {
 template <typename P>
 uint32_t VisibleOutputs(const NodeAttrs& attrs) {
   return ParamsOf<P>(attrs).output_mean_var ? 3u : 1u;
-}
-
-// LayerNorm's geometry on `s`; the axis normalised (errors name the op).
-norm::Geom LayerGeom(const NodeAttrs& attrs, const Shape& s, int* axis_out = nullptr) {
-  const int axis = NormalizeAxis(ParamsOf<LayerNormParam>(attrs).axis, s.ndim(), "LayerNorm");
-  norm::Geom g;
-  g.outer = s.ProdRange(0, axis);
-  g.n = s[axis];
-  g.inner = s.ProdRange(axis + 1, s.ndim());
-  if (axis_out) *axis_out = axis;
-  return g;
-}
-
-norm::Geom InstanceGeom(const NodeAttrs& attrs, const Shape& s) {
-  TS_CHECK(s.ndim() >= 3) << OpLabel(attrs) << ": data must be (batch, channel, spatial...), got "
-                          << s;
-  norm::Geom g;
-  g.outer = s[0] * s[1];
-  g.n = s.ProdRange(2, s.ndim());
-  g.per_group = true;
-  g.channels = s[1];
-  g.span = g.n;
-  return g;
-}
-
-norm::Geom GroupGeom(const NodeAttrs& attrs, const Shape& s) {
-  TS_CHECK(s.ndim() >= 3) << OpLabel(attrs) << ": data must be (batch, channel, spatial...), got "
-                          << s;
-  const int64_t groups = ParamsOf<GroupNormParam>(attrs).num_groups;
-  TS_CHECK(s[1] % groups == 0) << OpLabel(attrs) << ": the " << s[1] << " channels of data " << s
-                               << " do not split into num_groups = " << groups << " groups";
-  norm::Geom g;
-  g.outer = s[0] * groups;
-  g.span = s.ProdRange(2, s.ndim());
-  g.n = s[1] / groups * g.span;
-  g.per_group = true;
-  g.channels = groups;
-  return g;
 }
 
 bool LayerNormShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
@@ -150,73 +70,6 @@ bool GroupNormShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<
   AssignShape(attrs, out, 1, stat, "output");
   AssignShape(attrs, out, 2, stat, "output");
   return true;
-}
-
-void GroupNormForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                      const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  const norm::Geom g = GroupGeom(attrs, in[0].shape());
-  SwitchFloatDType(
-      in[0].dtype(),
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        norm::Forward<T>(ctx.run_ctx, g, in[0].dptr<T>(), in[1].dptr<T>(), in[2].dptr<T>(),
-                         ParamsOf<GroupNormParam>(attrs).eps, out[0].dptr<T>(), req[0],
-                         req[1] != kNullOp ? out[1].dptr<T>() : nullptr,
-                         req[2] != kNullOp ? out[2].dptr<T>() : nullptr);
-      },
-      "GroupNorm");
-}
-
-void GroupNormBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                       const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  const norm::Geom g = GroupGeom(attrs, in[1].shape());
-  SwitchFloatDType(
-      in[1].dtype(),
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        norm::Backward<T>(ctx.run_ctx, g, in[0].dptr<T>(), in[1].dptr<T>(), in[2].dptr<T>(),
-                          ParamsOf<GroupNormParam>(attrs).eps, out[0].dptr<T>(), req[0],
-                          out[1].dptr<T>(), req[1], out[2].dptr<T>(), req[2], in[2].Size());
-      },
-      "_backward_GroupNorm");
-}
-
-template <bool kLayer>
-void NormForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                 const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  const norm::Geom g =
-      kLayer ? LayerGeom(attrs, in[0].shape()) : InstanceGeom(attrs, in[0].shape());
-  const double eps =
-      kLayer ? ParamsOf<LayerNormParam>(attrs).eps : ParamsOf<InstanceNormParam>(attrs).eps;
-  SwitchFloatDType(
-      in[0].dtype(),
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        T* mean = kLayer && req[1] != kNullOp ? out[1].dptr<T>() : nullptr;
-        T* stdev = kLayer && req[2] != kNullOp ? out[2].dptr<T>() : nullptr;
-        norm::Forward<T>(ctx.run_ctx, g, in[0].dptr<T>(), in[1].dptr<T>(), in[2].dptr<T>(), eps,
-                         out[0].dptr<T>(), req[0], mean, stdev);
-      },
-      kLayer ? "LayerNorm" : "InstanceNorm");
-}
-
-// Backward: (out_grad, data, gamma) -> (data_grad, gamma_grad, beta_grad).
-template <bool kLayer>
-void NormBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                  const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  const norm::Geom g =
-      kLayer ? LayerGeom(attrs, in[1].shape()) : InstanceGeom(attrs, in[1].shape());
-  const double eps =
-      kLayer ? ParamsOf<LayerNormParam>(attrs).eps : ParamsOf<InstanceNormParam>(attrs).eps;
-  SwitchFloatDType(
-      in[1].dtype(),
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        norm::Backward<T>(ctx.run_ctx, g, in[0].dptr<T>(), in[1].dptr<T>(), in[2].dptr<T>(), eps,
-                          out[0].dptr<T>(), req[0], out[1].dptr<T>(), req[1], out[2].dptr<T>(),
-                          req[2], in[2].Size());
-      },
-      kLayer ? "_backward_LayerNorm" : "_backward_InstanceNorm");
 }
 
 // Inputs: output gradient, data, gamma. gamma has the shape the forward
@@ -266,7 +119,7 @@ size 1) are outputs 2 and 3.)")
     .set_attr<FNumVisibleOutputs>("FNumVisibleOutputs", VisibleOutputs<LayerNormParam>)
     .set_attr<FInferShape>("FInferShape", LayerNormShape)
     .set_attr<FInferType>("FInferType", FloatSameType)
-    .set_attr<FCompute>(kFComputeCPU, NormForward<true>)
+    .set_attr<FCompute>(kFComputeCPU, NormForward<cpu, true>)
     .set_attr<FGradient>("FGradient", NormGrad<kLayerBackward>);
 
 TS_REGISTER_OP(_backward_LayerNorm)
@@ -280,7 +133,8 @@ TS_REGISTER_OP(_backward_LayerNorm)
                              return NormBackwardShape(a, in, out, LayerNormShape);
                            })
     .set_attr<FInferType>("FInferType", FloatSameType)
-    .set_attr<FCompute>(kFComputeCPU, NormBackward<true>);
+    .set_attr<FResourceRequest>("FResourceRequest", GroupStatsSpace)
+    .set_attr<FCompute>(kFComputeCPU, NormBackward<cpu, true>);
 
 TS_REGISTER_OP(InstanceNorm)
     .describe(
@@ -298,7 +152,7 @@ gamma and beta have one value per channel.)")
     .set_attr<FListInputNames>("FListInputNames", DataGammaBeta)
     .set_attr<FInferShape>("FInferShape", InstanceNormShape)
     .set_attr<FInferType>("FInferType", FloatSameType)
-    .set_attr<FCompute>(kFComputeCPU, NormForward<false>)
+    .set_attr<FCompute>(kFComputeCPU, NormForward<cpu, false>)
     .set_attr<FGradient>("FGradient", NormGrad<kInstanceBackward>);
 
 TS_REGISTER_OP(_backward_InstanceNorm)
@@ -312,7 +166,8 @@ TS_REGISTER_OP(_backward_InstanceNorm)
                              return NormBackwardShape(a, in, out, InstanceNormShape);
                            })
     .set_attr<FInferType>("FInferType", FloatSameType)
-    .set_attr<FCompute>(kFComputeCPU, NormBackward<false>);
+    .set_attr<FResourceRequest>("FResourceRequest", GroupStatsSpace)
+    .set_attr<FCompute>(kFComputeCPU, NormBackward<cpu, false>);
 
 TS_REGISTER_OP(GroupNorm)
     .describe(
@@ -337,7 +192,7 @@ would; num_groups=channels is InstanceNorm.)")
     .set_attr<FNumVisibleOutputs>("FNumVisibleOutputs", VisibleOutputs<GroupNormParam>)
     .set_attr<FInferShape>("FInferShape", GroupNormShape)
     .set_attr<FInferType>("FInferType", FloatSameType)
-    .set_attr<FCompute>(kFComputeCPU, GroupNormForward)
+    .set_attr<FCompute>(kFComputeCPU, GroupNormForward<cpu>)
     .set_attr<FGradient>("FGradient", NormGrad<kGroupBackward>);
 
 TS_REGISTER_OP(_backward_GroupNorm)
@@ -351,6 +206,7 @@ TS_REGISTER_OP(_backward_GroupNorm)
                              return NormBackwardShape(a, in, out, GroupNormShape);
                            })
     .set_attr<FInferType>("FInferType", FloatSameType)
-    .set_attr<FCompute>(kFComputeCPU, GroupNormBackward);
+    .set_attr<FResourceRequest>("FResourceRequest", GroupStatsSpace)
+    .set_attr<FCompute>(kFComputeCPU, GroupNormBackward<cpu>);
 
 }  // namespace tessera::op

@@ -19,8 +19,10 @@
 #include <cmath>
 #include <vector>
 
+#include "engine/base/host_device.h"
 #include "engine/base/tblob.h"
 #include "engine/op/kernel_launch.h"
+#include "engine/op/op_attr_types.h"
 
 namespace tessera::op::norm {
 
@@ -29,9 +31,11 @@ struct Geom {
   bool per_group = false;  // gamma by channel within the group instead of by k
   int64_t channels = 1;    // per_group: groups per sample (channels for InstanceNorm)
   int64_t span = 1;        // per_group: elements per channel within a group
-  int64_t groups() const { return outer * inner; }
-  int64_t index(int64_t o, int64_t k, int64_t i) const { return (o * n + k) * inner + i; }
-  int64_t affine(int64_t o, int64_t k) const {
+  TS_XINLINE int64_t groups() const { return outer * inner; }
+  TS_XINLINE int64_t index(int64_t o, int64_t k, int64_t i) const {
+    return (o * n + k) * inner + i;
+  }
+  TS_XINLINE int64_t affine(int64_t o, int64_t k) const {
     return per_group ? (o % channels) * (n / span) + k / span : k;
   }
 };
@@ -128,5 +132,24 @@ void Backward(const RunContext& rctx, const Geom& g, const T* dy, const T* x, co
     Store<T, A>(rb, dbeta + j, sb[j]);
   }
 }
+
+// The device's kernels: Kernels<cpu> here, Kernels<gpu> in layer_norm.cu.
+template <typename xpu>
+struct Kernels;
+
+template <>
+struct Kernels<cpu> {
+  template <typename T>
+  static void Forward(const OpContext& ctx, const Geom& g, const T* x, const T* gamma,
+                      const T* beta, double eps, T* y, OpReqType req, T* mean_out, T* std_out) {
+    norm::Forward<T>(ctx.run_ctx, g, x, gamma, beta, eps, y, req, mean_out, std_out);
+  }
+  template <typename T>
+  static void Backward(const OpContext& ctx, const Geom& g, const T* dy, const T* x, const T* gamma,
+                       double eps, T* dx, OpReqType rx, T* dgamma, OpReqType rg, T* dbeta,
+                       OpReqType rb, int64_t n_affine) {
+    norm::Backward<T>(ctx.run_ctx, g, dy, x, gamma, eps, dx, rx, dgamma, rg, dbeta, rb, n_affine);
+  }
+};
 
 }  // namespace tessera::op::norm

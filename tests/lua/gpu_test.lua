@@ -201,6 +201,57 @@ test('Embedding and the regression outputs on the GPU match the CPU', function()
   end
 end)
 
+test('LayerNorm, InstanceNorm and GroupNorm on the GPU match the CPU', function()
+  if no_gpu() then return end
+  local data = mx.sym.Variable('data')
+  local cases = {
+    {op = 'LayerNorm', shape = {4, 6, 10}},
+    {op = 'LayerNorm', shape = {3, 5, 7}, axis = 1},
+    {op = 'InstanceNorm', shape = {2, 3, 4, 5}},
+    {op = 'GroupNorm', shape = {2, 6, 3, 3}, num_groups = 3},
+  }
+  for i, c in ipairs(cases) do
+    local args = {data = data, name = 'norm'}
+    for k, v in pairs(c) do if k ~= 'shape' and k ~= 'op' then args[k] = v end end
+    local ok, err = pcall(mx.test_utils.check_consistency, mx.sym[c.op](args), {
+      {ctx = mx.cpu(0), data = c.shape, type_dict = {data = 'float64'}},
+      {ctx = mx.gpu(0), data = c.shape, type_dict = {data = 'float32'}},
+    })
+    assert(ok, ('case %d (%s): %s'):format(i, c.op, tostring(err)))
+  end
+end)
+
+test('LeakyReLU on the GPU matches the CPU, the slopes rrelu draws included', function()
+  if no_gpu() then return end
+  local data = mx.sym.Variable('data')
+  for _, act in ipairs({'leaky', 'elu', 'selu', 'gelu', 'prelu'}) do
+    local net = mx.sym.LeakyReLU{data = data, act_type = act, slope = 0.3, name = 'act'}
+    local ok, err = pcall(mx.test_utils.check_consistency, net, {
+      {ctx = mx.cpu(0), data = {4, 3, 5}, type_dict = {data = 'float64'}},
+      {ctx = mx.gpu(0), data = {4, 3, 5}, type_dict = {data = 'float32'}},
+    })
+    assert(ok, act .. ': ' .. tostring(err))
+  end
+  local x = mx.nd.random.uniform(-1, 1, {6, 7})
+  local function rrelu(ctx, train)
+    mx.random.seed(5)
+    local xc = x:as_in_context(ctx)
+    xc:attach_grad()
+    local y
+    mx.autograd.record(function()
+      y = mx.nd.LeakyReLU(xc, {act_type = 'rrelu'})
+      y:backward(mx.nd.ones(y.shape, {ctx = ctx}))
+    end, train)
+    return y:as_in_context(mx.cpu()), xc.grad:as_in_context(mx.cpu())
+  end
+  for _, train in ipairs({true, false}) do
+    local yc, gc = rrelu(mx.cpu(), train)
+    local yg, gg = rrelu(mx.gpu(0), train)
+    mx.test_utils.assert_almost_equal(yg, yc, {names = {'rrelu on gpu(0)', 'on cpu(0)'}})
+    mx.test_utils.assert_almost_equal(gg, gc, {names = {'its gradient on gpu(0)', 'on cpu(0)'}})
+  end
+end)
+
 test('a Module trains on the GPU step for step with the CPU', function()
   if no_gpu() then return end
   mx.random.seed(3)
