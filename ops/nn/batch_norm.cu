@@ -14,6 +14,7 @@
 #include "engine/base/cuda_utils.h"
 #include "engine/op/kernel_launch_cuda.cuh"
 #include "ops/nn/batch_norm-inl.h"
+#include "ops/nn/block_sum.cuh"
 
 namespace tessera::op {
 namespace {
@@ -22,19 +23,6 @@ constexpr int kThreads = 256;
 // Elements one block sums at least, and parts per channel at most.
 constexpr int64_t kPartElements = 16384;
 constexpr int64_t kMaxParts = 128;
-
-// The sum over the block of each thread's `v`, seen by every thread.
-__device__ double BlockSum(double v, double* buf) {
-  buf[threadIdx.x] = v;
-  __syncthreads();
-  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s) buf[threadIdx.x] += buf[threadIdx.x + s];
-    __syncthreads();
-  }
-  const double r = buf[0];
-  __syncthreads();
-  return r;
-}
 
 // Element e of channel c: (outer o, inner i) for e = o * inner + i.
 __device__ __forceinline__ int64_t At(const BnGeom& g, int64_t c, int64_t e) {

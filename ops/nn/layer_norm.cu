@@ -8,24 +8,13 @@
 
 #include "engine/base/cuda_utils.h"
 #include "engine/op/kernel_launch_cuda.cuh"
+#include "ops/nn/block_sum.cuh"
 #include "ops/nn/layer_norm-inl.h"
 
 namespace tessera::op {
 namespace {
 
 constexpr int kThreads = 256;
-
-__device__ double BlockSum(double v, double* buf) {
-  buf[threadIdx.x] = v;
-  __syncthreads();
-  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s) buf[threadIdx.x] += buf[threadIdx.x + s];
-    __syncthreads();
-  }
-  const double r = buf[0];
-  __syncthreads();
-  return r;
-}
 
 // Group gi's mean and standard deviation, seen by every thread of the block.
 template <typename T>
