@@ -7,32 +7,11 @@
 #include <vector>
 
 #include "ops/nn/nn_common.h"
+#include "ops/nn/sequence_ops-inl.h"
 
 namespace tessera::op {
 
-struct SequenceParam : Params<SequenceParam> {
-  bool use_sequence_length = false;
-  float value = 0.f;
-  int axis = 0;
-  static void Declare(ParamDecl<SequenceParam>& d) {
-    d.field("use_sequence_length", &SequenceParam::use_sequence_length)
-        .set_default(false)
-        .describe("Whether a second input, sequence_length (batch,), gives each row's length.");
-    d.field("value", &SequenceParam::value)
-        .set_default(0.f)
-        .describe("SequenceMask: the value written past each row's length.");
-    d.field("axis", &SequenceParam::axis)
-        .set_default(0)
-        .set_axis()
-        .describe("The time axis: the first (default) or the second (batch first).");
-  }
-};
-
 namespace {
-
-const SequenceParam& SeqParams(const NodeAttrs& attrs) {
-  return ParamsOf<SequenceParam>(attrs);
-}
 
 uint32_t SeqNumInputs(const NodeAttrs& attrs) {
   return SeqParams(attrs).use_sequence_length ? 2 : 1;
@@ -43,59 +22,9 @@ std::vector<std::string> SeqInputNames(const NodeAttrs& attrs) {
   return {"data"};
 }
 
-// Where element (t, n, k) of a (time, batch, rest) view lives.
-struct SeqGeom {
-  int64_t T = 0, N = 0, K = 1;
-  bool batch_first = false;
-  int64_t At(int64_t t, int64_t n) const { return (batch_first ? n * T + t : t * N + n) * K; }
-};
-
-int TimeAxis(const NodeAttrs& attrs, const Shape& data) {
-  const int axis = SeqParams(attrs).axis;
-  TS_CHECK(axis == 0 || axis == 1 || axis == -data.ndim() || axis == 1 - data.ndim())
-      << OpLabel(attrs) << ": axis must be the first or the second axis of data " << data;
-  return axis < 0 ? axis + data.ndim() : axis;
-}
-
-SeqGeom MakeSeqGeom(const NodeAttrs& attrs, const Shape& data) {
-  SeqGeom g;
-  g.batch_first = TimeAxis(attrs, data) == 1;
-  g.T = data[g.batch_first ? 1 : 0];
-  g.N = data[g.batch_first ? 0 : 1];
-  g.K = data.ProdRange(2, data.ndim());
-  return g;
-}
-
-// Each row's length: all T without the input; a length outside [min_len, T]
-// is an error naming the op and the row.
-std::vector<int64_t> SeqLengths(const NodeAttrs& attrs, const SeqGeom& g,
-                                const std::vector<TBlob>& in, size_t index, int64_t min_len) {
-  std::vector<int64_t> len(static_cast<size_t>(g.N), g.T);
-  if (!SeqParams(attrs).use_sequence_length) return len;
-  SwitchDType(
-      in[index].dtype(),
-      [&](auto tag) {
-        using L = typename decltype(tag)::type;
-        const L* p = in[index].dptr<L>();
-        for (int64_t n = 0; n < g.N; ++n) {
-          const double v = static_cast<double>(p[n]);
-          TS_CHECK(v >= static_cast<double>(min_len) && v <= static_cast<double>(g.T) &&
-                   v == static_cast<double>(static_cast<int64_t>(v)))
-              << OpLabel(attrs) << ": sequence_length[" << n << "] = " << v
-              << " is not a whole number in [" << min_len << ", " << g.T << "]";
-          len[static_cast<size_t>(n)] = static_cast<int64_t>(v);
-        }
-      },
-      "sequence_length");
-  return len;
-}
-
-template <typename T>
-void Put(OpReqType req, T* dst, T v) {
-  if (req == kAddTo)
-    *dst = static_cast<T>(static_cast<AccType<T>>(*dst) + static_cast<AccType<T>>(v));
-  else if (req != kNullOp)
-    *dst = v;
+// The GPU's copy of the lengths (the CPU reads them in place).
+std::vector<ResourceRequest> SeqTempSpace(const NodeAttrs&) {
+  return {ResourceRequest::kTempSpace};
 }
 
 bool SeqCheckData(const NodeAttrs& attrs, std::vector<Shape>* in) {
@@ -151,101 +80,6 @@ struct SeqGrad {
   }
 };
 
-// ---------------------------------------------------------- SequenceMask
-
-// out = data, with `value` past each row's length. The backward is the same
-// with value 0, on the output gradient.
-void MaskCompute(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob>& in,
-                 const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  const SeqGeom g = MakeSeqGeom(attrs, in[0].shape());
-  const std::vector<int64_t> len = SeqLengths(attrs, g, in, 1, 0);
-  const bool backward = attrs.op->name() != "SequenceMask";
-  SwitchDType(
-      in[0].dtype(),
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        const T fill = backward ? T(0) : static_cast<T>(SeqParams(attrs).value);
-        const T* x = in[0].dptr<T>();
-        T* y = out[0].dptr<T>();
-        for (int64_t t = 0; t < g.T; ++t)
-          for (int64_t n = 0; n < g.N; ++n) {
-            const bool live = t < len[static_cast<size_t>(n)];
-            const int64_t o = g.At(t, n);
-            for (int64_t k = 0; k < g.K; ++k) Put(req[0], y + o + k, live ? x[o + k] : fill);
-          }
-      },
-      OpLabel(attrs).c_str());
-}
-
-// ---------------------------------------------------------- SequenceLast
-
-// out[n] = data[len[n] - 1, n].
-void LastCompute(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob>& in,
-                 const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  const SeqGeom g = MakeSeqGeom(attrs, in[0].shape());
-  const std::vector<int64_t> len = SeqLengths(attrs, g, in, 1, 1);
-  SwitchDType(
-      in[0].dtype(),
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        const T* x = in[0].dptr<T>();
-        T* y = out[0].dptr<T>();
-        for (int64_t n = 0; n < g.N; ++n) {
-          const int64_t o = g.At(len[static_cast<size_t>(n)] - 1, n);
-          for (int64_t k = 0; k < g.K; ++k) Put(req[0], y + n * g.K + k, x[o + k]);
-        }
-      },
-      "SequenceLast");
-}
-
-// Inputs: ograd (batch, ...), data (for its shape), [lengths]. The gradient
-// is ograd at each row's last step and zero elsewhere.
-void LastBackward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob>& in,
-                  const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  const SeqGeom g = MakeSeqGeom(attrs, in[1].shape());
-  const std::vector<int64_t> len = SeqLengths(attrs, g, in, 2, 1);
-  SwitchDType(
-      in[0].dtype(),
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        const T* dy = in[0].dptr<T>();
-        T* dx = out[0].dptr<T>();
-        for (int64_t t = 0; t < g.T; ++t)
-          for (int64_t n = 0; n < g.N; ++n) {
-            const bool last = t == len[static_cast<size_t>(n)] - 1;
-            const int64_t o = g.At(t, n);
-            for (int64_t k = 0; k < g.K; ++k)
-              Put(req[0], dx + o + k, last ? dy[n * g.K + k] : T(0));
-          }
-      },
-      "_backward_SequenceLast");
-}
-
-// ---------------------------------------------------------- SequenceReverse
-
-// The first len[n] steps of row n reversed; the steps past it stay where
-// they are (MXNet's rule). Its own inverse, so the backward is the same map
-// on the output gradient.
-void ReverseCompute(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob>& in,
-                    const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  const SeqGeom g = MakeSeqGeom(attrs, in[0].shape());
-  const std::vector<int64_t> len = SeqLengths(attrs, g, in, 1, 0);
-  SwitchDType(
-      in[0].dtype(),
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        const T* x = in[0].dptr<T>();
-        T* y = out[0].dptr<T>();
-        for (int64_t t = 0; t < g.T; ++t)
-          for (int64_t n = 0; n < g.N; ++n) {
-            const int64_t l = len[static_cast<size_t>(n)];
-            const int64_t from = g.At(t < l ? l - 1 - t : t, n), to = g.At(t, n);
-            for (int64_t k = 0; k < g.K; ++k) Put(req[0], y + to + k, x[from + k]);
-          }
-      },
-      OpLabel(attrs).c_str());
-}
-
 bool ReverseShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
   if ((*in)[0].ndim() > 0) {
     TS_CHECK(TimeAxis(attrs, (*in)[0]) == 0)
@@ -288,7 +122,8 @@ nothing is masked. The gradient passes through the kept steps.)")
     .set_attr<FListInputNames>("FListInputNames", SeqInputNames)
     .set_attr<FInferShape>("FInferShape", SeqSameShape)
     .set_attr<FInferType>("FInferType", SeqType)
-    .set_attr<FCompute>(kFComputeCPU, MaskCompute)
+    .set_attr<FResourceRequest>("FResourceRequest", SeqTempSpace)
+    .set_attr<FCompute>(kFComputeCPU, MaskCompute<cpu>)
     .set_attr<FGradient>("FGradient", SeqGrad{"_backward_SequenceMask", false});
 
 TS_REGISTER_OP(_backward_SequenceMask)
@@ -299,7 +134,8 @@ TS_REGISTER_OP(_backward_SequenceMask)
     .set_attr<TIsBackward>("TIsBackward", true)
     .set_attr<FInferShape>("FInferShape", SeqSameShape)
     .set_attr<FInferType>("FInferType", BackwardType)
-    .set_attr<FCompute>(kFComputeCPU, MaskCompute);
+    .set_attr<FResourceRequest>("FResourceRequest", SeqTempSpace)
+    .set_attr<FCompute>(kFComputeCPU, MaskCompute<cpu>);
 
 TS_REGISTER_OP(SequenceLast)
     .describe(R"(The last step of each sequence, as MXNet: out[n] = data[len[n], n] (1-based
@@ -315,7 +151,8 @@ the output is (batch, ...).)")
     .set_attr<FListInputNames>("FListInputNames", SeqInputNames)
     .set_attr<FInferShape>("FInferShape", SeqLastShape)
     .set_attr<FInferType>("FInferType", SeqType)
-    .set_attr<FCompute>(kFComputeCPU, LastCompute)
+    .set_attr<FResourceRequest>("FResourceRequest", SeqTempSpace)
+    .set_attr<FCompute>(kFComputeCPU, LastCompute<cpu>)
     .set_attr<FGradient>("FGradient", SeqGrad{"_backward_SequenceLast", true});
 
 TS_REGISTER_OP(_backward_SequenceLast)
@@ -326,7 +163,8 @@ TS_REGISTER_OP(_backward_SequenceLast)
     .set_attr<TIsBackward>("TIsBackward", true)
     .set_attr<FInferShape>("FInferShape", LastBackwardShape)
     .set_attr<FInferType>("FInferType", BackwardType)
-    .set_attr<FCompute>(kFComputeCPU, LastBackward);
+    .set_attr<FResourceRequest>("FResourceRequest", SeqTempSpace)
+    .set_attr<FCompute>(kFComputeCPU, LastBackward<cpu>);
 
 TS_REGISTER_OP(SequenceReverse)
     .describe(R"(Reverses the first len[n] steps of each sequence, as MXNet; steps past a
@@ -341,7 +179,8 @@ in MXNet); without use_sequence_length every row is reversed whole.)")
     .set_attr<FListInputNames>("FListInputNames", SeqInputNames)
     .set_attr<FInferShape>("FInferShape", ReverseShape)
     .set_attr<FInferType>("FInferType", SeqType)
-    .set_attr<FCompute>(kFComputeCPU, ReverseCompute)
+    .set_attr<FResourceRequest>("FResourceRequest", SeqTempSpace)
+    .set_attr<FCompute>(kFComputeCPU, ReverseCompute<cpu>)
     .set_attr<FGradient>("FGradient", SeqGrad{"_backward_SequenceReverse", false});
 
 TS_REGISTER_OP(_backward_SequenceReverse)
@@ -352,6 +191,7 @@ TS_REGISTER_OP(_backward_SequenceReverse)
     .set_attr<TIsBackward>("TIsBackward", true)
     .set_attr<FInferShape>("FInferShape", ReverseShape)
     .set_attr<FInferType>("FInferType", BackwardType)
-    .set_attr<FCompute>(kFComputeCPU, ReverseCompute);
+    .set_attr<FResourceRequest>("FResourceRequest", SeqTempSpace)
+    .set_attr<FCompute>(kFComputeCPU, ReverseCompute<cpu>);
 
 }  // namespace tessera::op

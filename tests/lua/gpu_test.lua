@@ -252,6 +252,33 @@ test('LeakyReLU on the GPU matches the CPU, the slopes rrelu draws included', fu
   end
 end)
 
+test('SequenceMask, SequenceLast and SequenceReverse on the GPU match the CPU', function()
+  if no_gpu() then return end
+  local data, len = mx.sym.Variable('data'), mx.sym.Variable('len')
+  local lengths = mx.nd.array({3, 1, 4})
+  for _, op in ipairs({'SequenceMask', 'SequenceLast', 'SequenceReverse'}) do
+    for _, axis in ipairs({0, 1}) do
+      if not (op == 'SequenceReverse' and axis == 1) then
+        local shape = axis == 0 and {4, 3, 2} or {3, 4, 2}
+        for _, use in ipairs({false, true}) do
+          local args = {data = data, axis = axis + 1, use_sequence_length = use, value = -2,
+            name = 'seq'}
+          if op ~= 'SequenceMask' then args.value = nil end
+          if use then args.sequence_length = len end
+          local entry = {data = shape}
+          if use then entry.len = {3} end
+          local cpu, gpu = {ctx = mx.cpu(0), type_dict = {data = 'float64'}}, {ctx = mx.gpu(0)}
+          if use then cpu.type_dict.len = 'float64' end
+          for k, v in pairs(entry) do cpu[k], gpu[k] = v, v end
+          local ok, err = pcall(mx.test_utils.check_consistency, mx.sym[op](args), {cpu, gpu},
+            {arg_params = use and {len = lengths} or nil})
+          assert(ok, ('%s axis %d lengths %s: %s'):format(op, axis, tostring(use), tostring(err)))
+        end
+      end
+    end
+  end
+end)
+
 test('a Module trains on the GPU step for step with the CPU', function()
   if no_gpu() then return end
   mx.random.seed(3)
