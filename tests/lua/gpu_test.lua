@@ -279,6 +279,55 @@ test('SequenceMask, SequenceLast and SequenceReverse on the GPU match the CPU', 
   end
 end)
 
+test('a Gluon network trains on the GPU step for step with the CPU, hybridized or not', function()
+  if no_gpu() then return end
+  local gluon, nn = mx.gluon, mx.gluon.nn
+  local x = mx.nd.random.uniform(0, 1, {8, 3, 8, 8})
+  local y = mx.nd.array({0, 1, 2, 3, 0, 1, 2, 3})
+  local function make()
+    local net = nn.HybridSequential()
+    net:add(nn.Conv2D(6, 3, {padding = 1}), nn.BatchNorm(), nn.Activation('relu'),
+      nn.MaxPool2D(2, {strides = 2}), nn.Flatten(), nn.Dense(4))
+    return net
+  end
+  for _, hybrid in ipairs({false, true}) do
+    mx.random.seed(7)
+    local nets, params, start = {}, {}, nil
+    for i, ctx in ipairs({mx.cpu(), mx.gpu(0)}) do
+      local net = make()
+      net:initialize(mx.init.Xavier(), mx.cpu())
+      net(x)  -- the shapes, then the same values on both
+      if i == 2 then  -- the CPU network's initial values, in the same order
+        local mine = net:collect_params():values()
+        for k, a in ipairs(start) do mine[k]:set_data(a) end
+        net:collect_params():reset_ctx(ctx)
+      else
+        start = {}
+        for _, p in ipairs(net:collect_params():values()) do start[#start + 1] = p:data():copy() end
+      end
+      if hybrid then net:hybridize() end
+      local trainer = gluon.Trainer(net:collect_params(), 'sgd',
+        {learning_rate = 0.1, momentum = 0.9})
+      local loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+      local xc, yc = x:as_in_context(ctx), y:as_in_context(ctx)
+      for _ = 1, 3 do
+        local loss = mx.autograd.record(function() return loss_fn(net(xc), yc) end)
+        loss:backward()
+        trainer:step(8)
+      end
+      nets[i] = net
+      params[i] = {}
+      for _, p in ipairs(net:collect_params():values()) do
+        params[i][#params[i] + 1] = p:data():as_in_context(mx.cpu())
+      end
+    end
+    for k, a in ipairs(params[1]) do
+      mx.test_utils.assert_almost_equal(params[2][k], a, {rtol = 1e-3, atol = 1e-4,
+        names = {('parameter %d on gpu(0) (hybrid %s)'):format(k, tostring(hybrid)), 'on cpu(0)'}})
+    end
+  end
+end)
+
 test('a Module trains on the GPU step for step with the CPU', function()
   if no_gpu() then return end
   mx.random.seed(3)
