@@ -4,12 +4,18 @@
 #include <cmath>
 #include <vector>
 
+#include "ops/nn/loss_binary_op-inl.h"
 #include "ops/nn/nn_common.h"
 #include "ops/nn/softmax_output-inl.h"
 
 namespace tessera::op {
 
 namespace {
+
+// The GPU's probabilities and labels (the CPU works a row at a time).
+std::vector<ResourceRequest> XentTempSpace(const NodeAttrs&) {
+  return {ResourceRequest::kTempSpace};
+}
 
 bool SoftmaxCrossEntropyShape(const NodeAttrs& attrs, std::vector<Shape>* in,
                               std::vector<Shape>* out) {
@@ -29,16 +35,6 @@ bool SoftmaxCrossEntropyShape(const NodeAttrs& attrs, std::vector<Shape>* in,
       << " differ in the batch size (axis 0)";
   AssignShape(attrs, in, 1, Shape{d[0]}, "input");
   return AllKnown(*in);
-}
-
-// The row's label as a class index; an error when outside [0, k).
-template <typename T>
-int64_t LabelIndex(const NodeAttrs& attrs, const T* label, int64_t r, int64_t k) {
-  const double v = static_cast<double>(static_cast<AccType<T>>(label[r]));
-  const int64_t c = static_cast<int64_t>(v);
-  TS_CHECK(v >= 0 && c < k) << OpLabel(attrs) << ": label " << v << " of row " << r
-                            << " is outside [0, " << k << ")";
-  return c;
 }
 
 void SoftmaxCrossEntropyForward(const NodeAttrs& attrs, const OpContext& ctx,
@@ -127,6 +123,7 @@ softmax_cross_entropy(data, label) = -log(0.6652) - log(0.9796) = 0.4282.)")
     .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"data", "label"}))
     .set_attr<FInferShape>("FInferShape", SoftmaxCrossEntropyShape)
     .set_attr<FInferType>("FInferType", FloatSameType)
+    .set_attr<FResourceRequest>("FResourceRequest", XentTempSpace)
     .set_attr<FCompute>(kFComputeCPU, SoftmaxCrossEntropyForward)
     .set_attr<FGradient>("FGradient", ElemwiseGradUseIn{"_backward_softmax_cross_entropy"});
 
@@ -139,6 +136,7 @@ TS_REGISTER_OP(_backward_softmax_cross_entropy)
     .set_attr<TIsBackward>("TIsBackward", true)
     .set_attr<FInferShape>("FInferShape", SoftmaxCrossEntropyBackwardShape)
     .set_attr<FInferType>("FInferType", FloatSameType)
+    .set_attr<FResourceRequest>("FResourceRequest", XentTempSpace)
     .set_attr<FCompute>(kFComputeCPU, SoftmaxCrossEntropyBackward);
 
 }  // namespace tessera::op

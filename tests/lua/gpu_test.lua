@@ -328,6 +328,20 @@ test('a Gluon network trains on the GPU step for step with the CPU, hybridized o
   end
 end)
 
+test('softmax_cross_entropy on the GPU matches the CPU; a bad label is an error', function()
+  if no_gpu() then return end
+  local net = mx.sym.softmax_cross_entropy{data = mx.sym.Variable('data'),
+    label = mx.sym.Variable('label')}
+  mx.test_utils.check_consistency(net, {
+    {ctx = mx.cpu(0), data = {5, 7}, label = {5}, type_dict = {data = 'float64', label = 'float64'}},
+    {ctx = mx.gpu(0), data = {5, 7}, label = {5}},
+  }, {arg_params = {label = mx.nd.array({0, 6, 3, 3, 1})}})
+  local x = mx.nd.ones({2, 3}, {ctx = mx.gpu(0)})
+  assert_error(function()
+    mx.nd.softmax_cross_entropy(x, mx.nd.array({1, 3}, {ctx = mx.gpu(0)})):wait_to_read()
+  end, 'row 1')
+end)
+
 test('a Module trains on the GPU step for step with the CPU', function()
   if no_gpu() then return end
   mx.random.seed(3)
