@@ -342,6 +342,19 @@ test('softmax_cross_entropy on the GPU matches the CPU; a bad label is an error'
   end, 'row 1')
 end)
 
+test('Pad on the GPU matches the CPU in every mode', function()
+  if no_gpu() then return end
+  for _, mode in ipairs({'constant', 'edge', 'reflect'}) do
+    local net = mx.sym.Pad{data = mx.sym.Variable('data'), mode = mode, constant_value = 0.5,
+      pad_width = {0, 0, 1, 0, 2, 1, 1, 2}}
+    local ok, err = pcall(mx.test_utils.check_consistency, net, {
+      {ctx = mx.cpu(0), data = {2, 2, 4, 3}, type_dict = {data = 'float64'}},
+      {ctx = mx.gpu(0), data = {2, 2, 4, 3}},
+    })
+    assert(ok, mode .. ': ' .. tostring(err))
+  end
+end)
+
 test('a Module trains on the GPU step for step with the CPU', function()
   if no_gpu() then return end
   mx.random.seed(3)
