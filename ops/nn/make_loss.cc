@@ -4,67 +4,12 @@
 // symbol can be used as a loss.
 #include <vector>
 
+#include "ops/nn/make_loss-inl.h"
 #include "ops/nn/nn_common.h"
 
 namespace tessera::op {
 
-namespace makeloss {
-enum Normalization { kNull, kBatch, kValid };
-}  // namespace makeloss
-
-struct MakeLossParam : Params<MakeLossParam> {
-  float grad_scale = 1.f, valid_thresh = 0.f;
-  int normalization = makeloss::kNull;
-  static void Declare(ParamDecl<MakeLossParam>& d) {
-    d.field("grad_scale", &MakeLossParam::grad_scale)
-        .set_default(1.f)
-        .describe("The gradient the backward gives every element (before normalization).");
-    d.field("valid_thresh", &MakeLossParam::valid_thresh)
-        .set_default(0.f)
-        .describe(
-            "With normalization='valid', only elements whose value is above this are "
-            "counted.");
-    d.field("normalization", &MakeLossParam::normalization)
-        .set_default(makeloss::kNull)
-        .add_enum("null", makeloss::kNull)
-        .add_enum("batch", makeloss::kBatch)
-        .add_enum("valid", makeloss::kValid)
-        .describe(
-            "'null': the gradient is grad_scale; 'batch': grad_scale / batch size (the first "
-            "axis); 'valid': grad_scale / max(1, the number of elements above valid_thresh), "
-            "for every element.");
-  }
-};
-
 namespace {
-
-template <int req>
-struct copy_kernel {
-  template <typename T>
-  TS_XINLINE static void Map(int64_t i, T* out, const T* in) {
-    AssignReq<req>(out[i], in[i]);
-  }
-};
-
-void IdentityForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                     const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  if (req[0] == kWriteInplace || req[0] == kNullOp) return;
-  if (req[0] == kWriteTo && in[0].dptr_ == out[0].dptr_) return;
-  SwitchDType(
-      out[0].dtype(),
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        SwitchReq(req[0], [&](auto r) {
-          if constexpr (std::is_same_v<T, bool> && r.value == kAddTo) {
-            TS_THROW << OpLabel(attrs) << ": cannot add into a bool array";
-          } else {
-            Kernel<copy_kernel<r.value>, cpu>::Launch(ctx.run_ctx, out[0].Size(), out[0].dptr<T>(),
-                                                      in[0].dptr<T>());
-          }
-        });
-      },
-      attrs.op->name().c_str());
-}
 
 template <int req>
 struct make_loss_grad {
@@ -128,7 +73,7 @@ Example: with y = BlockGrad(x) * x, dy/dx = x (not 2x).)")
     .set_attr<FInferShape>("FInferShape", ElemwiseShape<1, 1>)
     .set_attr<FInferType>("FInferType", ElemwiseType<1, 1>)
     .set_attr<FInplaceOption>("FInplaceOption", InplaceFirstInput)
-    .set_attr<FCompute>(kFComputeCPU, IdentityForward)
+    .set_attr<FCompute>(kFComputeCPU, IdentityForward<cpu>)
     .set_attr<FGradient>("FGradient", [](const NodePtr& n, const std::vector<NodeEntry>&) {
       return MakeZeroGradNodes(n);
     });
@@ -151,7 +96,7 @@ Example: MakeLoss(x, grad_scale=2, normalization='batch') for x of shape
     .set_attr<FInferShape>("FInferShape", ElemwiseShape<1, 1>)
     .set_attr<FInferType>("FInferType", FloatType)
     .set_attr<FInplaceOption>("FInplaceOption", InplaceFirstInput)
-    .set_attr<FCompute>(kFComputeCPU, IdentityForward)
+    .set_attr<FCompute>(kFComputeCPU, IdentityForward<cpu>)
     .set_attr<FGradient>("FGradient", MakeLossGrad);
 
 TS_REGISTER_OP(_backward_MakeLoss)
@@ -162,6 +107,10 @@ TS_REGISTER_OP(_backward_MakeLoss)
     .set_attr<TIsBackward>("TIsBackward", true)
     .set_attr<FInferShape>("FInferShape", ElemwiseShape<1, 1>)
     .set_attr<FInferType>("FInferType", ElemwiseType<1, 1>)
+    .set_attr<FResourceRequest>("FResourceRequest",  // the GPU's count of valid elements
+                                [](const NodeAttrs&) {
+                                  return std::vector<ResourceRequest>{ResourceRequest::kTempSpace};
+                                })
     .set_attr<FCompute>(kFComputeCPU, MakeLossBackward);
 
 }  // namespace tessera::op

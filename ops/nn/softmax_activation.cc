@@ -5,36 +5,12 @@
 #include "engine/op/node.h"
 #include "engine/op/op.h"
 #include "ops/nn/nn_common.h"
+#include "ops/nn/softmax_activation-inl.h"
 #include "ops/tensor/softmax_op-inl.h"
 
 namespace tessera::op {
 
 namespace {
-
-enum SoftmaxActivationMode { kInstance = 0, kChannel = 1 };
-
-struct SoftmaxActivationParam : Params<SoftmaxActivationParam> {
-  int mode = kInstance;
-  static void Declare(ParamDecl<SoftmaxActivationParam>& d) {
-    d.field("mode", &SoftmaxActivationParam::mode)
-        .set_default(kInstance)
-        .add_enum("instance", kInstance)
-        .add_enum("channel", kChannel)
-        .describe(
-            "Specifies how to compute the softmax. If set to ``instance``, it computes softmax "
-            "for each instance. If set to ``channel``, It computes cross channel softmax for "
-            "each position of each instance.");
-  }
-};
-
-// instance: the data as MXNet's FlatTo2D (rest, last), softmax along the
-// last axis; channel: (n, c, rest) along axis 1.
-SoftmaxGeom ActivationGeom(const Shape& s, const SoftmaxActivationParam& p) {
-  const int64_t size = s.Size();
-  if (size == 0) return {0, 1, 1};
-  if (p.mode == kChannel) return {s[0], s[1], size / s[0] / s[1]};
-  return {size / s[s.ndim() - 1], s[s.ndim() - 1], 1};
-}
 
 bool SoftmaxActivationShape(const NodeAttrs& attrs, std::vector<Shape>* in,
                             std::vector<Shape>* out) {
@@ -45,30 +21,6 @@ bool SoftmaxActivationShape(const NodeAttrs& attrs, std::vector<Shape>* in,
                             << ": mode='channel' needs data with at least 3 dimensions, got " << s;
   }
   return ok;
-}
-
-void SoftmaxActivationForward(const NodeAttrs& attrs, const OpContext& ctx,
-                              const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
-                              const std::vector<TBlob>& out) {
-  if (req[0] == kNullOp || in[0].shape().Size() == 0) return;
-  const SoftmaxGeom g = ActivationGeom(in[0].shape(), ParamsOf<SoftmaxActivationParam>(attrs));
-  SwitchFloatDType(in[0].dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    RunSoftmax<false>(cpu{}, ctx, g, in[0].dptr<T>(), out[0].dptr<T>(), 1.0, req[0]);
-  });
-}
-
-// Inputs: ograd, out.
-void SoftmaxActivationBackward(const NodeAttrs& attrs, const OpContext& ctx,
-                               const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
-                               const std::vector<TBlob>& out) {
-  if (req[0] == kNullOp || in[1].shape().Size() == 0) return;
-  const SoftmaxGeom g = ActivationGeom(in[1].shape(), ParamsOf<SoftmaxActivationParam>(attrs));
-  SwitchFloatDType(in[0].dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    RunSoftmaxGrad<false>(cpu{}, ctx, g, in[0].dptr<T>(), in[1].dptr<T>(), out[0].dptr<T>(), 1.0,
-                          req[0]);
-  });
 }
 
 }  // namespace
@@ -94,7 +46,7 @@ Example: SoftmaxActivation([[1, 2, 3]]) = [[0.0900, 0.2447, 0.6652]].)")
                               [](const NodeAttrs&) {
                                 return std::vector<std::pair<int, int>>{{0, 0}};
                               })
-    .set_attr<FCompute>(kFComputeCPU, SoftmaxActivationForward)
+    .set_attr<FCompute>(kFComputeCPU, SoftmaxActivationForward<cpu>)
     .set_attr<FGradient>("FGradient", ElemwiseGradUseOut{"_backward_SoftmaxActivation"});
 
 TS_REGISTER_OP(_backward_SoftmaxActivation)
@@ -111,6 +63,6 @@ TS_REGISTER_OP(_backward_SoftmaxActivation)
                               [](const NodeAttrs&) {
                                 return std::vector<std::pair<int, int>>{{0, 0}};
                               })
-    .set_attr<FCompute>(kFComputeCPU, SoftmaxActivationBackward);
+    .set_attr<FCompute>(kFComputeCPU, SoftmaxActivationBackward<cpu>);
 
 }  // namespace tessera::op

@@ -355,6 +355,26 @@ test('Pad on the GPU matches the CPU in every mode', function()
   end
 end)
 
+test('BlockGrad, MakeLoss and SoftmaxActivation on the GPU match the CPU', function()
+  if no_gpu() then return end
+  local data = mx.sym.Variable('data')
+  local nets = {
+    mx.sym.BlockGrad{data = data} * data,
+    mx.sym.MakeLoss{data = data, grad_scale = 2},
+    mx.sym.MakeLoss{data = data, normalization = 'batch'},
+    mx.sym.MakeLoss{data = data, normalization = 'valid', valid_thresh = 0.1},
+    mx.sym.SoftmaxActivation{data = data},
+    mx.sym.SoftmaxActivation{data = data, mode = 'channel'},
+  }
+  for i, net in ipairs(nets) do
+    local ok, err = pcall(mx.test_utils.check_consistency, net, {
+      {ctx = mx.cpu(0), data = {3, 4, 5}, type_dict = {data = 'float64'}},
+      {ctx = mx.gpu(0), data = {3, 4, 5}},
+    })
+    assert(ok, ('net %d: %s'):format(i, tostring(err)))
+  end
+end)
+
 test('a Module trains on the GPU step for step with the CPU', function()
   if no_gpu() then return end
   mx.random.seed(3)
