@@ -5,6 +5,7 @@
 
 #include "engine/base/env.h"
 #include "engine/base/error.h"
+#include "engine/scheduler/gpu_completion.h"
 #include "engine/scheduler/naive_engine.h"
 #include "engine/scheduler/profiler.h"
 #include "engine/scheduler/threaded_engine.h"
@@ -46,6 +47,7 @@ EngineOptions EngineOptions::FromEnv() {
   o.cpu_copy_workers = static_cast<int>(EnvInt("TESSERA_CPU_COPY_NTHREADS", o.cpu_copy_workers));
   o.gpu_workers = static_cast<int>(EnvInt("TESSERA_GPU_WORKER_NTHREADS", o.gpu_workers));
   o.gpu_copy_workers = static_cast<int>(EnvInt("TESSERA_GPU_COPY_NTHREADS", o.gpu_copy_workers));
+  o.gpu_sync_each_op = EnvInt("TESSERA_GPU_SYNC_EACH_OP", 0) != 0;
   o.max_inflight = EnvInt("TESSERA_ENGINE_MAX_INFLIGHT", o.max_inflight);
   o.max_inflight_bytes = EnvInt("TESSERA_ENGINE_MAX_INFLIGHT_BYTES", o.max_inflight_bytes);
   TS_CHECK(o.max_inflight >= 0 && o.max_inflight_bytes >= 0)
@@ -99,7 +101,12 @@ uint64_t Engine::VarVersion(VarHandle var) {
 bool Engine::IsSettled(VarHandle var, WaitMode mode) {
   TS_CHECK(var != nullptr) << "IsSettled: null variable";
   ErrorRef err;
-  return var->Settled(mode == WaitMode::kWrite, &err) && !err;
+  if (!var->Settled(mode == WaitMode::kWrite, &err) || err) return false;
+  try {
+    return GpuWorkFinished(var);
+  } catch (...) {
+    return false;  // the wait that follows reports CUDA's error
+  }
 }
 
 }  // namespace tessera::engine

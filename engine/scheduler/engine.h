@@ -216,6 +216,10 @@ struct EngineOptions {
   int cpu_copy_workers = 1;
   int gpu_workers = 2;  // per GPU, each with its own stream
   int gpu_copy_workers = 1;
+  // A GPU op completes once its kernels are queued, an event behind them
+  // (gpu_completion.h); TESSERA_GPU_SYNC_EACH_OP=1 makes each wait for its
+  // stream instead, as CUDA_LAUNCH_BLOCKING localises a failing kernel.
+  bool gpu_sync_each_op = false;
   // The run-ahead bound (SetMaxInflight): TESSERA_ENGINE_MAX_INFLIGHT ops
   // and TESSERA_ENGINE_MAX_INFLIGHT_BYTES; 0 turns either off.
   int64_t max_inflight = kDefaultMaxInflight;

@@ -1,9 +1,11 @@
 #include "engine/scheduler/engine_base.h"
 
 #include <algorithm>
+#include <bit>
 
 #include "engine/base/error.h"
 #include "engine/base/thread_state.h"
+#include "engine/scheduler/gpu_completion.h"
 #include "engine/scheduler/gpu_streams.h"
 #include "engine/scheduler/hold.h"
 #include "engine/scheduler/object_pool.h"
@@ -382,19 +384,14 @@ void EngineBase::Execute(OprBlock* blk, const RunContext& rctx, const char* lane
                  op->prop == FnProperty::kAsync)
             << run.ctx.ToString() << ": the " << lane
             << " worker running this op has no CUDA stream (making it failed; see the log)";
+        // A deleted variable's memory may go to any stream or to the host next.
+        WaitForQueuedGpuWork(op->vars.reads(), op->vars.writes(),
+                             op->prop == FnProperty::kDeleteVar ? nullptr : run.stream);
         if (op->sync_fn()) op->sync_fn()(run);
       } catch (...) {
         err = MakeErrorRecord(std::current_exception(), op->name);
       }
-      // After a throw too: what the op queued before it failed must finish
-      // before its variables are released and its inputs perhaps freed.
-      if (run.ctx.is_gpu() && run.stream) {
-        try {
-          GpuStreams()->sync(run.stream);
-        } catch (...) {
-          if (!err) err = MakeErrorRecord(std::current_exception(), op->name);
-        }
-      }
+      if (run.ctx.is_gpu() && run.stream) EndOnStream(op, run, profiling, &err);
     }
     if (profiling)
       prof->RecordOp(op->name, blk->ctx, lane, blk->thread, blk->begin_ns, Profiler::NowNs());
@@ -406,6 +403,8 @@ void EngineBase::Execute(OprBlock* blk, const RunContext& rctx, const char* lane
     const OprBlock* saved = tls_running_async;
     tls_running_async = blk;
     try {
+      // Waiters (always_run) hand the GPU's work to the thread that waits.
+      if (!op->always_run) WaitForQueuedGpuWork(op->vars.reads(), op->vars.writes(), nullptr);
       op->async_fn()(run, CallbackOnComplete(&EngineBase::OnAsyncDone, this, blk));
     } catch (...) {
       tls_running_async = saved;
@@ -415,6 +414,29 @@ void EngineBase::Execute(OprBlock* blk, const RunContext& rctx, const char* lane
     const bool ended_here = tls_running_async == nullptr;  // see OnAsyncDone
     tls_running_async = saved;
     if (ended_here) ObjectPool<OprBlock>::Delete(blk);
+  }
+}
+
+bool EngineBase::CompletesOnEvent(const Opr* op, bool profiling) const {
+  // Profiled ops wait for their streams, so that their times are the kernels'.
+  const GpuStreamOps* ops = GpuStreams();
+  return gpu_event_completion_ && !profiling && ops && ops->record &&
+         (op->prop == FnProperty::kNormal || op->prop == FnProperty::kGPUPrioritized);
+}
+
+void EngineBase::EndOnStream(const Opr* op, const RunContext& run, bool profiling, ErrorRef* err) {
+  try {
+    if (!*err && CompletesOnEvent(op, profiling)) {
+      MarkQueuedGpuWork(op->vars.reads(), op->vars.writes(), run.stream);
+      gpu_devices_queued_.fetch_or(uint64_t{1} << (run.ctx.dev_id & 63), std::memory_order_relaxed);
+      return;
+    }
+    // After a throw too: what the op queued before it failed must finish
+    // before its variables are released and its inputs perhaps freed.
+    GpuStreams()->sync(run.stream);
+    ClearQueuedGpuWork(op->vars.writes());
+  } catch (...) {
+    if (!*err) *err = MakeErrorRecord(std::current_exception(), op->name);
   }
 }
 
@@ -506,6 +528,7 @@ bool EngineBase::TryRunNowImpl(void (*call)(void*), void* fn, VarList const_vars
   }
   ErrorRef err;
   try {
+    WaitForQueuedGpuWork({reads, n_reads}, {writes, n_writes}, nullptr);
     call(fn);
   } catch (...) {
     err = MakeErrorRecord(std::current_exception(), name ? name : "unnamed");
@@ -537,6 +560,7 @@ void EngineBase::WaitForVar(VarHandle var, WaitMode mode) {
   // Fast path: nothing pending, as when a result was computed long ago.
   if (ErrorRef err; var->Settled(mode == WaitMode::kWrite, &err)) {
     RethrowPoison(err);
+    HostWaitForGpuWork(var);
     return;
   }
   struct State {
@@ -564,6 +588,7 @@ void EngineBase::WaitForVar(VarHandle var, WaitMode mode) {
   SubmitNew(op, Context::CPU(), 0);
   BlockUntil(st.done);
   RethrowPoison(st.error);
+  HostWaitForGpuWork(var);
 }
 
 void EngineBase::NotifyWhenSettled(VarList vars, std::function<void(std::exception_ptr)> fn,
@@ -577,6 +602,13 @@ void EngineBase::NotifyWhenSettled(VarList vars, std::function<void(std::excepti
   op->always_run = true;
   op->SetAsync([fn = std::move(fn), op = op.get(), read](RunContext, CallbackOnComplete done) {
     std::exception_ptr error;
+    // The notice says the values are there: the GPU's work too. This may
+    // hold the thread that granted the waiter (a GPU worker) for as long.
+    try {
+      WaitForQueuedGpuWork(op->vars.reads(), op->vars.writes(), nullptr);
+    } catch (...) {
+      error = std::current_exception();
+    }
     for (VarHandle v : read ? op->vars.reads() : op->vars.writes()) {
       ErrorRef e = v->error;
       if (!error && e) {
@@ -598,6 +630,15 @@ void EngineBase::WaitForAll() {
   if (const Opr* op = tls_current_op)
     TS_THROW << "WaitForAll inside engine op '" << op->name << "' would wait for the op itself";
   ParkWaiter([&] { return Pending() == 0; }, /*for_room=*/false);
+  std::exception_ptr device_error;
+  for (uint64_t devs = gpu_devices_queued_.load(std::memory_order_relaxed); devs;
+       devs &= devs - 1) {
+    try {
+      GpuStreams()->device_sync(std::countr_zero(devs));
+    } catch (...) {
+      if (!device_error) device_error = std::current_exception();
+    }
+  }
   std::vector<ErrorRef> unreported;
   {
     std::lock_guard<std::mutex> lock(error_mu_);
@@ -606,6 +647,7 @@ void EngineBase::WaitForAll() {
     errors_.clear();
   }
   if (!unreported.empty()) unreported.front()->Rethrow(unreported.size() - 1);
+  if (device_error) std::rethrow_exception(device_error);
 }
 
 void EngineBase::WaitForRoom(size_t bytes) {

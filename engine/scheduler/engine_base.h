@@ -69,6 +69,13 @@ class EngineBase : public Engine {
   // Runs the op (or skips it when an input is poisoned) and, for sync ops,
   // completes it. `lane` labels the profiler event.
   void Execute(OprBlock* blk, const RunContext& rctx, const char* lane);
+  // Ends a GPU op's run on its stream: records an event behind its work when
+  // it completes on one, else waits for the stream (sets *err on failure).
+  void EndOnStream(const Opr* op, const RunContext& run, bool profiling, ErrorRef* err);
+  bool CompletesOnEvent(const Opr* op, bool profiling) const;
+  // Set once by the threaded engine's constructor (gpu_completion.h); the
+  // naive engine waits for the stream after every op.
+  void SetGpuEventCompletion(bool on) { gpu_event_completion_ = on; }
   // `free_block` false: the caller frees `blk` (an async function that ended
   // itself is still running from it).
   void Complete(OprBlock* blk, ErrorRef err, bool new_error, bool free_block = true);
@@ -152,6 +159,10 @@ class EngineBase : public Engine {
   void WakeWaiters();
 
   int op_threads_ = 1;
+  bool gpu_event_completion_ = false;
+  // GPUs whose streams hold work queued by ops that completed on events
+  // (bit i: gpu(i)): WaitForAll waits for them.
+  std::atomic<uint64_t> gpu_devices_queued_{0};
   std::mutex wait_mu_;
   // WaitForAll and run-ahead waiters: a parked thread, or one that serves
   // while it waits (Engine::ThreadBlocking).

@@ -13,6 +13,16 @@ struct GpuStreamOps {
   void* (*create)(int dev_id);    // makes dev_id current on this thread, returns a new stream
   void (*sync)(void* stream);     // waits for the stream; throws tessera::Error on a CUDA error
   void (*destroy)(void* stream);  // must not throw
+  // Completion through events (gpu_fence.h); a table without `record` makes
+  // every GPU op wait for its stream instead. The events `record` returns
+  // stay valid for the process: each thread recycles its own ring of them,
+  // so an old event may stand for a later point of the same stream (a wait
+  // on it waits longer, never less).
+  void* (*record)(void* stream);                   // an event after the work queued on stream
+  void (*stream_wait)(void* stream, void* event);  // stream's later work waits for the event
+  void (*event_sync)(void* event);  // the host waits; throws tessera::Error on a CUDA error
+  bool (*event_done)(void* event);  // whether it has passed; throws as event_sync
+  void (*device_sync)(int dev_id);  // the host waits for all of the device's streams
 };
 
 const GpuStreamOps* GpuStreams();

@@ -1,5 +1,9 @@
 #include <cuda_runtime.h>
 
+#include <memory>
+#include <mutex>
+#include <vector>
+
 #include "engine/base/context.h"
 #include "engine/base/cuda_utils.h"
 #include "engine/scheduler/gpu_streams.h"
@@ -50,7 +54,59 @@ void Destroy(void* stream) {
     cudaGetLastError();  // at exit the runtime may be gone; later calls must not see it
 }
 
-const GpuStreamOps kOps{&NumGPUs, &SetDevice, &Create, &Sync, &Destroy};
+// Each thread records on its own stream only, so its ring needs no lock.
+// Rings are never freed: a variable may name an event of a thread that has
+// ended (kept reachable here, not leaked).
+constexpr size_t kRingEvents = 1024;
+struct EventRing {
+  cudaEvent_t events[kRingEvents] = {};
+  size_t next = 0;
+};
+
+EventRing* ThisThreadsRing() {
+  thread_local EventRing* ring = nullptr;
+  if (!ring) {
+    static std::mutex mu;
+    static std::vector<std::unique_ptr<EventRing>> all;
+    std::lock_guard<std::mutex> lock(mu);
+    ring = all.emplace_back(std::make_unique<EventRing>()).get();
+  }
+  return ring;
+}
+
+void* Record(void* stream) {
+  EventRing* ring = ThisThreadsRing();
+  cudaEvent_t& e = ring->events[ring->next++ % kRingEvents];
+  if (!e) TS_CUDA_CALL(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  TS_CUDA_CALL(cudaEventRecord(e, static_cast<cudaStream_t>(stream)));
+  return e;
+}
+
+void StreamWait(void* stream, void* event) {
+  TS_CUDA_CALL(
+      cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), static_cast<cudaEvent_t>(event), 0));
+}
+
+void EventSync(void* event) {
+  TS_CUDA_CALL(cudaEventSynchronize(static_cast<cudaEvent_t>(event)));
+}
+
+bool EventDone(void* event) {
+  const cudaError_t err = cudaEventQuery(static_cast<cudaEvent_t>(event));
+  if (err == cudaErrorNotReady) return false;
+  TS_CUDA_CALL(err);
+  return true;
+}
+
+void DeviceSync(int dev_id) {
+  const int prev = SetDevice(dev_id);
+  const cudaError_t err = cudaDeviceSynchronize();
+  SetDevice(prev);
+  TS_CUDA_CALL(err);
+}
+
+const GpuStreamOps kOps{&NumGPUs, &SetDevice,  &Create,    &Sync,      &Destroy,
+                        &Record,  &StreamWait, &EventSync, &EventDone, &DeviceSync};
 
 }  // namespace
 

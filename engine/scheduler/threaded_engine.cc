@@ -23,6 +23,7 @@ const char* const kLaneNames[] = {"compute", "priority", "copy"};
 
 ThreadedEngine::ThreadedEngine(const EngineOptions& opts) : opts_(opts) {
   SetMaxInflight(opts.max_inflight, opts.max_inflight_bytes);
+  SetGpuEventCompletion(!opts.gpu_sync_each_op);
   const int cores = UsableCores();
   SetOpThreads(opts.op_threads > 0 ? opts.op_threads
                                    : std::max(1, cores / std::max(1, opts.cpu_workers)));

@@ -20,6 +20,7 @@
 #include "engine/base/error.h"
 #include "engine/base/spin_lock.h"
 #include "engine/scheduler/error_record.h"
+#include "engine/scheduler/gpu_fence.h"
 
 namespace tessera::engine {
 
@@ -114,6 +115,11 @@ class alignas(64) Var {
   // only under both locks, as tail_ does.
   Entry* first_write_ = nullptr;
   bool write_granted_ = false;
+
+ public:
+  // GPU work queued for the variable and not yet seen finished: used by the
+  // ops holding it and by host waits, on a line of its own.
+  alignas(64) GpuFence fence;
 };
 
 // ---- implementation of the templates ---------------------------------------

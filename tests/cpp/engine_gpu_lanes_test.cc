@@ -60,7 +60,9 @@ void FakeSync(void* stream) {
 void FakeDestroy(void* stream) {
   delete static_cast<FakeStream*>(stream);
 }
-const GpuStreamOps kFakeOps{&FakeNumGpus, &FakeSetDevice, &FakeCreate, &FakeSync, &FakeDestroy};
+// No events: each op waits for its stream (completion on events: engine_gpu_events_test.cc).
+const GpuStreamOps kFakeOps{&FakeNumGpus, &FakeSetDevice, &FakeCreate, &FakeSync, &FakeDestroy,
+                            nullptr,      nullptr,        nullptr,     nullptr,   nullptr};
 
 // Installs the fake streams for the scope of a test; engines made inside it
 // must be gone before it ends.

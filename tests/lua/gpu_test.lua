@@ -429,3 +429,35 @@ test('an op with no GPU kernel is an error naming it, never a silent copy', func
     assert(tostring(err):find('topk') and tostring(err):lower():find('gpu'), tostring(err))
   end
 end)
+
+-- GPU ops complete once their kernels are queued (docs/engine.md): chains of
+-- dependent ops across both compute streams, host reads in the middle, and
+-- arrays freed (their memory back in the pool) while kernels behind them may
+-- still run, all must give what the CPU gives.
+test('long chains of queued GPU work, freed arrays and host reads match the CPU', function()
+  if no_gpu() then return end
+  local function run(ctx)
+    mx.random.seed(7)
+    local a = mx.nd.random.uniform(-1, 1, {256, 256}):as_in_context(ctx)
+    local acc = mx.nd.zeros({256, 256}, {ctx = ctx})
+    local sums = {}
+    for i = 1, 60 do
+      local t = mx.nd.dot(a, a * (1 / i)) + i   -- temporaries freed by the GC
+      acc = acc * 0.5 + mx.nd.tanh(t)
+      if i % 15 == 0 then
+        sums[#sums + 1] = acc:sum():asscalar()   -- a host read mid-chain
+        collectgarbage()
+      end
+    end
+    local big = mx.nd.ones({4096, 1024}, {ctx = ctx})
+    for _ = 1, 20 do big = big * 1.01 end         -- each step frees the last
+    sums[#sums + 1] = big:mean():asscalar()
+    return sums, acc:copyto(mx.cpu()):totable()
+  end
+  local gs, gacc = run(mx.gpu(0))
+  local cs, cacc = run(mx.cpu())
+  mx.test_utils.assert_almost_equal(gs, cs, {rtol = 1e-3, atol = 1e-3,
+    names = {'sums on gpu(0)', 'on cpu(0)'}})
+  mx.test_utils.assert_almost_equal(mx.nd.array(gacc), mx.nd.array(cacc),
+    {rtol = 1e-4, atol = 1e-4, names = {'the chain on gpu(0)', 'on cpu(0)'}})
+end)
