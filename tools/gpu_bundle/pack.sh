@@ -61,9 +61,13 @@ cp -r "$src/tests/lua" "$src/tests/data" "$out/src/tests/"
 cp -r "$src/scripts/." "$out/src/scripts/"
 cp -r "$src/docs" "$out/src/"
 # Tests open fixtures (through __FILE__) and the test plugins by the absolute
-# paths of the source and build trees; run.sh links the source path to src/
-# where it does not exist, so a build inside its source tree finds both.
+# paths of the source and build trees (or, built through ccache with a base
+# directory, by paths relative to build/tests, where CTest runs them); run.sh
+# links the source path to src/ where it does not exist, or else the build
+# path alone (a machine holding the sources without the build), so a build
+# inside its source tree finds both.
 echo "$src" >"$out/SOURCE_DIR"
+echo "$build" >"$out/BUILD_DIR"
 case "$build" in
   "$src"/*)
     plugins="$out/src/${build#"$src"/}/tests/plugin"

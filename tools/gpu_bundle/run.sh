@@ -33,6 +33,15 @@ if [ -n "$srcdir" ] && [ ! -e "$srcdir" ]; then
   mkdir -p "$(dirname "$srcdir")" 2>/dev/null && ln -s "$here/src" "$srcdir" 2>/dev/null &&
     echo "gpu suite: $srcdir -> $here/src (fixtures and test plugins)"
 fi
+builddir=$(cat "$here/BUILD_DIR" 2>/dev/null)
+if [ -n "$builddir" ] && [ ! -e "$builddir" ] && [ -d "$here/src/${builddir#"$srcdir"/}" ]; then
+  mkdir -p "$(dirname "$builddir")" 2>/dev/null &&
+    ln -s "$here/src/${builddir#"$srcdir"/}" "$builddir" 2>/dev/null &&
+    echo "gpu suite: $builddir -> $here/src/${builddir#"$srcdir"/} (test plugins)"
+fi
+# C++ tests run where CTest runs them: the build's tests folder.
+testdir=$here
+[ -n "$builddir" ] && [ -d "$builddir/tests" ] && testdir=$builddir/tests
 # Lua test files that need a program this machine lacks are left out, saying so.
 skip=""
 command -v dot >/dev/null || skip+="viz_test.lua,plot_test.lua,"
@@ -79,7 +88,7 @@ jobs=${GPU_SUITE_JOBS:-$(($(nproc) / 2 > 0 ? $(nproc) / 2 : 1))}
     case $(basename "$t") in collectives_test) continue ;; esac
     echo "$(basename "$t") $t"
   done
-} | xargs -P "$jobs" -L 1 bash -c 'run_one "$@"' _ >"$logs/results.txt"
+} | (cd "$testdir" && xargs -P "$jobs" -L 1 bash -c 'run_one "$@"' _) >"$logs/results.txt"
 (cd "$here/src" && run_one lua_tests "$tessera" --test tests/lua) >>"$logs/results.txt"
 sort "$logs/results.txt"
 for name in $(grep '^FAIL' "$logs/results.txt" | awk '{print $2}'); do
@@ -97,6 +106,15 @@ done
 # Training steps against PyTorch eager on the same GPU (where python3 has it).
 (cd "$here/src" && timeout "${GPU_SUITE_TIMEOUT:-600}" bash scripts/bench/gpu_train_vs_torch.sh \
   "$tessera" python3 2>&1 | tee "$logs/gpu_train_vs_torch.log")
+# The same steps with every GPU op waiting for its stream, as before ops
+# completed on events (docs/engine.md): what completion on events gains.
+(cd "$here/src" && TESSERA_GPU_SYNC_EACH_OP=1 timeout "${GPU_SUITE_TIMEOUT:-600}" \
+  "$tessera" scripts/bench/gpu_train_step.lua 2>&1 | sed 's/^tessera_/sync_each_op_/' |
+  tee "$logs/gpu_train_sync_each_op.log")
+# And with one compute worker (one stream) per GPU instead of two.
+(cd "$here/src" && TESSERA_GPU_WORKER_NTHREADS=1 timeout "${GPU_SUITE_TIMEOUT:-600}" \
+  "$tessera" scripts/bench/gpu_train_step.lua 2>&1 | sed 's/^tessera_/one_worker_/' |
+  tee "$logs/gpu_train_one_worker.log")
 pass=$(grep -c '^PASS' "$logs/results.txt")
 fail=$(grep -c '^FAIL' "$logs/results.txt")
 echo "gpu suite: $pass passed, $fail failed"
