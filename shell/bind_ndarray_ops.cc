@@ -70,7 +70,10 @@ int CallOp(lua_State* L) {
   const auto* op = static_cast<const op::Op*>(lua_touserdata(L, lua_upvalueindex(1)));
   int top = lua_gettop(L);
   int opts = 0;
-  if (top >= 1 && lua_istable(L, top) && !IsNDArrayList(L, top)) opts = top--;
+  // The trailing table holds the parameters, and any inputs listed in it,
+  // unless it is a plain list of inputs ({a, b}).
+  if (top >= 1 && lua_istable(L, top) && (!IsNDArrayList(L, top) || HasNamedKeys(L, top)))
+    opts = top--;
 
   std::vector<NDArray> inputs;
   for (int i = 1; i <= top; ++i) {
@@ -106,9 +109,15 @@ int CallOp(lua_State* L) {
     if (!lua_isnil(L, -1)) out_index = lua_gettop(L);
     lua_pushnil(L);
     while (lua_next(L, opts) != 0) {
-      if (lua_type(L, -2) != LUA_TSTRING)
+      if (lua_type(L, -2) != LUA_TSTRING) {
+        // {a, b, dim = 1}: list items are positional inputs, taken below.
+        if (lua_type(L, -2) == LUA_TNUMBER && ToNDArray(L, -1)) {
+          lua_pop(L, 1);
+          continue;
+        }
         luaL_error(L, "%s: parameter keys must be names, got a %s", op->name().c_str(),
                    luaL_typename(L, -2));
+      }
       std::string key = CheckKey(L, -2, op->name() + ": a parameter name");
       if (key == "out") {
         lua_pop(L, 1);
@@ -124,6 +133,12 @@ int CallOp(lua_State* L) {
       lua_pop(L, 1);
     }
   }
+  if (opts)
+    for (int j = 1, n = static_cast<int>(lua_objlen(L, opts)); j <= n; ++j) {
+      lua_rawgeti(L, opts, j);
+      inputs.push_back(CheckNDArray(L, -1, "an input listed with the parameters"));
+      lua_pop(L, 1);
+    }
   if (!named_inputs.empty()) {
     for (const op::ArgumentInfo& arg : op->arguments()) {
       auto it = named_inputs.find(arg.name);

@@ -67,7 +67,10 @@ int CallOp(lua_State* L) {
   const auto* op = static_cast<const op::Op*>(lua_touserdata(L, lua_upvalueindex(1)));
   int top = lua_gettop(L);
   int opts = 0;
-  if (top >= 1 && lua_istable(L, top) && !IsSymbolList(L, top)) opts = top--;
+  // The trailing table holds the parameters, and any inputs listed in it,
+  // unless it is a plain list of inputs ({a, b}).
+  if (top >= 1 && lua_istable(L, top) && (!IsSymbolList(L, top) || HasNamedKeys(L, top)))
+    opts = top--;
   std::vector<Symbol> args;
   for (int i = 1; i <= top; ++i) {
     if (Symbol* s = ToSymbol(L, i))

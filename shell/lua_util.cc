@@ -123,6 +123,18 @@ std::string CheckKey(lua_State* L, int index, std::string_view what) {
   return CheckString(L, index, what);
 }
 
+bool HasNamedKeys(lua_State* L, int index) {
+  lua_pushnil(L);
+  while (lua_next(L, index) != 0) {
+    if (lua_type(L, -2) == LUA_TSTRING) {
+      lua_pop(L, 2);
+      return true;
+    }
+    lua_pop(L, 1);
+  }
+  return false;
+}
+
 std::string CheckString(lua_State* L, int index, std::string_view what) {
   size_t n = 0;
   const bool is_text = lua_type(L, index) == LUA_TSTRING || lua_type(L, index) == LUA_TNUMBER;

@@ -63,6 +63,9 @@ OpReqType CheckGradReq(lua_State* L, int index, const char* what);
 // The same for a key of a table being walked with lua_next: only a string
 // (converting a number key in place would break the walk).
 std::string CheckKey(lua_State* L, int index, std::string_view what);
+// Whether the table at `index` (a positive index) has a string key: an op
+// call's {a, b, dim = 1} holds parameters beside its inputs.
+bool HasNamedKeys(lua_State* L, int index);
 
 // A function of a binding table: the name, the guarded C function and the
 // text `help()` shows.

@@ -169,3 +169,22 @@ test('a NUL byte in a symbol name, key or path is refused, never cut', function(
   assert_error(function() mx.sym.load(path .. '\0x') end, 'NUL byte')
   os.remove(path)
 end)
+
+-- MXNet's mx.sym.Concat(a, b, dim=1) is {a, b, dim = 1} in one table: the
+-- parameters must not be lost because the table starts with inputs.
+test('a table of inputs and parameters keeps both (symbols and arrays)', function()
+  local d = mx.sym.Variable('data')
+  local c = mx.sym.Concat{d, d, dim = 1, name = 'cat'}
+  assert_eq(c.name, 'cat')
+  local _, out = c:infer_shape{data = {2, 3}}
+  assert_eq(out[1], {4, 3})
+  local crop = mx.sym.Crop{d, num_args = 1, h_w = {2, 2}, center_crop = true}
+  local _, cout = crop:infer_shape{data = {1, 1, 4, 6}}
+  assert_eq(cout[1], {1, 1, 2, 2})
+  assert_eq(select(2, mx.sym.Concat{d, d}:infer_shape{data = {2, 3}})[1], {2, 6})
+  local a = mx.nd.ones({2, 3})
+  assert_eq(mx.nd.Concat{a, a, dim = 1}.shape, {4, 3})
+  assert_eq(mx.nd.Concat{a, a}.shape, {2, 6})
+  assert_eq(mx.nd.Concat({a, a}, {dim = 1}).shape, {4, 3})
+  assert_error(function() mx.nd.Concat{a, 3, dim = 1} end, 'parameter keys must be names')
+end)
