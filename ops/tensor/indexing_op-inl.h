@@ -223,4 +223,34 @@ void PickBackwardCompute(const NodeAttrs& attrs, const OpContext& ctx, const std
       "_backward_pick");
 }
 
+// gather_nd: data (X0..Xn-1), indices (M, Y...) -> (Y..., X_M..Xn-1).
+struct GatherNdPlan {
+  int64_t slice = 1;             // elements copied per index tuple
+  std::vector<int64_t> offsets;  // element offset into data of each tuple
+};
+
+template <typename xpu>
+GatherNdPlan PlanGatherNd(const char* op, const Shape& data, const TBlob& indices,
+                          const RunContext& rctx) {
+  const std::vector<int64_t> idx = IndicesToHost<xpu>(rctx, indices);
+  const int m = static_cast<int>(indices.shape()[0]);
+  const int64_t count = indices.Size() / m;
+  const std::vector<int64_t> strides = ContiguousStrides(data);
+  GatherNdPlan plan;
+  plan.slice = data.ProdRange(m, data.ndim());
+  plan.offsets.assign(static_cast<size_t>(count), 0);
+  for (int k = 0; k < m; ++k) {
+    const int64_t n = data[k];
+    for (int64_t y = 0; y < count; ++y) {
+      int64_t v = idx[static_cast<size_t>(k * count + y)];
+      TS_CHECK(v >= -n && v < n) << op << ": index " << v << " is out of range for axis " << k
+                                 << " of data " << data << " (valid: " << -n << " to " << n - 1
+                                 << ")";
+      if (v < 0) v += n;
+      plan.offsets[static_cast<size_t>(y)] += v * strides[static_cast<size_t>(k)];
+    }
+  }
+  return plan;
+}
+
 }  // namespace tessera::op

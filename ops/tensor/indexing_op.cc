@@ -139,35 +139,6 @@ void TakeBackwardCPU(const NodeAttrs& attrs, const OpContext& ctx, const std::ve
       "_backward_take");
 }
 
-// gather_nd: data (X0..Xn-1), indices (M, Y...) -> (Y..., X_M..Xn-1).
-struct GatherNdPlan {
-  int64_t slice = 1;             // elements copied per index tuple
-  std::vector<int64_t> offsets;  // element offset into data of each tuple
-};
-
-GatherNdPlan PlanGatherNd(const char* op, const Shape& data, const TBlob& indices,
-                          const RunContext& rctx) {
-  const std::vector<int64_t> idx = IndicesToHost<cpu>(rctx, indices);
-  const int m = static_cast<int>(indices.shape()[0]);
-  const int64_t count = indices.Size() / m;
-  const std::vector<int64_t> strides = ContiguousStrides(data);
-  GatherNdPlan plan;
-  plan.slice = data.ProdRange(m, data.ndim());
-  plan.offsets.assign(static_cast<size_t>(count), 0);
-  for (int k = 0; k < m; ++k) {
-    const int64_t n = data[k];
-    for (int64_t y = 0; y < count; ++y) {
-      int64_t v = idx[static_cast<size_t>(k * count + y)];
-      TS_CHECK(v >= -n && v < n) << op << ": index " << v << " is out of range for axis " << k
-                                 << " of data " << data << " (valid: " << -n << " to " << n - 1
-                                 << ")";
-      if (v < 0) v += n;
-      plan.offsets[static_cast<size_t>(y)] += v * strides[static_cast<size_t>(k)];
-    }
-  }
-  return plan;
-}
-
 bool GatherNdShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
   TS_CHECK(in->size() == 2) << OpLabel(attrs) << ": expects 2 inputs (data, indices)";
   const Shape &x = (*in)[0], &idx = (*in)[1];
@@ -183,7 +154,7 @@ bool GatherNdShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<S
 void GatherNdCPU(const NodeAttrs&, const OpContext& ctx, const std::vector<TBlob>& in,
                  const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
   if (req[0] == kNullOp) return;
-  const GatherNdPlan plan = PlanGatherNd("gather_nd", in[0].shape(), in[1], ctx.run_ctx);
+  const GatherNdPlan plan = PlanGatherNd<cpu>("gather_nd", in[0].shape(), in[1], ctx.run_ctx);
   const int64_t count = static_cast<int64_t>(plan.offsets.size()), s = plan.slice;
   [[maybe_unused]] const int threads = CpuThreads(ctx.run_ctx, out[0].Size());
   SwitchDType(out[0].dtype(), [&](auto tag) {
@@ -207,7 +178,8 @@ void GatherNdCPU(const NodeAttrs&, const OpContext& ctx, const std::vector<TBlob
 void GatherNdBackwardCPU(const NodeAttrs&, const OpContext& ctx, const std::vector<TBlob>& in,
                          const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
   if (req[0] == kNullOp) return;
-  const GatherNdPlan plan = PlanGatherNd("_backward_gather_nd", out[0].shape(), in[2], ctx.run_ctx);
+  const GatherNdPlan plan =
+      PlanGatherNd<cpu>("_backward_gather_nd", out[0].shape(), in[2], ctx.run_ctx);
   if (req[0] != kAddTo) ZeroBlob<cpu>(ctx.run_ctx, out[0]);
   const int64_t s = plan.slice;
   SwitchNumericDType(
@@ -223,6 +195,11 @@ void GatherNdBackwardCPU(const NodeAttrs&, const OpContext& ctx, const std::vect
         }
       },
       "_backward_gather_nd");
+}
+
+// The GPU kernels upload the index tuples' offsets into temp space.
+std::vector<ResourceRequest> NdTempSpace(const NodeAttrs&) {
+  return {ResourceRequest::kTempSpace};
 }
 
 // scatter_nd: zeros of shape `shape` with data's slices written at the
@@ -250,7 +227,7 @@ bool ScatterNdShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<
 void ScatterNdCPU(const NodeAttrs&, const OpContext& ctx, const std::vector<TBlob>& in,
                   const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
   if (req[0] == kNullOp) return;
-  const GatherNdPlan plan = PlanGatherNd("scatter_nd", out[0].shape(), in[1], ctx.run_ctx);
+  const GatherNdPlan plan = PlanGatherNd<cpu>("scatter_nd", out[0].shape(), in[1], ctx.run_ctx);
   const int64_t s = plan.slice;
   SwitchDType(out[0].dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -386,6 +363,7 @@ count from the end; others out of range are an error.)")
     .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"data", "indices"}))
     .set_attr<FInferShape>("FInferShape", GatherNdShape)
     .set_attr<FInferType>("FInferType", DataType)
+    .set_attr<FResourceRequest>("FResourceRequest", NdTempSpace)
     .set_attr<FCompute>(kFComputeCPU, GatherNdCPU)
     .set_attr<FGradient>("FGradient", ScatterGrad("_backward_gather_nd"));
 
@@ -400,6 +378,7 @@ TS_REGISTER_OP(_backward_gather_nd)
                              return ScatterBackShape(a, in, out, GatherNdShape);
                            })
     .set_attr<FInferType>("FInferType", DataType)
+    .set_attr<FResourceRequest>("FResourceRequest", NdTempSpace)
     .set_attr<FCompute>(kFComputeCPU, GatherNdBackwardCPU);
 
 TS_REGISTER_OP(scatter_nd)
@@ -420,6 +399,7 @@ Example: scatter_nd([2, 3, 0], [[1, 1, 0], [0, 1, 0]], shape=(2, 2)) =
     .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"data", "indices"}))
     .set_attr<FInferShape>("FInferShape", ScatterNdShape)
     .set_attr<FInferType>("FInferType", DataType)
+    .set_attr<FResourceRequest>("FResourceRequest", NdTempSpace)
     .set_attr<FCompute>(kFComputeCPU, ScatterNdCPU)
     .set_attr<FGradient>("FGradient", [](const NodePtr& n, const std::vector<NodeEntry>& og) {
       NodeEntry g = MakeNode("gather_nd", n->attrs.name + "_backward", {og[0], n->inputs[1]});

@@ -355,6 +355,61 @@ test('Pad on the GPU matches the CPU in every mode', function()
   end
 end)
 
+test('cumsum and Crop on the GPU match the CPU, with their gradients', function()
+  if no_gpu() then return end
+  local data = mx.sym.Variable('data')
+  local nets = {
+    cumsum_flat = mx.sym.cumsum{a = data},
+    cumsum_axis1 = mx.sym.cumsum{a = data, axis = 1},
+    cumsum_axis3 = mx.sym.cumsum{a = data, axis = 3},
+    crop = mx.sym.Crop{data, num_args = 1, h_w = {2, 3}, offset = {1, 2}},
+    crop_centre = mx.sym.Crop{data, num_args = 1, h_w = {3, 3}, center_crop = true},
+  }
+  for name, net in pairs(nets) do
+    local ok, err = pcall(mx.test_utils.check_consistency, net, {
+      {ctx = mx.cpu(0), data = {2, 3, 4, 6}, type_dict = {data = 'float64'}},
+      {ctx = mx.gpu(0), data = {2, 3, 4, 6}},
+    })
+    assert(ok, name .. ': ' .. tostring(err))
+  end
+  local a = mx.nd.array({{1, 2, 3}, {4, 5, 6}}, {ctx = mx.gpu(0), dtype = 'int32'})
+  assert_eq(mx.nd.cumsum(a, {axis = 2}):totable(), {{1, 3, 6}, {4, 9, 15}})
+  assert_eq(mx.nd.cumsum(a, {dtype = 'float64'}):totable(), {1, 3, 6, 10, 15, 21})
+  -- Floats into an integer dtype wrap as Cast's do (NumPy's), on both devices.
+  local f = mx.nd.array({-1.5, 2.7, -3.2})
+  assert_eq(mx.nd.cumsum(f:as_in_context(mx.gpu(0)), {dtype = 'uint8'}):totable(),
+    mx.nd.cumsum(f, {dtype = 'uint8'}):totable())
+  assert_eq(mx.nd.cumsum(f, {dtype = 'uint8'}):totable(), {255, 1, 254})
+end)
+
+test('gather_nd and scatter_nd on the GPU match the CPU, repeated tuples too', function()
+  if no_gpu() then return end
+  mx.random.seed(3)
+  local data = mx.nd.random.uniform(-1, 1, {4, 3, 5})
+  local idx = mx.nd.array({{0, 3, 3, 1, -1}, {2, 0, 0, 1, 2}})   -- (3, 0) twice; -1 counts back
+  local slices = mx.nd.random.uniform(-1, 1, {5, 5})
+  local function run(ctx)
+    local d = data:as_in_context(ctx)
+    d:attach_grad()
+    local y
+    mx.autograd.record(function()
+      y = mx.nd.gather_nd(d, idx:as_in_context(ctx))
+      y:backward(mx.nd.ones({5, 5}, {ctx = ctx}) * 2)
+    end)
+    local s = mx.nd.scatter_nd(slices:as_in_context(ctx), idx:as_in_context(ctx), {shape = {4, 3, 5}})
+    return y:copyto(mx.cpu()), d.grad:copyto(mx.cpu()), s:copyto(mx.cpu())
+  end
+  local gy, gd, gs = run(mx.gpu(0))
+  local cy, cd, cs = run(mx.cpu())
+  mx.test_utils.assert_almost_equal(gy, cy, {names = {'gather_nd on gpu(0)', 'on cpu(0)'}})
+  mx.test_utils.assert_almost_equal(gd, cd, {names = {'its gradient on gpu(0)', 'on cpu(0)'}})
+  mx.test_utils.assert_almost_equal(gs, cs, {names = {'scatter_nd on gpu(0)', 'on cpu(0)'}})
+  assert_error(function()
+    mx.nd.gather_nd(data:as_in_context(mx.gpu(0)),
+      mx.nd.array({{4}, {0}}, {ctx = mx.gpu(0)})):wait_to_read()
+  end, 'out of range')
+end)
+
 test('BlockGrad, MakeLoss and SoftmaxActivation on the GPU match the CPU', function()
   if no_gpu() then return end
   local data = mx.sym.Variable('data')
