@@ -410,6 +410,38 @@ test('gather_nd and scatter_nd on the GPU match the CPU, repeated tuples too', f
   end, 'out of range')
 end)
 
+test('SVMOutput on the GPU matches the CPU, L1 and L2; a bad label is an error', function()
+  if no_gpu() then return end
+  mx.random.seed(5)
+  local data = mx.nd.random.uniform(-2, 2, {6, 4})
+  local label = mx.nd.array({0, 3, 1, 2, 2, 0})
+  for _, linear in ipairs({false, true}) do
+    local function run(ctx)
+      local x = data:as_in_context(ctx)
+      x:attach_grad()
+      local y
+      mx.autograd.record(function()
+        y = mx.nd.SVMOutput(x, label:as_in_context(ctx), {margin = 0.7, use_linear = linear,
+          regularization_coefficient = 1.5})
+        y:backward()
+      end)
+      return y:copyto(mx.cpu()), x.grad:copyto(mx.cpu())
+    end
+    local gy, gg = run(mx.gpu(0))
+    local cy, cg = run(mx.cpu())
+    mx.test_utils.assert_almost_equal(gy, cy, {names = {'SVMOutput on gpu(0)', 'on cpu(0)'}})
+    mx.test_utils.assert_almost_equal(gg, cg, {names = {'its gradient on gpu(0)', 'on cpu(0)'}})
+  end
+  assert_error(function()
+    local x = data:as_in_context(mx.gpu(0))
+    x:attach_grad()
+    mx.autograd.record(function()
+      mx.nd.SVMOutput(x, mx.nd.array({0, 4, 1, 2, 2, 0}, {ctx = mx.gpu(0)})):backward()
+    end)
+    x.grad:wait_to_read()
+  end, 'label%[1%] = 4 is not a class')
+end)
+
 test('BlockGrad, MakeLoss and SoftmaxActivation on the GPU match the CPU', function()
   if no_gpu() then return end
   local data = mx.sym.Variable('data')
