@@ -38,7 +38,7 @@ struct MpiApi {
   int (*test)(void*, int*, char*, size_t);
   void (*abort)(int);
   void (*finalize)();
-  int (*win_allocate)(size_t, int, void**, void**, char*, size_t);
+  int (*win_allocate)(size_t, int, const void*, void**, void**, char*, size_t);
   void (*win_free)(void*);
   int (*rma)(void*, int, int, void*, int, int, char*, size_t);
   void (*progress)();
@@ -511,17 +511,22 @@ void Collectives::Impl::RunWindow(Request& r) {
   w.owner = r.root;
   w.count = count;
   w.dtype = v.dtype();
-  Check(api.win_allocate(mine ? count * elem : 0, static_cast<int>(elem), &w.base, &w.win, err,
-                         sizeof err),
+  // The owner's first values: the array's, or the missing-value fill when
+  // its input failed. The shim puts them in before any process may access.
+  std::vector<char> missing;
+  const void* init = nullptr;
+  if (mine && r.skipped) {
+    missing.resize(count * elem);
+    FillMissing(missing.data(), count, v.dtype());
+    init = missing.data();
+  } else if (mine) {
+    init = v.data().dptr_;
+  }
+  Check(api.win_allocate(mine ? count * elem : 0, static_cast<int>(elem), init, &w.base, &w.win,
+                         err, sizeof err),
         err);
   TS_DCHECK(static_cast<int>(windows.size()) == r.window);  // ids follow push order
   windows.push_back(w);
-  if (!mine) return;
-  if (r.skipped) {
-    FillMissing(static_cast<char*>(w.base), count, v.dtype());
-  } else {
-    std::memcpy(w.base, v.data().dptr_, count * elem);
-  }
 }
 
 void Collectives::Impl::RunAccess(Request& r) {
