@@ -270,6 +270,7 @@ void Open(lua_State* L, int mx) {
         "s:compose{name = sym} -> a copy with those free variables replaced (also s{...})"}});
   OpenInfer(L, methods);
   OpenJSON(L, symt, methods);
+  OpenControlFlow(L, symt);
   OpenExecutor(L, symt, methods);
 
   lua_createtable(L, 0, 2);

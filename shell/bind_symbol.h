@@ -3,7 +3,8 @@
 //   bind_symbol_ops.cc   mx.sym.<op> for every registered op, Variable, Group;
 //   bind_symbol_infer.cc infer_shape / infer_type (complete and partial);
 //   bind_symbol_json.cc  tojson, save, mx.sym.load, mx.sym.fromjson;
-//   bind_executor.cc     bind / simple_bind and the executor userdata.
+//   bind_executor.cc     bind / simple_bind and the executor userdata;
+//   bind_symbol_flow.cc  the builders of mx.sym.contrib's control flow.
 #pragma once
 
 #include <lua.hpp>
@@ -26,5 +27,6 @@ void OpenOps(lua_State* L, int sym);
 void OpenInfer(lua_State* L, int methods);
 void OpenJSON(lua_State* L, int sym, int methods);
 void OpenExecutor(lua_State* L, int sym, int methods);
+void OpenControlFlow(lua_State* L, int sym);
 
 }  // namespace tessera::shell::sym

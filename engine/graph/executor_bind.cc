@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "engine/base/env.h"
+#include "engine/graph/control_flow.h"
 #include "engine/graph/gradient.h"
 #include "engine/graph/graph_executor.h"
 #include "engine/graph/infer.h"
@@ -87,6 +88,7 @@ GraphExecutor::GraphExecutor(const Symbol& sym, Context ctx, std::vector<NDArray
         << ", the executor on " << ctx_.ToString();
   }
 
+  ExpandControlFlowNodes();
   BuildGraph();
   InferShapesAndTypes();
   CheckBoundArrays();
@@ -97,13 +99,37 @@ GraphExecutor::GraphExecutor(const Symbol& sym, Context ctx, std::vector<NDArray
 
 GraphExecutor::~GraphExecutor() = default;
 
+// Control-flow nodes become ordinary ones, unrolled for the bound shapes;
+// the arguments stay the same variable nodes.
+void GraphExecutor::ExpandControlFlowNodes() {
+  graph_outputs_ = sym_.outputs;
+  if (!HasControlFlow(graph_outputs_)) return;
+  const std::vector<NodePtr> arg_nodes = sym_.ListInputs(Symbol::InputKind::kArguments);
+  const std::vector<NodePtr> aux_nodes = sym_.ListInputs(Symbol::InputKind::kAuxStates);
+  auto seed = [&](const IndexedGraph& g, std::vector<Shape>* shapes, std::vector<DType>* types) {
+    auto put = [&](const NodePtr& n, const NDArray& a) {
+      if (!g.contains(n.get())) return;
+      const uint32_t e = g.entry_id(g.node_id(n.get()), 0);
+      (*shapes)[e] = a.shape();
+      (*types)[e] = a.dtype();
+    };
+    for (size_t i = 0; i < arg_nodes.size(); ++i) put(arg_nodes[i], args_[i]);
+    for (size_t i = 0; i < aux_nodes.size(); ++i) put(aux_nodes[i], aux_[i]);
+  };
+  try {
+    graph_outputs_ = ExpandControlFlow(graph_outputs_, seed);
+  } catch (const Error& e) {
+    throw Error(std::string("bind: ") + e.what());
+  }
+}
+
 void GraphExecutor::BuildGraph() {
   const std::vector<NodePtr> arg_nodes = sym_.ListInputs(Symbol::InputKind::kArguments);
   const std::vector<NodePtr> aux_nodes = sym_.ListInputs(Symbol::InputKind::kAuxStates);
   std::unordered_set<const Node*> forward;
-  DFSVisit(sym_.outputs, [&](const NodePtr& n) { forward.insert(n.get()); });
+  DFSVisit(graph_outputs_, [&](const NodePtr& n) { forward.insert(n.get()); });
 
-  heads_ = sym_.outputs;
+  heads_ = graph_outputs_;
   std::vector<NodeEntry> xs;
   for (size_t i = 0; i < arg_nodes.size(); ++i)
     if (grad_req_[i] != kNullOp) {
@@ -117,7 +143,7 @@ void GraphExecutor::BuildGraph() {
       head_grad_nodes_.push_back(Node::Variable(name + "_head_grad"));
       head_grads.push_back({head_grad_nodes_.back(), 0, 0});
     }
-    std::vector<NodeEntry> grads = Gradient(sym_.outputs, head_grads, xs);
+    std::vector<NodeEntry> grads = Gradient(graph_outputs_, head_grads, xs);
     // A gradient is written straight into the user's array, so its entry
     // must belong to it alone: not a variable, not a forward value, not read
     // by another node, not the gradient of two arguments (add_n's rule, for
@@ -169,7 +195,7 @@ void GraphExecutor::InferShapesAndTypes() {
     for (size_t i = 0; i < head_grad_nodes_.size(); ++i) {
       if (!g.contains(head_grad_nodes_[i].get())) continue;
       (*values)[g.entry_id(g.node_id(head_grad_nodes_[i].get()), 0)] =
-          (*values)[g.entry_id(sym_.outputs[i])];
+          (*values)[g.entry_id(graph_outputs_[i])];
     }
   };
   try {

@@ -105,7 +105,7 @@ void GraphExecutor::PlanAndAllocate(const std::vector<NDArray>& shared_blocks) {
   for (uint32_t nid : g.input_nodes()) external_[g.entry_id(nid, 0)] = true;
   // Forward outputs stay readable after backward: storage of their own.
   outputs_.clear();
-  for (const NodeEntry& out : sym_.outputs) {
+  for (const NodeEntry& out : graph_outputs_) {
     const uint32_t e = g.entry_id(out);
     if (entry_arrays_[e].is_none()) entry_arrays_[e] = NDArray(shapes_[e], ctx_, types_[e]);
     external_[e] = true;

@@ -83,6 +83,7 @@ class GraphExecutor final : public Executor {
 
  private:
   // executor_bind.cc
+  void ExpandControlFlowNodes();
   void BuildGraph();
   void InferShapesAndTypes();
   void CheckBoundArrays() const;
@@ -99,6 +100,9 @@ class GraphExecutor final : public Executor {
   std::vector<Segment> MakeSegments(const std::vector<uint32_t>& nodes) const;
 
   Symbol sym_;
+  // sym_'s outputs with its control-flow nodes expanded (control_flow.h):
+  // the graph that runs. The same entries as sym_.outputs without any.
+  std::vector<NodeEntry> graph_outputs_;
   Context ctx_;
   std::vector<NDArray> args_, grads_, aux_, outputs_;
   std::vector<OpReqType> grad_req_;

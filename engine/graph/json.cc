@@ -160,12 +160,17 @@ const std::string& MXNetOpName(const op::Op* op) {
 
 }  // namespace
 
-std::string SaveJSON(const Symbol& symbol, int mxnet_version) {
-  for (const NodeEntry& e : symbol.outputs)
-    TS_CHECK(e.node) << "save: the symbol has an empty output";
+namespace {
+
+// One graph: nodes in topological order, then arg_nodes, node_row_ptr, heads
+// and, for the top graph, the version. A control-flow node's subgraphs go
+// inside it, each a graph of its own ("subgraphs", as nnvm writes them).
+void WriteGraph(DmlcJsonWriter& w, const std::vector<NodeEntry>& outputs,
+                const int* mxnet_version) {
+  for (const NodeEntry& e : outputs) TS_CHECK(e.node) << "save: the symbol has an empty output";
   std::vector<NodePtr> nodes;
   std::unordered_map<const Node*, uint32_t> ids;
-  DFSVisit(symbol.outputs, [&](const NodePtr& n) {
+  DFSVisit(outputs, [&](const NodePtr& n) {
     ids.emplace(n.get(), static_cast<uint32_t>(nodes.size()));
     nodes.push_back(n);
   });
@@ -175,8 +180,6 @@ std::string SaveJSON(const Symbol& symbol, int mxnet_version) {
     return out;
   };
 
-  std::string out;
-  DmlcJsonWriter w(&out);
   w.BeginObject(true);
   w.Key("nodes");
   w.BeginArray(true);
@@ -203,6 +206,16 @@ std::string SaveJSON(const Symbol& symbol, int mxnet_version) {
       w.Key("control_deps");
       w.NumberArray(deps);
     }
+    if (!n->attrs.subgraphs.empty()) {
+      w.Key("subgraphs");
+      w.BeginArray(true);
+      for (const auto& sg : n->attrs.subgraphs) {
+        TS_CHECK(sg) << "save: node '" << n->attrs.name << "' has an empty subgraph";
+        w.Item();
+        WriteGraph(w, sg->outputs, nullptr);
+      }
+      w.EndArray();
+    }
     w.EndObject();
   }
   w.EndArray();
@@ -211,19 +224,29 @@ std::string SaveJSON(const Symbol& symbol, int mxnet_version) {
   w.Key("node_row_ptr");
   w.NumberArray(row_ptr);
   w.Key("heads");
-  w.TripleArray(triples(symbol.outputs));
-  // dmlc writes a graph attribute as [type name, value].
-  w.Key("attrs");
-  w.BeginObject(false);
-  w.Key("mxnet_version");
-  w.BeginArray(false);
-  w.Item();
-  w.String("int");
-  w.Item();
-  w.Number(mxnet_version);
-  w.EndArray();
+  w.TripleArray(triples(outputs));
+  if (mxnet_version) {
+    // dmlc writes a graph attribute as [type name, value].
+    w.Key("attrs");
+    w.BeginObject(false);
+    w.Key("mxnet_version");
+    w.BeginArray(false);
+    w.Item();
+    w.String("int");
+    w.Item();
+    w.Number(*mxnet_version);
+    w.EndArray();
+    w.EndObject();
+  }
   w.EndObject();
-  w.EndObject();
+}
+
+}  // namespace
+
+std::string SaveJSON(const Symbol& symbol, int mxnet_version) {
+  std::string out;
+  DmlcJsonWriter w(&out);
+  WriteGraph(w, symbol.outputs, &mxnet_version);
   return out;
 }
 

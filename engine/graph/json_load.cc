@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/base/error.h"
+#include "engine/graph/control_flow_params.h"
 #include "engine/graph/input_names.h"
 #include "engine/graph/json.h"
 #include "engine/op/op_attr_types.h"
@@ -88,13 +89,22 @@ class Loader {
       TS_THROW << source_ << ": not valid JSON: " << what;
     }
     TS_CHECK(doc.is_object()) << source_ << ": not a symbol file: the top level is not an object";
-    const Json& nodes = Field(doc, "nodes", "the file");
-    TS_CHECK(nodes.is_array()) << source_ << ": \"nodes\" is not an array";
-    const Json& heads = Field(doc, "heads", "the file");
-    TS_CHECK(heads.is_array()) << source_ << ": \"heads\" is not an array";
-    num_nodes_ = nodes.size();
     ReadVersion(doc);
     if (version_out) *version_out = version_;
+    return LoadGraph(doc, "the file");
+  }
+
+ private:
+  // A subgraph's loader: errors name the node that holds it.
+  Loader(std::string source, int version) : source_(std::move(source)), version_(version) {}
+
+  Symbol LoadGraph(const Json& doc, const std::string& what) {
+    TS_CHECK(doc.is_object()) << source_ << ": " << what << " is not an object";
+    const Json& nodes = Field(doc, "nodes", what);
+    TS_CHECK(nodes.is_array()) << source_ << ": \"nodes\" is not an array";
+    const Json& heads = Field(doc, "heads", what);
+    TS_CHECK(heads.is_array()) << source_ << ": \"heads\" is not an array";
+    num_nodes_ = nodes.size();
 
     // Names and ops first: every missing op is reported at once, before any
     // other complaint about a file this build cannot run anyway.
@@ -131,7 +141,6 @@ class Loader {
     return symbol;
   }
 
- private:
   const Json& Field(const Json& obj, const char* key, const std::string& where) const {
     auto it = obj.find(key);
     TS_CHECK(it != obj.end()) << source_ << ": " << where << " has no \"" << key << "\"";
@@ -215,9 +224,6 @@ class Loader {
                     const std::string& op_name) {
     const std::string label = NodeLabel(id, name, op_name);
     auto fail = [&](const Error& e) { TS_THROW << source_ << ": " << label << ": " << e.what(); };
-    if (auto it = jn.find("subgraphs"); it != jn.end() && !(it->is_array() && it->empty()))
-      TS_THROW << source_ << ": " << label
-               << ": has subgraphs (a control-flow or fused op), which tessera does not support";
     const Json& jinputs = Field(jn, "inputs", label);
     TS_CHECK(jinputs.is_array()) << source_ << ": " << label << ": \"inputs\" is not an array";
     ParamDict dict = ReadDict(jn, label);
@@ -260,6 +266,7 @@ class Loader {
       }
       for (size_t k = 0; k < jinputs.size(); ++k)
         n->inputs.push_back(ReadEntry(jinputs[k], id, label + ", input " + std::to_string(k)));
+      ReadSubgraphs(jn, label, n.get());
     }
     // The node's own hidden keys ("lr_mult") before the upgrade adds
     // auxiliary variables, which inherit them; an input's ("weight_lr_mult")
@@ -296,6 +303,34 @@ class Loader {
       }
     }
     return n;
+  }
+
+  // A control-flow node's subgraphs, each a graph of its own, checked
+  // against the node's parameters (control_flow_params.h).
+  void ReadSubgraphs(const Json& jn, const std::string& label, Node* n) const {
+    auto it = jn.find("subgraphs");
+    if (it != jn.end()) {
+      TS_CHECK(it->is_array()) << source_ << ": " << label << ": \"subgraphs\" is not an array";
+      for (size_t k = 0; k < it->size(); ++k) {
+        Loader sub(source_ + ": " + label + ", subgraph " + std::to_string(k), version_);
+        auto sg = std::make_shared<op::Subgraph>();
+        sg->outputs = sub.LoadGraph((*it)[k], "the subgraph").outputs;
+        n->attrs.subgraphs.push_back(std::move(sg));
+      }
+    }
+    if (!IsControlFlowOp(n->op())) {
+      TS_CHECK(n->attrs.subgraphs.empty())
+          << source_ << ": " << label << ": has subgraphs, which only _foreach, _while_loop and "
+          << "_cond take in this build";
+      return;
+    }
+    try {
+      if (n->op()->name() == "_foreach") CheckForeach(n->attrs);
+      if (n->op()->name() == "_while_loop") CheckWhileLoop(n->attrs);
+      if (n->op()->name() == "_cond") CheckCond(n->attrs);
+    } catch (const Error& e) {
+      TS_THROW << source_ << ": " << label << ": " << e.what();
+    }
   }
 
   // MXNet's test: the key starts with a hidden key or ends with one

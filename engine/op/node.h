@@ -47,6 +47,13 @@ struct Node {
   static NodePtr Variable(std::string name);
 };
 
+// A graph a control-flow node runs (NodeAttrs::subgraphs): its outputs; its
+// inputs are its variables in DFSVisit order (graph::Symbol::ListInputs), which
+// the node's parameters map to the node's own inputs.
+struct Subgraph {
+  std::vector<NodeEntry> outputs;
+};
+
 // A node applying `op_name` to `inputs` with parameters `dict` (parsed here,
 // so a bad parameter fails when the graph is built). Returns output 0.
 NodeEntry MakeNode(std::string_view op_name, std::string node_name, std::vector<NodeEntry> inputs,

@@ -30,14 +30,19 @@
 namespace tessera::op {
 
 class Op;
+struct Subgraph;  // node.h
 
 // An op applied with concrete parameters: what a graph node or an imperative
-// call carries. `parsed` holds the op's parameter struct.
+// call carries. `parsed` holds the op's parameter struct. `subgraphs` are the
+// graphs a control-flow node runs (nnvm's NodeAttrs::subgraphs: _foreach's
+// body; _while_loop's cond and func; _cond's cond, then and else), shared,
+// never changed once the node is built.
 struct NodeAttrs {
   const Op* op = nullptr;
   std::string name;  // node name (symbols), empty for imperative calls
   ParamDict dict;    // parameters as given, key -> text
   std::any parsed;
+  std::vector<std::shared_ptr<const Subgraph>> subgraphs;
 };
 
 // The parsed parameter struct of `attrs`.

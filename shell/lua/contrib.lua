@@ -192,21 +192,138 @@ index (one per row) is nonzero, in order (MXNet's contrib.boolean_mask).
 Waits for index, since the result's size depends on it; gradients reach
 data. A mask keeping no row is an error (arrays have no zero-size axis).]])
 
-  local function symbol_flow(name)
-    return function()
-      error(('mx.sym.contrib.%s: control flow in symbols (subgraph operators) is not built yet; '
-        .. 'use mx.nd.contrib.%s (under mx.autograd for gradients) or unroll a cell'):format(
-        name, name), 2)
+  -- Control flow in symbols: the bodies are called once on placeholder
+  -- variables and become subgraphs of one node (_foreach, _while_loop,
+  -- _cond); a bound graph unrolls it (docs/sequence.md).
+  local is_symbol = mx.sym.is_symbol
+
+  local function as_symbols(x, what, allow_nil)
+    if x == nil and allow_nil then return {}, function() return nil end end
+    if is_symbol(x) then return { x }, function(l) return l[1] end end
+    if type(x) ~= 'table' then
+      error(('%s must be a Symbol or a list of them, got %s'):format(what, type(x)), 3)
     end
+    for i, v in ipairs(x) do
+      if not is_symbol(v) then
+        error(('%s[%d] is a %s, not a Symbol'):format(what, i, type(v)), 3)
+      end
+    end
+    return x, function(l) return l end
   end
 
+  -- The outputs of one node as a list of one-output symbols.
+  local function outputs_of(s)
+    local out = {}
+    for i = 1, #s do out[i] = s[i] end
+    return out
+  end
+
+  local function placeholders(prefix, n)
+    local vars = {}
+    for i = 1, n do vars[i] = mx.sym.Variable(('%s%d'):format(prefix, i - 1)) end
+    return vars
+  end
+
+  local function join(a, b)
+    local all = {}
+    for _, v in ipairs(a) do all[#all + 1] = v end
+    for _, v in ipairs(b) do all[#all + 1] = v end
+    return all
+  end
+
+  local function split_at(list, n)
+    local a, b = {}, {}
+    for i, v in ipairs(list) do
+      if i <= n then a[#a + 1] = v else b[#b + 1] = v end
+    end
+    return a, b
+  end
+
+  local sym = {}
+
+  -- foreach(body, data, init_states, {name}) -> outputs, states
+  function sym.foreach(body, data, init_states, opts)
+    if type(body) ~= 'function' then error('foreach: body must be a function', 2) end
+    local name = opts and opts.name
+    local data_list, data_back = as_symbols(data, 'foreach: data')
+    local states, states_back = as_symbols(init_states or {}, 'foreach: init_states')
+    local prefix = (name or 'foreach') .. '_'
+    local data_vars = placeholders(prefix .. 'data', #data_list)
+    local state_vars = placeholders(prefix .. 'state', #states)
+    local out, new = body(data_back(data_vars), states_back(state_vars))
+    local outs, out_back = as_symbols(out, 'foreach: the outputs of body', true)
+    local new_states = as_symbols(new or {}, 'foreach: the states body returns')
+    if #new_states ~= #states then
+      error(('foreach: body returned %d states for %d'):format(#new_states, #states), 2)
+    end
+    local node = mx.sym._make_foreach(mx.sym.Group(join(outs, new_states)), #outs, data_vars,
+      state_vars, data_list, states, name)
+    local a, b = split_at(outputs_of(node), #outs)
+    return out_back(a), states_back(b)
+  end
+
+  -- while_loop(cond, func, loop_vars, max_iterations, {name}) -> outputs, loop_vars
+  function sym.while_loop(cond, func, loop_vars, max_iterations, opts)
+    if type(cond) ~= 'function' or type(func) ~= 'function' then
+      error('while_loop: cond and func must be functions', 2)
+    end
+    if type(max_iterations) ~= 'number' or max_iterations < 1
+        or max_iterations ~= math.floor(max_iterations) then
+      error('while_loop: max_iterations must be a whole number >= 1 (a symbol graph is static)', 2)
+    end
+    local name = opts and opts.name
+    local vars, vars_back = as_symbols(loop_vars, 'while_loop: loop_vars')
+    local ph = placeholders((name or 'while_loop') .. '_var', #vars)
+    local c = cond(unpack(ph))
+    if not is_symbol(c) then error('while_loop: cond must return a Symbol', 2) end
+    local out, new = func(unpack(ph))
+    local outs, out_back = as_symbols(out, 'while_loop: the outputs of func', true)
+    local new_vars = as_symbols(new, 'while_loop: the loop variables func returns')
+    if #new_vars ~= #vars then
+      error(('while_loop: func returned %d loop variables for %d'):format(#new_vars, #vars), 2)
+    end
+    local node = mx.sym._make_while_loop(c, mx.sym.Group(join(outs, new_vars)), #outs, ph, vars,
+      max_iterations, name)
+    local a, b = split_at(outputs_of(node), #outs)
+    return out_back(a), vars_back(b)
+  end
+
+  -- cond(pred, then_func, else_func, {name}) -> then_func()'s outputs where
+  -- pred is nonzero, else else_func()'s
+  function sym.cond(pred, then_func, else_func, opts)
+    if not is_symbol(pred) then error('cond: pred must be a Symbol', 2) end
+    if type(then_func) ~= 'function' or type(else_func) ~= 'function' then
+      error('cond: then_func and else_func must be functions', 2)
+    end
+    local t, back = as_symbols(then_func(), 'cond: the outputs of then_func')
+    local e = as_symbols(else_func(), 'cond: the outputs of else_func')
+    local node = mx.sym._make_cond(pred, mx.sym.Group(t), mx.sym.Group(e), opts and opts.name)
+    return back(outputs_of(node))
+  end
+
+  sym.boolean_mask = function()
+    error('mx.sym.contrib.boolean_mask: its output shape depends on the values of index, '
+      .. 'which a symbol graph cannot infer; use mx.nd.contrib.boolean_mask', 2)
+  end
+
+  help.doc(sym.foreach, [[
+mx.sym.contrib.foreach(body, data, init_states, {name =}) -> outputs, states:
+MXNet's foreach in a graph. body(slices, states) -> step outputs, new states
+is called once, on placeholder variables, and becomes the subgraph of one
+_foreach node; binding unrolls it over data's first axis. Values the body
+computes from no loop input are computed once, before the loop.]])
+  help.doc(sym.while_loop, [[
+mx.sym.contrib.while_loop(cond, func, loop_vars, max_iterations, {name =}) ->
+outputs, loop_vars: MXNet's while_loop in a graph. The step outputs have
+max_iterations rows, zero after the last step; binding unrolls the loop to
+max_iterations steps, masking those after cond first gives 0.]])
+  help.doc(sym.cond, [[
+mx.sym.contrib.cond(pred, then_func, else_func, {name =}) -> outputs: MXNet's
+cond in a graph: then_func()'s outputs where pred (one value) is nonzero,
+else else_func()'s. Both branches are computed and one is selected.]])
+
   rawset(mx.nd, 'contrib', namespace(mx.nd, nd))
-  rawset(mx.sym, 'contrib', namespace(mx.sym, { foreach = symbol_flow('foreach'),
-    while_loop = symbol_flow('while_loop'), cond = symbol_flow('cond'),
-    boolean_mask = function()
-      error('mx.sym.contrib.boolean_mask: its output shape depends on the values of index, '
-        .. 'which a symbol graph cannot infer; use mx.nd.contrib.boolean_mask', 2)
-    end }))
+  rawset(mx.sym, 'contrib', namespace(mx.sym, sym))
   rawset(mx.nd, 'linalg', namespace(mx.nd, {}, '_linalg_'))
   rawset(mx.sym, 'linalg', namespace(mx.sym, {}, '_linalg_'))
 end

@@ -23,6 +23,8 @@
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
+#include "engine/graph/control_flow.h"
+#include "engine/graph/infer.h"
 #include "engine/graph/json.h"
 #include "engine/op/op_attr_types.h"
 #include "tests/cpp/test_util.h"
@@ -525,8 +527,13 @@ TEST_CASE("malformed symbol files are clear errors") {
   CHECK(Contains(msg, "bogus"));
   const std::string with_subgraph =
       R"({"op": "relu", "name": "r", "inputs": [[0, 0, 0]], "subgraphs": [{}]})";
-  CHECK(Contains(error(graph(var + "," + with_subgraph, "[[1, 0, 0]]")),
-                 "f.json: node 1 'r' (relu): has subgraphs"));
+  CHECK(error(graph(var + "," + with_subgraph, "[[1, 0, 0]]")) ==
+        "f.json: node 1 'r' (relu), subgraph 0: the subgraph has no \"nodes\"");
+  const std::string relu_with_graph =
+      R"({"op": "relu", "name": "r", "inputs": [[0, 0, 0]], "subgraphs": [{"nodes": [)" + var +
+      R"(], "heads": [[0, 0, 0]]}]})";
+  CHECK(Contains(error(graph(var + "," + relu_with_graph, "[[1, 0, 0]]")),
+                 "f.json: node 1 'r' (relu): has subgraphs, which only _foreach"));
   CHECK(error(R"({"nodes": [], "heads": [], "attrs": {"mxnet_version": 10600}})") ==
         "f.json: \"mxnet_version\" is 10600, not [\"int\", <version>]");
   CHECK(Contains(error(std::string(100000, '[')), "nested deeper than 64 levels"));
@@ -547,6 +554,74 @@ TEST_CASE("damaged symbol text raises tessera::Error or loads, nothing else") {
   const std::string alphabet = "0123456789[]{},:\"-. ae";
   for (int trial = 0; trial < 3000; ++trial) {
     std::string bad = good;
+    const int edits = 1 + static_cast<int>(gen() % 3);
+    for (int k = 0; k < edits; ++k) bad[gen() % bad.size()] = alphabet[gen() % alphabet.size()];
+    try_load(bad);
+  }
+}
+
+namespace {
+
+// foreach over data with one state and a free variable, the body's tanh
+// reading all three: the symbol the control-flow checks below start from.
+Symbol ForeachSymbol() {
+  const Symbol x = Symbol::Variable("x"), s = Symbol::Variable("s");
+  const Symbol data = Symbol::Variable("data"), h0 = Symbol::Variable("h0"),
+               w = Symbol::Variable("w");
+  auto apply = [](const char* op, std::vector<Symbol> args) {
+    return Symbol::Create(op::Op::Get(op), {}, args, {}, "");
+  };
+  const Symbol h = apply("tanh", {apply("elemwise_add", {apply("elemwise_mul", {x, w}), s})});
+  return MakeForeach(Group({h, h}), 1, {x}, {s}, {data}, {h0}, "loop");
+}
+
+}  // namespace
+
+TEST_CASE("control-flow nodes: subgraphs round trip; damaged ones are errors, never crashes") {
+  const Symbol loop = ForeachSymbol();
+  CHECK(loop.ListArguments() == std::vector<std::string>{"data", "h0", "w"});
+  const std::string text = SaveJSON(loop);
+  CHECK(Contains(text, "\"subgraphs\": ["));
+  CHECK(SaveJSON(LoadJSON(text)) == text);
+
+  // A node that lost its subgraph, or whose locations point nowhere.
+  auto error = [](const std::string& t) { return ErrorOf([&] { LoadJSON(t, "f.json"); }); };
+  std::string no_sub = text;
+  const size_t at = no_sub.find(", \n      \"subgraphs\"");
+  REQUIRE(at != std::string::npos);
+  const size_t end = no_sub.find("\n    }", at);
+  no_sub.erase(at, end - at);
+  CHECK(
+      Contains(error(no_sub), "node 3 'loop' (_foreach): _foreach (node loop): has 0 subgraph(s)"));
+  std::string bad_loc = text;
+  const size_t loc = bad_loc.find("\"remain_locs\": \"(");
+  REQUIRE(loc != std::string::npos);
+  bad_loc.replace(loc, 17, "\"remain_locs\": \"(7");
+  CHECK(Contains(error(bad_loc), "remain_locs holds 7"));
+
+  // Truncated and corrupted text: a tessera::Error or a symbol whose shape
+  // inference and expansion raise nothing but tessera::Error either.
+  std::mt19937 gen(11);
+  auto try_load = [](const std::string& t) {
+    try {
+      const Symbol s = LoadJSON(t);
+      const IndexedGraph g(s.outputs);
+      std::vector<Shape> shapes(g.num_entries());
+      InferShapes(g, &shapes);
+      ExpandControlFlow(s.outputs,
+                        [](const IndexedGraph& ig, std::vector<Shape>* sh, std::vector<DType>*) {
+                          for (uint32_t nid : ig.input_nodes())
+                            (*sh)[ig.entry_id(nid, 0)] = Shape{3, 2};
+                        });
+    } catch (const Error&) {
+    } catch (...) {
+      FAIL("damaged control-flow JSON raised something other than tessera::Error");
+    }
+  };
+  for (size_t cut = 0; cut < text.size(); cut += 5) try_load(text.substr(0, cut));
+  const std::string alphabet = "0123456789[]{},:\"-. (";
+  for (int trial = 0; trial < 2000; ++trial) {
+    std::string bad = text;
     const int edits = 1 + static_cast<int>(gen() % 3);
     for (int k = 0; k < edits; ++k) bad[gen() % bad.size()] = alphabet[gen() % alphabet.size()];
     try_load(bad);
