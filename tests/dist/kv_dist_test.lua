@@ -293,11 +293,10 @@ test('dist_async with an optimizer: every push is applied once, none lost', func
 end)
 
 test('dist_async: Module trains with the optimizer in the store', function()
-  if not os.getenv('TESSERA_TEST_KV_ASYNC_TRAIN') then
-    print('  skipped: its accuracy falls short in about one run of ten (docs/training.md); ' ..
-      'TESSERA_TEST_KV_ASYNC_TRAIN=1 runs it')
-    return
-  end
+  -- Every worker's push is one update of batch b (MXNet's rescale for
+  -- dist_async), so momentum 0.9 at this rate is as noisy as one process
+  -- taking every batch in turn: 92-98% there, 90-97% here (docs/training.md).
+  -- Without momentum both reach 97-99%.
   local b, steps = 8, 25
   local x, y = dataset(n * b * steps, { 10 })
   local xr, yr = my_rows(x, y, b, steps)
@@ -309,7 +308,7 @@ test('dist_async: Module trains with the optimizer in the store', function()
   local mod = mx.mod.Module(net)
   mod:fit(mx.io.NDArrayIter { data = xr, label = yr, batch_size = b }, { num_epoch = 6,
     optimizer = 'sgd', kvstore = 'dist_async', progress = false, initializer = mx.init.Xavier(),
-    optimizer_params = { learning_rate = 0.2, momentum = 0.9 } })
+    optimizer_params = { learning_rate = 0.2 } })
   local acc = mod:score(mx.io.NDArrayIter { data = x, label = y, batch_size = b }, 'acc')[1][2]
   assert_true(acc > 0.9, 'accuracy ' .. acc)
 end)
