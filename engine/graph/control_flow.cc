@@ -132,8 +132,11 @@ class BodyCutter {
   std::unordered_set<size_t> used_;
 };
 
+// As MXNet writes a Tuple parameter ("[0,2]"), so its files re-save alike.
 std::string Locs(const std::vector<int64_t>& v) {
-  return op::FormatValue(v);
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s + "]";
 }
 
 Symbol MakeNodeSymbol(const char* op_name, ParamDict params, std::vector<NodeEntry> inputs,
@@ -200,7 +203,7 @@ Symbol MakeForeach(const Symbol& body, size_t num_out_data, const std::vector<Sy
   for (const auto& r : remains) remain_locs.push_back(r.second);
   inputs.insert(inputs.end(), cut.outer().begin(), cut.outer().end());
   TS_DCHECK(remain_locs.size() == cut.outer().size());
-  const ParamDict params{{"num_args", std::to_string(inputs.size())},
+  const ParamDict params{{"num_args", std::to_string(inputs.size() + 1)},
                          {"num_outputs", std::to_string(body.outputs.size())},
                          {"num_out_data", std::to_string(num_out_data)},
                          {"in_data_locs", Locs(data_locs)},
@@ -243,7 +246,7 @@ Symbol MakeWhileLoop(const Symbol& cond, const Symbol& func, size_t num_out_data
     TS_CHECK(var_locs[j] >= 0) << label << ": func does not read loop variable " << j + 1
                                << "; every loop variable must take part in the computation";
   inputs.insert(inputs.end(), cut.outer().begin(), cut.outer().end());
-  const ParamDict params{{"num_args", std::to_string(inputs.size())},
+  const ParamDict params{{"num_args", std::to_string(inputs.size() + 2)},
                          {"num_outputs", std::to_string(func.outputs.size())},
                          {"num_out_data", std::to_string(num_out_data)},
                          {"max_iterations", std::to_string(max_iterations)},
@@ -267,7 +270,7 @@ Symbol MakeCond(const Symbol& pred, const Symbol& then_out, const Symbol& else_o
   auto then_g = cut.Cut(then_out, &then_locs);
   auto else_g = cut.Cut(else_out, &else_locs);
   const std::vector<NodeEntry> inputs = cut.outer();
-  const ParamDict params{{"num_args", std::to_string(inputs.size())},
+  const ParamDict params{{"num_args", std::to_string(inputs.size() + 3)},
                          {"num_outputs", std::to_string(then_out.outputs.size())},
                          {"cond_input_locs", Locs(cond_locs)},
                          {"then_input_locs", Locs(then_locs)},

@@ -26,7 +26,9 @@ using op::ParamsOf;
 using op::Subgraph;
 
 void ForeachParam::Declare(ParamDecl<ForeachParam>& d) {
-  d.field("num_args", &ForeachParam::num_args).set_lower_bound(1).describe("Number of inputs.");
+  d.field("num_args", &ForeachParam::num_args)
+      .set_lower_bound(1)
+      .describe("Number of inputs, the body counted (MXNet's convention).");
   d.field("num_outputs", &ForeachParam::num_outputs)
       .set_lower_bound(1)
       .describe("Number of outputs: the step outputs, then the states.");
@@ -42,7 +44,9 @@ void ForeachParam::Declare(ParamDecl<ForeachParam>& d) {
 }
 
 void WhileLoopParam::Declare(ParamDecl<WhileLoopParam>& d) {
-  d.field("num_args", &WhileLoopParam::num_args).set_lower_bound(1).describe("Number of inputs.");
+  d.field("num_args", &WhileLoopParam::num_args)
+      .set_lower_bound(1)
+      .describe("Number of inputs, cond and func counted (MXNet's convention).");
   d.field("num_outputs", &WhileLoopParam::num_outputs)
       .set_lower_bound(1)
       .describe("Number of outputs: the step outputs, then the loop variables.");
@@ -61,7 +65,9 @@ void WhileLoopParam::Declare(ParamDecl<WhileLoopParam>& d) {
 }
 
 void CondParam::Declare(ParamDecl<CondParam>& d) {
-  d.field("num_args", &CondParam::num_args).set_lower_bound(1).describe("Number of inputs.");
+  d.field("num_args", &CondParam::num_args)
+      .set_lower_bound(1)
+      .describe("Number of inputs, the three subgraphs counted (MXNet's convention).");
   d.field("num_outputs", &CondParam::num_outputs).set_lower_bound(1).describe("Number of outputs.");
   d.field("cond_input_locs", &CondParam::cond_input_locs)
       .describe("The node input feeding each input of cond.");
@@ -126,8 +132,8 @@ void CheckForeach(const NodeAttrs& attrs) {
   const int64_t nd = int64_t(p.in_data_locs.size()), ns = int64_t(p.in_state_locs.size()),
                 nr = int64_t(p.remain_locs.size());
   TS_CHECK(nd >= 1) << OpLabel(attrs) << ": needs at least one data input (in_data_locs)";
-  TS_CHECK(nd + ns + nr == p.num_args)
-      << OpLabel(attrs) << ": num_args " << p.num_args << " but " << nd << " data, " << ns
+  TS_CHECK(nd + ns + nr + 1 == p.num_args)
+      << OpLabel(attrs) << ": num_args " << p.num_args << " but the body, " << nd << " data, " << ns
       << " state and " << nr << " remaining input(s)";
   TS_CHECK(p.num_out_data + ns == p.num_outputs)
       << OpLabel(attrs) << ": num_outputs " << p.num_outputs << " but " << p.num_out_data
@@ -158,10 +164,13 @@ void CheckWhileLoop(const NodeAttrs& attrs) {
       << p.num_outputs;
   CheckInputCount(attrs, cond, p.cond_input_locs.size(), "cond");
   CheckInputCount(attrs, func, p.func_input_locs.size(), "func");
-  CheckLocs(attrs, p.cond_input_locs, p.num_args, "cond_input_locs");
-  CheckLocs(attrs, p.func_input_locs, p.num_args, "func_input_locs");
+  const int inputs = p.num_args - 2;  // cond and func count among num_args
+  TS_CHECK(inputs >= 1) << OpLabel(attrs) << ": num_args " << p.num_args
+                        << " leaves no input beside cond and func";
+  CheckLocs(attrs, p.cond_input_locs, inputs, "cond_input_locs");
+  CheckLocs(attrs, p.func_input_locs, inputs, "func_input_locs");
   CheckLocs(attrs, p.func_var_locs, int64_t(p.func_input_locs.size()), "func_var_locs");
-  CheckAllRead(attrs, p.num_args, {&p.cond_input_locs, &p.func_input_locs});
+  CheckAllRead(attrs, inputs, {&p.cond_input_locs, &p.func_input_locs});
 }
 
 void CheckCond(const NodeAttrs& attrs) {
@@ -178,10 +187,13 @@ void CheckCond(const NodeAttrs& attrs) {
   CheckInputCount(attrs, cond, p.cond_input_locs.size(), "cond");
   CheckInputCount(attrs, then_g, p.then_input_locs.size(), "then");
   CheckInputCount(attrs, else_g, p.else_input_locs.size(), "else");
-  CheckLocs(attrs, p.cond_input_locs, p.num_args, "cond_input_locs");
-  CheckLocs(attrs, p.then_input_locs, p.num_args, "then_input_locs");
-  CheckLocs(attrs, p.else_input_locs, p.num_args, "else_input_locs");
-  CheckAllRead(attrs, p.num_args, {&p.cond_input_locs, &p.then_input_locs, &p.else_input_locs});
+  const int inputs = p.num_args - 3;  // the three subgraphs count among num_args
+  TS_CHECK(inputs >= 0) << OpLabel(attrs) << ": num_args " << p.num_args
+                        << " is fewer than its three subgraphs";
+  CheckLocs(attrs, p.cond_input_locs, inputs, "cond_input_locs");
+  CheckLocs(attrs, p.then_input_locs, inputs, "then_input_locs");
+  CheckLocs(attrs, p.else_input_locs, inputs, "else_input_locs");
+  CheckAllRead(attrs, inputs, {&p.cond_input_locs, &p.then_input_locs, &p.else_input_locs});
 }
 
 bool IsControlFlowOp(const op::Op* op) {
@@ -452,6 +464,13 @@ bool CondInfer(const NodeAttrs& attrs, std::vector<V>* in, std::vector<V>* out) 
   return op::AllKnown(*in) && op::AllKnown(*out);
 }
 
+// MXNet counts the subgraphs among num_args (they were the op's first
+// arguments, FInputGraph), so the node has num_args - `graphs` inputs.
+template <typename P, int graphs>
+uint32_t NumArgs(const NodeAttrs& attrs) {
+  return uint32_t(std::max(ParamsOf<P>(attrs).num_args - graphs, 0));
+}
+
 // Input names: a foreach's data and states by role, every other input by the
 // name of the subgraph variable it feeds.
 std::vector<std::string> NamesFromLocs(const NodeAttrs& attrs, size_t which,
@@ -474,7 +493,7 @@ std::vector<std::string> Filled(std::vector<std::string> names) {
 
 std::vector<std::string> ForeachInputNames(const NodeAttrs& attrs) {
   const auto& p = ParamsOf<ForeachParam>(attrs);
-  std::vector<std::string> names(size_t(std::max(p.num_args, 0)));
+  std::vector<std::string> names(NumArgs<ForeachParam, 1>(attrs));
   const size_t nd = p.in_data_locs.size(), ns = p.in_state_locs.size();
   for (size_t k = 0; k < nd && k < names.size(); ++k) names[k] = "data" + std::to_string(k);
   for (size_t j = 0; j < ns && nd + j < names.size(); ++j)
@@ -490,7 +509,7 @@ std::vector<std::string> ForeachInputNames(const NodeAttrs& attrs) {
 
 std::vector<std::string> WhileLoopInputNames(const NodeAttrs& attrs) {
   const auto& p = ParamsOf<WhileLoopParam>(attrs);
-  std::vector<std::string> names(size_t(std::max(p.num_args, 0)));
+  std::vector<std::string> names(NumArgs<WhileLoopParam, 2>(attrs));
   for (size_t j = 0; j < p.func_var_locs.size(); ++j) {
     const size_t f = size_t(p.func_var_locs[j]);
     if (f < p.func_input_locs.size() && size_t(p.func_input_locs[f]) < names.size())
@@ -503,7 +522,7 @@ std::vector<std::string> WhileLoopInputNames(const NodeAttrs& attrs) {
 
 std::vector<std::string> CondInputNames(const NodeAttrs& attrs) {
   const auto& p = ParamsOf<CondParam>(attrs);
-  std::vector<std::string> names(size_t(std::max(p.num_args, 0)));
+  std::vector<std::string> names(NumArgs<CondParam, 3>(attrs));
   NamesFromLocs(attrs, 0, p.cond_input_locs, &names);
   NamesFromLocs(attrs, 1, p.then_input_locs, &names);
   NamesFromLocs(attrs, 2, p.else_input_locs, &names);
@@ -516,10 +535,6 @@ std::vector<std::string> NumberedOutputs(int n) {
   return names;
 }
 
-template <typename P>
-uint32_t NumArgs(const NodeAttrs& attrs) {
-  return uint32_t(std::max(ParamsOf<P>(attrs).num_args, 0));
-}
 template <typename P>
 uint32_t NumOuts(const NodeAttrs& attrs) {
   return uint32_t(std::max(ParamsOf<P>(attrs).num_outputs, 0));
@@ -534,7 +549,7 @@ the states, giving step outputs (stacked along a new first axis) and the new
 states. Built by mx.sym.contrib.foreach; it runs inside a bound graph, which
 unrolls it (one copy of the body per step). Outputs: the stacked step
 outputs, then the final states.)")
-    .set_num_inputs(NumArgs<ForeachParam>)
+    .set_num_inputs(NumArgs<ForeachParam, 1>)
     .set_num_outputs(NumOuts<ForeachParam>)
     .set_attr_parser(op::ParamParser<ForeachParam>)
     .add_argument("data", "NDArray[]",
@@ -557,7 +572,7 @@ variables. Built by mx.sym.contrib.while_loop; a bound graph unrolls it to
 max_iterations steps, where the steps after cond first gives zero keep the
 loop variables and output zeros. Outputs: the step outputs stacked along a
 new first axis of max_iterations rows, then the final loop variables.)")
-    .set_num_inputs(NumArgs<WhileLoopParam>)
+    .set_num_inputs(NumArgs<WhileLoopParam, 2>)
     .set_num_outputs(NumOuts<WhileLoopParam>)
     .set_attr_parser(op::ParamParser<WhileLoopParam>)
     .add_argument("data", "NDArray[]", "The inputs of cond and func, loop variables included.")
@@ -576,7 +591,7 @@ TS_REGISTER_OP(_cond)
 the then branch where subgraph cond gives a nonzero value, else those of the
 else branch (both with the same outputs). Built by mx.sym.contrib.cond; a
 bound graph computes both branches and selects.)")
-    .set_num_inputs(NumArgs<CondParam>)
+    .set_num_inputs(NumArgs<CondParam, 3>)
     .set_num_outputs(NumOuts<CondParam>)
     .set_attr_parser(op::ParamParser<CondParam>)
     .add_argument("data", "NDArray[]", "The inputs of cond and of both branches.")

@@ -14,6 +14,8 @@
 //              outputs (max_iterations rows), then the loop variables.
 //   _cond      inputs: whatever the three read; subgraphs cond, then, else;
 //              *_input_locs as _while_loop's.
+// num_args counts the subgraphs too (MXNet passed them as the op's first
+// arguments), so a node has num_args - 1, - 2 or - 3 inputs.
 #pragma once
 
 #include <cstdint>

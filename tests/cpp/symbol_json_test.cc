@@ -594,9 +594,9 @@ TEST_CASE("control-flow nodes: subgraphs round trip; damaged ones are errors, ne
   CHECK(
       Contains(error(no_sub), "node 3 'loop' (_foreach): _foreach (node loop): has 0 subgraph(s)"));
   std::string bad_loc = text;
-  const size_t loc = bad_loc.find("\"remain_locs\": \"(");
+  const size_t loc = bad_loc.find("\"remain_locs\": \"[");
   REQUIRE(loc != std::string::npos);
-  bad_loc.replace(loc, 17, "\"remain_locs\": \"(7");
+  bad_loc.replace(loc, 17, "\"remain_locs\": \"[7");
   CHECK(Contains(error(bad_loc), "remain_locs holds 7"));
 
   // Truncated and corrupted text: a tessera::Error or a symbol whose shape

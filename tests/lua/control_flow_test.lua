@@ -301,6 +301,6 @@ test('sym control flow: errors name the problem', function()
   assert_error(function() v[1]:bind{ctx = mx.cpu(), args = {a = mx.nd.ones({2})}} end,
     'it must give one value')
   -- A control-flow op on arrays has no subgraph to run.
-  assert_error(function() mx.nd._foreach(mx.nd.ones({2}), {num_args = 1, num_outputs = 1, num_out_data = 1,
+  assert_error(function() mx.nd._foreach(mx.nd.ones({2}), {num_args = 2, num_outputs = 1, num_out_data = 1,
     in_data_locs = {0}, in_state_locs = {}, remain_locs = {}}) end, 'subgraph')
 end)
