@@ -304,3 +304,30 @@ test('sym control flow: errors name the problem', function()
   assert_error(function() mx.nd._foreach(mx.nd.ones({2}), {num_args = 2, num_outputs = 1, num_out_data = 1,
     in_data_locs = {0}, in_state_locs = {}, remain_locs = {}}) end, 'subgraph')
 end)
+
+test('Module trains an RNN built with mx.sym.contrib.foreach (no step outputs, the last state)', function()
+  mx.random.seed(2)
+  local T, B, D, H = 6, 16, 4, 8
+  local n = 128
+  local x = mx.nd.random.uniform(-1, 1, {n, T, D})
+  local xs = x:totable()
+  local y = {}
+  for i = 1, n do local s = 0; for t = 1, T do s = s + xs[i][t][1] end; y[i] = s > 0 and 1 or 0 end
+  local data = mx.sym.Variable('data')
+  local seq = mx.sym.transpose(data, {axes = {2, 1, 3}})   -- (T, B, D)
+  local h0 = mx.sym.zeros{shape = {B, H}}
+  local wx, wh = mx.sym.Variable('wx_weight'), mx.sym.Variable('wh_weight')
+  local _, states = mx.sym.contrib.foreach(function(xt, s)
+    local h = mx.sym.tanh(mx.sym.FullyConnected{data = xt, weight = wx, num_hidden = H, no_bias = true}
+      + mx.sym.FullyConnected{data = s[1], weight = wh, num_hidden = H, no_bias = true})
+    return nil, {h}
+  end, seq, {h0})
+  local out = mx.sym.FullyConnected{data = states[1], num_hidden = 2, name = 'out'}
+  out = mx.sym.SoftmaxOutput{data = out, name = 'softmax'}
+  assert_eq(out:list_arguments(), {'data', 'wx_weight', 'wh_weight', 'out_weight', 'out_bias', 'softmax_label'})
+  local it = mx.io.NDArrayIter{data = x, label = mx.nd.array(y), batch_size = B, shuffle = true}
+  local mod = mx.mod.Module(out)
+  mod:fit(it, {num_epoch = 15, optimizer = 'adam', optimizer_params = {learning_rate = 0.02}, progress = false, initializer = mx.init.Xavier()})
+  local acc = mod:score(mx.io.NDArrayIter{data = x, label = mx.nd.array(y), batch_size = B}, 'acc')[1][2]
+  assert_eq(acc > 0.9, true, 'accuracy ' .. acc)
+end)
