@@ -7,6 +7,8 @@
 //   bind_symbol_flow.cc  the builders of mx.sym.contrib's control flow.
 #pragma once
 
+#include <vector>
+
 #include <lua.hpp>
 
 #include "engine/graph/symbol.h"
@@ -20,6 +22,9 @@ void PushSymbol(lua_State* L, graph::Symbol s);
 graph::Symbol* ToSymbol(lua_State* L, int index);
 // The Symbol at `index`; a Lua error naming `what` otherwise.
 graph::Symbol& CheckSymbol(lua_State* L, int index, const char* what = "self");
+// Appends the Symbols of the list (a table) at `index`; a Lua error naming
+// `what` for an item that is not one.
+void AppendSymbolList(lua_State* L, int index, const char* what, std::vector<graph::Symbol>* out);
 
 // Openers of the other files: `sym` is mx.sym, `methods` the Symbol methods
 // table (absolute indices).

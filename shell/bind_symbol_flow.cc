@@ -24,12 +24,7 @@ namespace {
 std::vector<Symbol> SymbolList(lua_State* L, int index, const char* what) {
   luaL_checktype(L, index, LUA_TTABLE);
   std::vector<Symbol> out;
-  const int n = static_cast<int>(lua_objlen(L, index));
-  for (int j = 1; j <= n; ++j) {
-    lua_rawgeti(L, index, j);
-    out.push_back(CheckSymbol(L, -1, what));
-    lua_pop(L, 1);
-  }
+  AppendSymbolList(L, index, what, &out);
   return out;
 }
 

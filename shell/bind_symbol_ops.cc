@@ -34,15 +34,6 @@ bool IsSymbolList(lua_State* L, int index) {
   return yes;
 }
 
-void AppendSymbolList(lua_State* L, int index, const char* what, std::vector<Symbol>* out) {
-  const int n = static_cast<int>(lua_objlen(L, index));
-  for (int j = 1; j <= n; ++j) {
-    lua_rawgeti(L, index, j);
-    out->push_back(CheckSymbol(L, -1, what));
-    lua_pop(L, 1);
-  }
-}
-
 const op::FieldInfo* FindField(const op::Op* op, std::string_view key) {
   for (const op::FieldInfo& f : op->params())
     if (f.name == key) return &f;
@@ -190,6 +181,15 @@ int ResetNames(lua_State*) {
 }
 
 }  // namespace
+
+void AppendSymbolList(lua_State* L, int index, const char* what, std::vector<Symbol>* out) {
+  const int n = static_cast<int>(lua_objlen(L, index));
+  for (int j = 1; j <= n; ++j) {
+    lua_rawgeti(L, index, j);
+    out->push_back(CheckSymbol(L, -1, what));
+    lua_pop(L, 1);
+  }
+}
 
 void OpenOps(lua_State* L, int symt) {
   SetFunctions(

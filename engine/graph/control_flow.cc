@@ -341,6 +341,19 @@ NodeEntry Flag(const NodeEntry& c, const std::string& name) {
   return Apply("_not_equal_scalar", name, {r}, {{"scalar", "0"}});
 }
 
+// A loop's outputs: each step output's values stacked along a new first
+// axis, then the final states.
+std::vector<NodeEntry> StackedThen(const std::string& base,
+                                   const std::vector<std::vector<NodeEntry>>& steps_out,
+                                   const std::vector<NodeEntry>& states) {
+  std::vector<NodeEntry> result;
+  for (size_t k = 0; k < steps_out.size(); ++k)
+    result.push_back(Apply("stack", base + "_output" + std::to_string(k), steps_out[k],
+                           {{"axis", "0"}, {"num_args", std::to_string(steps_out[k].size())}}));
+  result.insert(result.end(), states.begin(), states.end());
+  return result;
+}
+
 struct Known {
   const IndexedGraph& g;
   const std::vector<Shape>& shapes;
@@ -385,12 +398,7 @@ std::vector<NodeEntry> ExpandForeach(const Node& n, const std::vector<NodeEntry>
     for (size_t k = 0; k < nod; ++k) steps_out[k].push_back(out[k]);
     for (size_t j = 0; j < ns; ++j) states[j] = out[nod + j];
   }
-  std::vector<NodeEntry> result;
-  for (size_t k = 0; k < nod; ++k)
-    result.push_back(Apply("stack", base + "_output" + std::to_string(k), steps_out[k],
-                           {{"axis", "0"}, {"num_args", std::to_string(steps)}}));
-  result.insert(result.end(), states.begin(), states.end());
-  return result;
+  return StackedThen(base, steps_out, states);
 }
 
 std::vector<NodeEntry> ExpandWhileLoop(const Node& n, const std::vector<NodeEntry>& in,
@@ -440,12 +448,7 @@ std::vector<NodeEntry> ExpandWhileLoop(const Node& n, const std::vector<NodeEntr
       vars[j] =
           Select(active, out[nod + j], vars[j], var_shape[j], step + "_var" + std::to_string(j));
   }
-  std::vector<NodeEntry> result;
-  for (size_t k = 0; k < nod; ++k)
-    result.push_back(Apply("stack", base + "_output" + std::to_string(k), steps_out[k],
-                           {{"axis", "0"}, {"num_args", std::to_string(p.max_iterations)}}));
-  result.insert(result.end(), vars.begin(), vars.end());
-  return result;
+  return StackedThen(base, steps_out, vars);
 }
 
 std::vector<NodeEntry> ExpandCond(const Node& n, const std::vector<NodeEntry>& in,

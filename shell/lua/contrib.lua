@@ -22,18 +22,24 @@ return function(mx)
     })
   end
 
-  -- An array or a list of them, as a list, and a way back to the same form.
-  local function as_list(x, what)
-    if is_array(x) then return { x }, function(l) return l[1] end end
+  -- A value of a kind (an NDArray, a Symbol) or a list of them, as a list,
+  -- and a way back to the same form; nil as an empty list where allowed.
+  local function as_list_of(is_kind, kind, x, what, allow_nil)
+    if x == nil and allow_nil then return {}, function() return nil end end
+    if is_kind(x) then return { x }, function(l) return l[1] end end
     if type(x) ~= 'table' then
-      error(('%s must be an NDArray or a list of them, got %s'):format(what, type(x)), 3)
+      error(('%s must be %s or a list of them, got %s'):format(what, kind, type(x)), 4)
     end
     for i, v in ipairs(x) do
-      if not is_array(v) then
-        error(('%s[%d] is a %s, not an NDArray'):format(what, i, type(v)), 3)
+      if not is_kind(v) then
+        error(('%s[%d] is a %s, not %s'):format(what, i, type(v), kind), 4)
       end
     end
     return x, function(l) return l end
+  end
+
+  local function as_list(x, what)
+    return as_list_of(is_array, 'an NDArray', x, what)
   end
 
   local function stack(steps, n)
@@ -198,17 +204,7 @@ data. A mask keeping no row is an error (arrays have no zero-size axis).]])
   local is_symbol = mx.sym.is_symbol
 
   local function as_symbols(x, what, allow_nil)
-    if x == nil and allow_nil then return {}, function() return nil end end
-    if is_symbol(x) then return { x }, function(l) return l[1] end end
-    if type(x) ~= 'table' then
-      error(('%s must be a Symbol or a list of them, got %s'):format(what, type(x)), 3)
-    end
-    for i, v in ipairs(x) do
-      if not is_symbol(v) then
-        error(('%s[%d] is a %s, not a Symbol'):format(what, i, type(v)), 3)
-      end
-    end
-    return x, function(l) return l end
+    return as_list_of(is_symbol, 'a Symbol', x, what, allow_nil)
   end
 
   -- The outputs of one node as a list of one-output symbols.

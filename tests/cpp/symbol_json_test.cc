@@ -539,6 +539,20 @@ TEST_CASE("malformed symbol files are clear errors") {
   CHECK(Contains(error(std::string(100000, '[')), "nested deeper than 64 levels"));
 }
 
+// Feeds `use` every prefix of `good` (a cut each `step` characters), then
+// `trials` copies with 1 to 3 characters replaced from `alphabet`.
+template <typename Use>
+void FeedDamaged(const std::string& good, size_t step, const std::string& alphabet, int trials,
+                 std::mt19937& gen, const Use& use) {
+  for (size_t cut = 0; cut < good.size(); cut += step) use(good.substr(0, cut));
+  for (int trial = 0; trial < trials; ++trial) {
+    std::string bad = good;
+    const int edits = 1 + static_cast<int>(gen() % 3);
+    for (int k = 0; k < edits; ++k) bad[gen() % bad.size()] = alphabet[gen() % alphabet.size()];
+    use(bad);
+  }
+}
+
 TEST_CASE("damaged symbol text raises tessera::Error or loads, nothing else") {
   const std::string good = kCurrentLayout;
   std::mt19937 gen(7);
@@ -550,14 +564,7 @@ TEST_CASE("damaged symbol text raises tessera::Error or loads, nothing else") {
       FAIL("damaged symbol text raised something other than tessera::Error");
     }
   };
-  for (size_t cut = 0; cut < good.size(); cut += 7) try_load(good.substr(0, cut));
-  const std::string alphabet = "0123456789[]{},:\"-. ae";
-  for (int trial = 0; trial < 3000; ++trial) {
-    std::string bad = good;
-    const int edits = 1 + static_cast<int>(gen() % 3);
-    for (int k = 0; k < edits; ++k) bad[gen() % bad.size()] = alphabet[gen() % alphabet.size()];
-    try_load(bad);
-  }
+  FeedDamaged(good, 7, "0123456789[]{},:\"-. ae", 3000, gen, try_load);
 }
 
 namespace {
@@ -618,14 +625,7 @@ TEST_CASE("control-flow nodes: subgraphs round trip; damaged ones are errors, ne
       FAIL("damaged control-flow JSON raised something other than tessera::Error");
     }
   };
-  for (size_t cut = 0; cut < text.size(); cut += 5) try_load(text.substr(0, cut));
-  const std::string alphabet = "0123456789[]{},:\"-. (";
-  for (int trial = 0; trial < 2000; ++trial) {
-    std::string bad = text;
-    const int edits = 1 + static_cast<int>(gen() % 3);
-    for (int k = 0; k < edits; ++k) bad[gen() % bad.size()] = alphabet[gen() % alphabet.size()];
-    try_load(bad);
-  }
+  FeedDamaged(text, 5, "0123456789[]{},:\"-. (", 2000, gen, try_load);
 }
 
 TEST_CASE("symbol files are written atomically and read back") {
