@@ -629,6 +629,7 @@ void EngineBase::NotifyWhenSettled(VarList vars, std::function<void(std::excepti
 void EngineBase::WaitForAll() {
   if (const Opr* op = tls_current_op)
     TS_THROW << "WaitForAll inside engine op '" << op->name << "' would wait for the op itself";
+  if (!WorkerPool::Current()) HelpWithAll();  // as WaitForVar: run ready work here
   ParkWaiter([&] { return Pending() == 0; }, /*for_room=*/false);
   std::exception_ptr device_error;
   for (uint64_t devs = gpu_devices_queued_.load(std::memory_order_relaxed); devs;

@@ -58,6 +58,9 @@ class EngineBase : public Engine {
   // A user thread is about to wait for `var`: run its pending write here if
   // that op is ready and no worker has taken it yet.
   virtual void HelpWith(VarHandle) {}
+  // A user thread is about to wait for every op: run ready ops here while
+  // the workers that would take them are not running.
+  virtual void HelpWithAll() {}
 
   // Queues `blk` on each of its variables; true when all were granted at once.
   bool AppendToVars(OprBlock* blk);

@@ -26,6 +26,7 @@ class ThreadedEngine final : public EngineBase {
   void Submit(Opr* opr, Context ctx, int priority) override;
   void OnReady(OprBlock* blk, const VarEntry* newest) override;
   void HelpWith(VarHandle var) override;
+  void HelpWithAll() override;
 
  private:
   enum Lane { kCompute = 0, kPriority = 1, kCopy = 2, kNumLanes = 3 };

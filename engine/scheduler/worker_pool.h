@@ -75,6 +75,9 @@ class WorkerPool {
   // Takes `blk` out of the queue if it is still waiting there (compared by
   // address only), so another thread may run it.
   bool TryRemove(OprBlock* blk);
+  // Takes the next queued op, as a worker would, for another thread to run;
+  // null when none is queued.
+  OprBlock* TryTake() { return TryPop(); }
 
   // The pool the calling thread works for, or null on other threads.
   static WorkerPool* Current() { return worker_detail::tls_pool; }

@@ -886,3 +886,42 @@ TEST_CASE("GPU lanes run ops on per-worker streams (needs a GPU)") {
   naive->PushSync([&](RunContext rctx) { seen = rctx.stream; }, Context::GPU(0), {}, {vars[0]});
   CHECK(seen != nullptr);
 }
+
+TEST_CASE("WaitForAll runs queued ops on the waiting thread only while a worker is idle") {
+  auto eng = Threaded(1);
+  const std::thread::id me = std::this_thread::get_id();
+  VarHandle a = eng->NewVariable(), b = eng->NewVariable();
+  // The one worker is busy with `a` until released: the op on `b` queues,
+  // and the waiter must leave it to the worker (no second OpenMP team on
+  // busy cores) rather than run it.
+  std::atomic<bool> started{false}, release{false};
+  eng->PushSync(
+      [&](RunContext) {
+        started = true;
+        while (!release) std::this_thread::sleep_for(1ms);
+      },
+      kCPU, {}, {a});
+  while (!started) std::this_thread::sleep_for(1ms);
+  std::thread::id ran_on;
+  eng->PushSync([&](RunContext) { ran_on = std::this_thread::get_id(); }, kCPU, {}, {b});
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(50ms);
+    release = true;
+  });
+  eng->WaitForAll();
+  releaser.join();
+  CHECK(ran_on != me);
+  // Chains of ops pushed and waited for come out right whichever thread
+  // runs them, the waiting one included.
+  int64_t sum = 0;
+  for (int round = 0; round < 200; ++round) {
+    for (int k = 1; k <= 5; ++k)
+      eng->PushSync([&sum, k](RunContext) { sum = sum * 3 + k; }, kCPU, {}, {a});
+    eng->WaitForAll();
+    CHECK(sum == ((((1 * 3 + 2) * 3 + 3) * 3 + 4) * 3 + 5));
+    sum = 0;
+  }
+  eng->DeleteVariable([](RunContext) {}, kCPU, a);
+  eng->DeleteVariable([](RunContext) {}, kCPU, b);
+  eng->WaitForAll();
+}
