@@ -2,6 +2,7 @@
 // nodes when a graph is bound (control_flow.h says what and why).
 #include "engine/graph/control_flow.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <string>
 #include <type_traits>
-#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -473,16 +472,14 @@ uint32_t NumArgs(const NodeAttrs& attrs) {
 
 // Input names: a foreach's data and states by role, every other input by the
 // name of the subgraph variable it feeds.
-std::vector<std::string> NamesFromLocs(const NodeAttrs& attrs, size_t which,
-                                       const std::vector<int64_t>& locs,
-                                       std::vector<std::string>* names) {
-  if (attrs.subgraphs.size() <= which || !attrs.subgraphs[which]) return *names;
+void NamesFromLocs(const NodeAttrs& attrs, size_t which, const std::vector<int64_t>& locs,
+                   std::vector<std::string>* names) {
+  if (attrs.subgraphs.size() <= which || !attrs.subgraphs[which]) return;
   const std::vector<NodePtr> vars = SubgraphInputs(*attrs.subgraphs[which]);
   for (size_t i = 0; i < locs.size() && i < vars.size(); ++i) {
     const size_t at = size_t(locs[i]);
     if (at < names->size() && (*names)[at].empty()) (*names)[at] = vars[i]->attrs.name;
   }
-  return *names;
 }
 
 std::vector<std::string> Filled(std::vector<std::string> names) {
