@@ -4,6 +4,7 @@
 // here (im2col + GEMM), the ground truth of the tests.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -107,8 +108,36 @@ void RefConvBackward(const ConvGeom& g, const T* ograd, const T* data, const T* 
                      OpReqType req_data, T* gweight, OpReqType req_weight, T* gbias,
                      OpReqType req_bias, T* col, int threads);
 
-// Forces the reference kernels for float32 too (tests); returns the old value.
-bool SetConvForceReference(bool on);
+// Batched im2col + GEMM for float32, 1-D and 2-D (convolution_gemm.cc):
+// the images of a chunk sit side by side in one column matrix, so one GEMM
+// per group covers them all, reading the weights in their own (o, i, k...)
+// layout. Where the images are small and the weights large (ResNet's last
+// stages) this beats oneDNN's blocked kernels, which must reorder every
+// weight on every call and reduce the weight gradient across threads.
+// Same arguments and `req` handling as the oneDNN paths.
+void GemmConvForward(const ConvGeom& g, const OpContext& ctx, const float* data,
+                     const float* weight, const float* bias, float* out, OpReqType req);
+void GemmConvBackward(const ConvGeom& g, const OpContext& ctx, const float* ograd,
+                      const float* data, const float* weight, float* gdata, OpReqType req_data,
+                      float* gweight, OpReqType req_weight, float* gbias, OpReqType req_bias);
+
+// Which kernels run a float32 pass (convolution_algo.cc). kAuto: oneDNN,
+// unless the geometry is one where the batched GEMM may win; then both are
+// timed on the first call for that geometry and pass that can write its
+// outputs, and the faster is kept for the process (as MXNet's cudnn_tune on a
+// GPU). TESSERA_CONV_ALGO=auto|onednn|gemm|reference sets it for the process.
+enum class ConvAlgo : uint8_t { kAuto, kOneDnn, kGemm, kReference };
+enum class ConvPass : uint8_t { kForward, kBackwardData, kBackwardWeights };
+// The algorithm for `pass` of `g`, or kAuto while it is still to be measured.
+ConvAlgo ConvAlgoFor(const ConvGeom& g, ConvPass pass);
+// Measures: `trial(algo)` runs the pass with algo, writing (not adding to)
+// the op's outputs. Records and returns the faster.
+ConvAlgo MeasureConvAlgo(const ConvGeom& g, ConvPass pass,
+                         const std::function<void(ConvAlgo)>& trial);
+// Forces one algorithm for every float32 convolution (kAuto: choose as
+// above), for tests; returns the previous setting.
+ConvAlgo SetConvAlgo(ConvAlgo algo);
+const char* ConvAlgoName(ConvAlgo algo);
 
 // The im2col scratch of one image, from the op's temp space.
 template <typename T>

@@ -1,7 +1,6 @@
 // Convolution and _backward_Convolution: parameters, shape and type
 // inference, the reference kernels and the CPU registration.
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <sstream>
 
@@ -11,16 +10,6 @@
 #include "ops/tensor/gemm.h"
 
 namespace tessera::op {
-
-namespace {
-
-std::atomic<bool> g_force_reference{false};
-
-}  // namespace
-
-bool SetConvForceReference(bool on) {
-  return g_force_reference.exchange(on);
-}
 
 ConvGeom MakeConvGeom(const NodeAttrs& attrs, const Shape& data) {
   const auto& p = ParamsOf<ConvolutionParam>(attrs);
@@ -152,16 +141,76 @@ void ConvolutionCompute(const NodeAttrs& attrs, const OpContext& ctx, const std:
   const ConvGeom g = MakeConvGeom(attrs, in[0].shape());
   if (g.n == 0 || g.f == 0 || g.out_size() == 0) return;
   const DType t = out[0].dtype();
-  if (t == DType::kFloat32 && !g_force_reference.load()) {
-    DnnlConvForward(g, ctx, in[0].dptr<float>(), in[1].dptr<float>(),
-                    g.bias ? in[2].dptr<float>() : nullptr, out[0].dptr<float>(), req[0]);
-    return;
+  if (t == DType::kFloat32) {
+    const float *data = in[0].dptr<float>(), *weight = in[1].dptr<float>(),
+                *bias = g.bias ? in[2].dptr<float>() : nullptr;
+    float* y = out[0].dptr<float>();
+    auto run = [&](ConvAlgo a, OpReqType r) {
+      (a == ConvAlgo::kGemm ? GemmConvForward : DnnlConvForward)(g, ctx, data, weight, bias, y, r);
+    };
+    ConvAlgo algo = ConvAlgoFor(g, ConvPass::kForward);
+    if (algo == ConvAlgo::kAuto)
+      algo = req[0] == kAddTo
+                 ? ConvAlgo::kOneDnn
+                 : MeasureConvAlgo(g, ConvPass::kForward, [&](ConvAlgo a) { run(a, kWriteTo); });
+    if (algo != ConvAlgo::kReference) return run(algo, req[0]);
   }
   ForFloatAndDouble(attrs, t, "Convolution", [&](auto zero) {
     using T = decltype(zero);
     RefConvForward<T>(g, in[0].dptr<T>(), in[1].dptr<T>(), g.bias ? in[2].dptr<T>() : nullptr,
                       out[0].dptr<T>(), req[0], ColSpace<T>(ctx, g), ctx.run_ctx.omp_threads);
   });
+}
+
+using ConvBackwardFn = void (*)(const ConvGeom&, const OpContext&, const float*, const float*,
+                                const float*, float*, OpReqType, float*, OpReqType, float*,
+                                OpReqType);
+
+ConvBackwardFn BackwardKernels(ConvAlgo algo) {
+  return algo == ConvAlgo::kGemm ? GemmConvBackward : DnnlConvBackward;
+}
+
+// The algorithm of one backward pass: measured, on the op's own outputs,
+// when it is still undecided and this call writes them; oneDNN otherwise.
+ConvAlgo BackwardAlgo(const ConvGeom& g, const OpContext& ctx, const std::vector<TBlob>& in,
+                      const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+                      OpReqType rb, ConvPass pass) {
+  const ConvAlgo algo = ConvAlgoFor(g, pass);
+  if (algo != ConvAlgo::kAuto) return algo;
+  const float *ograd = in[0].dptr<float>(), *data = in[1].dptr<float>(),
+              *weight = in[2].dptr<float>();
+  if (pass == ConvPass::kBackwardData) {
+    if (req[0] == kNullOp || req[0] == kAddTo) return ConvAlgo::kOneDnn;
+    return MeasureConvAlgo(g, pass, [&](ConvAlgo a) {
+      BackwardKernels(a)(g, ctx, ograd, data, weight, out[0].dptr<float>(), kWriteTo, nullptr,
+                         kNullOp, nullptr, kNullOp);
+    });
+  }
+  if (req[1] == kNullOp || req[1] == kAddTo || rb == kAddTo) return ConvAlgo::kOneDnn;
+  float* gbias = g.bias ? out[2].dptr<float>() : nullptr;
+  return MeasureConvAlgo(g, pass, [&](ConvAlgo a) {
+    BackwardKernels(a)(g, ctx, ograd, data, weight, nullptr, kNullOp, out[1].dptr<float>(),
+                       kWriteTo, gbias, rb == kNullOp ? kNullOp : kWriteTo);
+  });
+}
+
+// The data and weight gradients, by one call when one algorithm does both,
+// else by one call each.
+void BackwardFloat32(const ConvGeom& g, const OpContext& ctx, const std::vector<TBlob>& in,
+                     const std::vector<OpReqType>& req, const std::vector<TBlob>& out, OpReqType rb,
+                     ConvAlgo data_algo, ConvAlgo weight_algo) {
+  const float *ograd = in[0].dptr<float>(), *data = in[1].dptr<float>(),
+              *weight = in[2].dptr<float>();
+  float* gbias = g.bias ? out[2].dptr<float>() : nullptr;
+  if (data_algo == weight_algo) {
+    BackwardKernels(data_algo)(g, ctx, ograd, data, weight, out[0].dptr<float>(), req[0],
+                               out[1].dptr<float>(), req[1], gbias, rb);
+    return;
+  }
+  BackwardKernels(data_algo)(g, ctx, ograd, data, weight, out[0].dptr<float>(), req[0], nullptr,
+                             kNullOp, nullptr, kNullOp);
+  BackwardKernels(weight_algo)(g, ctx, ograd, data, weight, nullptr, kNullOp, out[1].dptr<float>(),
+                               req[1], gbias, rb);
 }
 
 // _backward_Convolution: inputs (ograd, data, weight); outputs (gdata,
@@ -172,11 +221,14 @@ void ConvolutionBackwardCompute(const NodeAttrs& attrs, const OpContext& ctx,
   const ConvGeom g = MakeConvGeom(attrs, in[1].shape());
   const OpReqType rb = g.bias ? req[2] : kNullOp;
   const DType t = in[0].dtype();
-  if (t == DType::kFloat32 && !g_force_reference.load()) {
-    DnnlConvBackward(g, ctx, in[0].dptr<float>(), in[1].dptr<float>(), in[2].dptr<float>(),
-                     out[0].dptr<float>(), req[0], out[1].dptr<float>(), req[1],
-                     g.bias ? out[2].dptr<float>() : nullptr, rb);
-    return;
+  if (t == DType::kFloat32) {
+    const ConvAlgo data_algo = BackwardAlgo(g, ctx, in, req, out, rb, ConvPass::kBackwardData);
+    const ConvAlgo weight_algo = BackwardAlgo(g, ctx, in, req, out, rb, ConvPass::kBackwardWeights);
+    if (data_algo != ConvAlgo::kReference) {
+      TS_DCHECK(weight_algo != ConvAlgo::kReference);  // forced for every pass or none
+      BackwardFloat32(g, ctx, in, req, out, rb, data_algo, weight_algo);
+      return;
+    }
   }
   ForFloatAndDouble(attrs, t, "_backward_Convolution", [&](auto zero) {
     using T = decltype(zero);

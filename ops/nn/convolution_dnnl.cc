@@ -245,28 +245,31 @@ void DnnlConvBackward(const ConvGeom& g, const OpContext& ctx, const float* ogra
     const auto& eng = CpuEngine();
     const size_t n_src = Count(p->user_src), n_w = Count(p->user_w);
 
+    // Only the buffers of the passes that run.
     Carver carve;
+    auto take = [&carve](bool need, size_t bytes) { return need ? carve.Add(bytes) : size_t{0}; };
     // Backward data.
     const bool d_add = req_data == kAddTo;
-    const size_t o_ddst = p->bd_ddst ? carve.Add(p->bd_ddst.to.get_size()) : 0;
-    const size_t o_bdw = p->bd_w ? carve.Add(p->bd_w.to.get_size()) : 0;
+    const size_t o_ddst = take(want_data && p->bd_ddst, p->bd_ddst.to.get_size());
+    const size_t o_bdw = take(want_data && p->bd_w, p->bd_w.to.get_size());
     const bool dsrc_tmp = p->bd_dsrc || d_add;
-    const size_t o_dsrc = dsrc_tmp ? carve.Add(p->user_src.get_size() > p->bd_dsrc.from.get_size()
-                                                   ? p->user_src.get_size()
-                                                   : p->bd_dsrc.from.get_size())
-                                   : 0;
-    const size_t o_dadd = (p->bd_dsrc && d_add) ? carve.Add(p->user_src.get_size()) : 0;
-    const size_t o_bds = carve.Add(p->bd_scratch.get_size());
+    const size_t o_dsrc =
+        take(want_data && dsrc_tmp, std::max(p->user_src.get_size(), p->bd_dsrc.from.get_size()));
+    const size_t o_dadd = take(want_data && p->bd_dsrc && d_add, p->user_src.get_size());
+    const size_t o_bds = take(want_data, p->bd_scratch.get_size());
     // Backward weights.
     const bool w_write = req_weight != kNullOp;
-    const size_t o_bsrc = p->bw_src ? carve.Add(p->bw_src.to.get_size()) : 0;
-    const size_t o_wddst = p->bw_ddst ? carve.Add(p->bw_ddst.to.get_size()) : 0;
+    const size_t o_bsrc = take(want_w && p->bw_src, p->bw_src.to.get_size());
+    // The weights pass reads the data pass's reordered ograd when both run
+    // and want the same layout.
+    const bool share_ddst = want_data && p->bd_ddst && p->bw_ddst && p->bd_ddst.to == p->bw_ddst.to;
+    const size_t o_wddst = take(want_w && p->bw_ddst && !share_ddst, p->bw_ddst.to.get_size());
     const bool dw_tmp = p->bw_dw || req_weight == kAddTo || req_weight == kNullOp;
     const size_t o_dw =
-        dw_tmp ? carve.Add(std::max(p->bw_dw.from.get_size(), p->user_w.get_size())) : 0;
-    const size_t o_dwadd = p->bw_dw ? carve.Add(p->user_w.get_size()) : 0;
-    const size_t o_db = g.bias ? carve.Add(size_t(g.f) * sizeof(float)) : 0;
-    const size_t o_bws = carve.Add(p->bw_scratch.get_size());
+        take(want_w && dw_tmp, std::max(p->bw_dw.from.get_size(), p->user_w.get_size()));
+    const size_t o_dwadd = take(want_w && p->bw_dw && req_weight == kAddTo, p->user_w.get_size());
+    const size_t o_db = take(want_w && g.bias, size_t(g.f) * sizeof(float));
+    const size_t o_bws = take(want_w, p->bw_scratch.get_size());
     char* tmp = static_cast<char*>(ctx.requested[0].get_space(carve.Total()));
 
     nn_dnnl::ScopedOmpThreads threads(ctx.run_ctx.omp_threads);
@@ -301,7 +304,9 @@ void DnnlConvBackward(const ConvGeom& g, const OpContext& ctx, const float* ogra
         src = memory(p->bw_src.to, eng, tmp + o_bsrc);
         p->bw_src.prim->execute(s, su, src);
       }
-      if (p->bw_ddst) {
+      if (share_ddst) {
+        ddst = memory(p->bw_ddst.to, eng, tmp + o_ddst);
+      } else if (p->bw_ddst) {
         ddst = memory(p->bw_ddst.to, eng, tmp + o_wddst);
         p->bw_ddst.prim->execute(s, ddst_user, ddst);
       }

@@ -1,24 +1,27 @@
 // Im2Col and its adjoint Col2Im on one image of (channels, [[depth,]
 // height,] width) data, for the geometry of a convolution (ConvGeom): the
-// reference convolution kernels (convolution.cc) and the im2col / col2im
-// operators (im2col_op.cc) share them.
+// reference convolution kernels (convolution.cc), the batched GEMM kernels
+// (convolution_gemm.cc) and the im2col / col2im operators (im2col_op.cc)
+// share them. `ld` is the distance between two rows of col: out_size() for
+// one image's matrix, more when several images sit side by side in one.
 #pragma once
 
 #include "ops/nn/convolution-inl.h"
 
 namespace tessera::op {
 
-// col[((c * kd + a) * kh + i) * kw + j][(z * oh + y) * ow + x] =
+// col[((c * kd + a) * kh + i) * kw + j][(z * oh + y) * ow + x] =  (row stride ld)
 //   data[c][z*sd - pd + a*dd][y*sh - ph + i*dh][x*sw - pw + j*dw], 0 outside.
 // 1-D and 2-D data have depth (and height) one: the outer loops run once.
 template <typename T>
-inline void Im2Col(const ConvGeom& g, const T* data, T* col) {
-  const int64_t cg = g.cg(), osz = g.out_size(), hw = g.h * g.w;
+inline void Im2Col(const ConvGeom& g, const T* data, T* col, int64_t ld = -1) {
+  const int64_t cg = g.cg(), hw = g.h * g.w;
+  if (ld < 0) ld = g.out_size();
   for (int64_t c = 0; c < cg; ++c)
     for (int64_t a = 0; a < g.kd; ++a)
       for (int64_t i = 0; i < g.kh; ++i)
         for (int64_t j = 0; j < g.kw; ++j) {
-          T* row = col + (((c * g.kd + a) * g.kh + i) * g.kw + j) * osz;
+          T* row = col + (((c * g.kd + a) * g.kh + i) * g.kw + j) * ld;
           for (int64_t z = 0; z < g.od; ++z) {
             const int64_t iz = z * g.sd - g.pd + a * g.dd;
             const bool z_in = iz >= 0 && iz < g.d;
@@ -39,13 +42,14 @@ inline void Im2Col(const ConvGeom& g, const T* data, T* col) {
 
 // The adjoint: adds col back into data.
 template <typename T>
-inline void Col2Im(const ConvGeom& g, const T* col, T* data) {
-  const int64_t cg = g.cg(), osz = g.out_size(), hw = g.h * g.w;
+inline void Col2Im(const ConvGeom& g, const T* col, T* data, int64_t ld = -1) {
+  const int64_t cg = g.cg(), hw = g.h * g.w;
+  if (ld < 0) ld = g.out_size();
   for (int64_t c = 0; c < cg; ++c)
     for (int64_t a = 0; a < g.kd; ++a)
       for (int64_t i = 0; i < g.kh; ++i)
         for (int64_t j = 0; j < g.kw; ++j) {
-          const T* row = col + (((c * g.kd + a) * g.kh + i) * g.kw + j) * osz;
+          const T* row = col + (((c * g.kd + a) * g.kh + i) * g.kw + j) * ld;
           for (int64_t z = 0; z < g.od; ++z) {
             const int64_t iz = z * g.sd - g.pd + a * g.dd;
             if (iz < 0 || iz >= g.d) continue;
