@@ -52,6 +52,47 @@ bool BatchNormType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<D
   return ok;
 }
 
+// Row sums in double with eight independent partial sums: one running sum
+// is a chain of dependent additions, several times slower than the loads.
+constexpr int kLanes = 8;
+
+template <typename T, typename Term>
+double RowSum(int64_t n, Term term) {
+  double s = 0;
+  int64_t i = 0;
+  if (n >= kLanes) {
+    double acc[kLanes] = {};
+    for (; i + kLanes <= n; i += kLanes)
+      for (int j = 0; j < kLanes; ++j) acc[j] += term(i + j);
+    for (double a : acc) s += a;
+  }
+  for (; i < n; ++i) s += term(i);
+  return s;
+}
+
+// Sum of p[i].
+template <typename T>
+double Sum(const T* p, int64_t n) {
+  return RowSum<T>(n, [p](int64_t i) { return static_cast<double>(p[i]); });
+}
+
+// Sum of (p[i] - mean)^2.
+template <typename T>
+double SumSqDev(const T* p, int64_t n, double mean) {
+  return RowSum<T>(n, [p, mean](int64_t i) {
+    const double d = static_cast<double>(p[i]) - mean;
+    return d * d;
+  });
+}
+
+// Sum of dy[i] * (x[i] - mean).
+template <typename T>
+double SumDyDev(const T* dy, const T* x, int64_t n, double mean) {
+  return RowSum<T>(n, [dy, x, mean](int64_t i) {
+    return static_cast<double>(dy[i]) * (static_cast<double>(x[i]) - mean);
+  });
+}
+
 template <typename T>
 void Store(T& dst, double v, OpReqType req) {
   if (req == kNullOp) return;
@@ -85,19 +126,11 @@ void BatchNormCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::v
           double mean, var;
           if (batch_stats) {
             double s = 0;
-            for (int64_t o = 0; o < g.outer; ++o) {
-              const T* px = x + (o * g.c + c) * g.inner;
-              for (int64_t i = 0; i < g.inner; ++i) s += static_cast<double>(px[i]);
-            }
+            for (int64_t o = 0; o < g.outer; ++o) s += Sum(x + (o * g.c + c) * g.inner, g.inner);
             mean = m > 0 ? s / m : 0.0;
             double s2 = 0;
-            for (int64_t o = 0; o < g.outer; ++o) {
-              const T* px = x + (o * g.c + c) * g.inner;
-              for (int64_t i = 0; i < g.inner; ++i) {
-                const double d = static_cast<double>(px[i]) - mean;
-                s2 += d * d;
-              }
-            }
+            for (int64_t o = 0; o < g.outer; ++o)
+              s2 += SumSqDev(x + (o * g.c + c) * g.inner, g.inner, mean);
             var = m > 0 ? s2 / m : 0.0;
             const double mom = p.momentum;
             mm[c] = static_cast<T>(static_cast<double>(mm[c]) * mom + mean * (1 - mom));
@@ -158,16 +191,14 @@ void BatchNormBackwardCompute(const NodeAttrs& attrs, const OpContext& ctx,
         for (int64_t c = 0; c < g.c; ++c) {
           const double mean = static_cast<double>(mean_in[c]);
           const double invstd = static_cast<double>(invstd_in[c]);
+          // sdyx: the sum of dy * (x - mean) * invstd.
           double sdy = 0, sdyx = 0;
           for (int64_t o = 0; o < g.outer; ++o) {
-            const T* px = x + (o * g.c + c) * g.inner;
-            const T* pd = dy + (o * g.c + c) * g.inner;
-            for (int64_t i = 0; i < g.inner; ++i) {
-              const double d = static_cast<double>(pd[i]);
-              sdy += d;
-              sdyx += d * (static_cast<double>(px[i]) - mean) * invstd;
-            }
+            const int64_t at = (o * g.c + c) * g.inner;
+            sdy += Sum(dy + at, g.inner);
+            sdyx += SumDyDev(dy + at, x + at, g.inner, mean);
           }
+          sdyx *= invstd;
           const double gm = p.fix_gamma ? 1.0 : static_cast<double>(gamma[c]);
           if (req[0] != kNullOp) {
             const double k = gm * invstd;
