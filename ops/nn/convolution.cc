@@ -333,7 +333,9 @@ channel, depth, height, width); weight is (num_filter, channel / num_group,
 out = floor((x + 2 * pad - dilate * (kernel - 1) - 1) / stride) + 1.
 num_group splits the channels into groups convolved separately (num_group =
 channels with num_filter a multiple of it: depthwise). float32 1-D and 2-D
-run on oneDNN; float64, and 3-D, on reference kernels (im2col and GEMM).)")
+run on oneDNN, or on a batched im2col + GEMM where that measured faster for
+the shape (small maps, large weights; TESSERA_CONV_ALGO overrides); float64,
+and 3-D, on reference kernels (im2col and GEMM).)")
     .set_num_inputs(ConvNumInputs)
     .set_num_outputs(1)
     .set_attr_parser(ParamParser<ConvolutionParam>)
