@@ -194,6 +194,40 @@ OpReqType GetGradReq(const NDArray& x) {
   return Info(*n)->req;
 }
 
+namespace {
+
+using EntryReads = std::map<std::pair<const Node*, uint32_t>, int>;
+using Values = std::unordered_map<const Node*, std::vector<NDArray>>;
+
+// The inputs of n that this call reads for the last time and that backward
+// alone holds (an output of an earlier backward node, named once among n's
+// inputs, its memory shared with no other array): the bits of
+// InvokeOptions::donated. `in` holds n's input values. An entry n reads
+// twice has two reads left here, so it is never given.
+uint64_t LastReads(const Node& n, const std::set<const Node*>& owned, const EntryReads& reads_left,
+                   const std::vector<NDArray>& in) {
+  uint64_t bits = 0;
+  for (size_t k = 0; k < n.inputs.size() && k < 64; ++k) {
+    const NodeEntry& e = n.inputs[k];
+    if (!owned.count(e.node.get()) || reads_left.at({e.node.get(), e.index}) != 1) continue;
+    // Held twice: by `values` and by `in`.
+    if (in[k].is_none() || in[k].chunk().use_count() != 2) continue;
+    bits |= uint64_t{1} << k;
+  }
+  return bits;
+}
+
+// Counts n's reads done; an owned array read for the last time is let go.
+void ReleaseRead(const Node& n, const std::set<const Node*>& owned, EntryReads* reads_left,
+                 Values* values) {
+  for (const NodeEntry& e : n.inputs) {
+    if (--reads_left->at({e.node.get(), e.index}) != 0 || !owned.count(e.node.get())) continue;
+    (*values)[e.node.get()].at(e.index) = NDArray();
+  }
+}
+
+}  // namespace
+
 void Backward(const std::vector<NDArray>& heads, const std::vector<NDArray>& head_grads,
               bool retain_graph, bool is_train) {
   TS_CHECK(!heads.empty()) << "backward: no arrays given";
@@ -258,6 +292,18 @@ void Backward(const std::vector<NDArray>& heads, const std::vector<NDArray>& hea
       into_buffer.emplace(std::make_pair(grads[k].node.get(), grads[k].index), info.grad);
   }
 
+  // Reads still to come of each gradient node's outputs: at its last read an
+  // array that backward alone made and holds is given to the op (written in
+  // place where the op allows, as the executor's memory plan does), then let
+  // go, so backward's memory stays near its live set. The gradients asked
+  // for are read at the end and never given up.
+  std::map<std::pair<const Node*, uint32_t>, int> reads_left;
+  graph::DFSVisit(grads, [&](const NodePtr& n) {
+    for (const NodeEntry& e : n->inputs) ++reads_left[{e.node.get(), e.index}];
+  });
+  for (const NodeEntry& g : grads) reads_left[{g.node.get(), g.index}] += 1 << 30;
+  std::set<const Node*> owned;  // nodes whose outputs backward made with Invoke
+
   static const auto& on_caller = op::Op::GetAttr<FInvokeOnCaller>("FInvokeOnCaller");
   graph::DFSVisit(grads, [&](const NodePtr& n) {
     if (Info(*n) || values.count(n.get())) return;
@@ -270,6 +316,7 @@ void Backward(const std::vector<NDArray>& heads, const std::vector<NDArray>& hea
     }
     InvokeOptions opt;
     opt.is_train = is_train;
+    opt.donated = LastReads(*n, owned, reads_left, in);
     const uint32_t n_out = n->num_outputs();
     bool all_read = true;
     for (uint32_t o = 0; o < n_out; ++o) all_read = all_read && read.count({n.get(), o});
@@ -285,9 +332,15 @@ void Backward(const std::vector<NDArray>& heads, const std::vector<NDArray>& hea
       into[o] = it->second;
       any_into = true;
     }
-    if (any_into) out = OutputsInto(n, in, into);
+    if (any_into) {
+      out = OutputsInto(n, in, into);
+      opt.donated = 0;
+    }
     Invoke(std::make_shared<op::NodeAttrs>(n->attrs), in, &out, opt);
     values[n.get()] = std::move(out);
+    if (!any_into) owned.insert(n.get());
+    in.clear();
+    ReleaseRead(*n, owned, &reads_left, &values);
   });
 
   for (size_t k = 0; k < xs.size(); ++k) {

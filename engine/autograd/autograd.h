@@ -2,7 +2,9 @@
 // keep their output values; `Backward` builds the gradient graph of those
 // nodes with the same gradient pass the executor uses (graph::Gradient) and
 // runs its nodes as imperative calls, writing into the gradient buffers that
-// `AttachGrad` made.
+// `AttachGrad` made. The gradient arrays backward makes for itself are given
+// to their last reader (InvokeOptions::donated, written in place where the
+// op allows) and let go after it, as an executor's memory plan would.
 #pragma once
 
 #include <functional>

@@ -349,6 +349,36 @@ Inferred InferCall(const std::shared_ptr<const NodeAttrs>& attrs_ptr, InputList 
     outputs->emplace_back(inf.out_shapes[o], ctx, inf.out_types[o]);
 }
 
+// Step 3, with donated inputs: each new output the op may write in place of a
+// donated input of its shape, dtype and context takes that input's array;
+// the others are allocated. True when one was taken (the outputs are then
+// handled as given ones, so the write becomes kWriteInplace).
+bool TakeDonatedOutputs(const NodeAttrs& attrs, const Inferred& inf, InputList inputs,
+                        const InvokeOptions& opt, size_t n_out, Context ctx,
+                        std::vector<NDArray>* outputs) {
+  static const auto& finplace = Op::GetAttr<op::FInplaceOption>("FInplaceOption");
+  const op::FInplaceOption* f = finplace.find(attrs.op);
+  if (!f) return false;
+  outputs->resize(n_out);
+  uint64_t donated = opt.donated;
+  bool took = false;
+  for (auto [i, o] : (*f)(attrs)) {
+    if (i < 0 || size_t(i) >= inputs.size() || i >= 64 || !(donated >> i & 1)) continue;
+    if (o < 0 || size_t(o) >= n_out || !(*outputs)[o].is_none()) continue;
+    if (!opt.req.empty() && opt.req[o] != kWriteTo) continue;  // not written: nothing to gain
+    const NDArray& in = inputs[size_t(i)];
+    if (in.shape() != inf.out_shapes[o] || in.dtype() != inf.out_types[o] || in.ctx() != ctx ||
+        in.byte_offset() != 0 || !in.CoversChunk())
+      continue;
+    (*outputs)[o] = in;
+    donated &= ~(uint64_t{1} << i);  // one output per input
+    took = true;
+  }
+  for (size_t o = 0; o < n_out; ++o)
+    if ((*outputs)[o].is_none()) (*outputs)[o] = NDArray(inf.out_shapes[o], ctx, inf.out_types[o]);
+  return took;
+}
+
 // What the kernel writes: the outputs, or a copy with temporaries in place of
 // given outputs that overlap an input (new ones cannot; made only then), each
 // copied back once the kernel is pushed.
@@ -466,10 +496,12 @@ void Invoke(const std::shared_ptr<const NodeAttrs>& attrs_ptr, InputList inputs,
   const NodeAttrs& attrs = *attrs_ptr;
   const uint32_t n_out = CheckCall(attrs, inputs, *outputs);
   const Context ctx = PickContext(attrs, inputs, opt);
-  const bool given_outputs = !outputs->empty();
+  bool given_outputs = !outputs->empty();
   ScratchLease scratch;
   const Inferred inf = InferCall(attrs_ptr, inputs, *outputs, n_out, ctx, scratch);
   opcall::CheckKernel(inf.info, attrs, ctx);
+  if (opt.donated && !given_outputs)
+    given_outputs = TakeDonatedOutputs(attrs, inf, inputs, opt, n_out, ctx, outputs);
   MakeOutputs(attrs, inf, n_out, ctx, outputs);
   opcall::KernelCall& call = scratch->call;
   std::unique_ptr<Overlap> overlap;

@@ -20,6 +20,11 @@ struct InvokeOptions {
   bool is_train = false;
   std::vector<OpReqType> req;  // per output; empty: write (kAddTo accumulates into out=)
   int priority = 0;
+  // Bit i: the caller gives up input i's memory (this is its last use and
+  // no other array shares it). A new output that the op may write in that
+  // input's place (FInplaceOption), of the same shape, dtype and context,
+  // takes it instead of new memory, as the executor's memory plan would.
+  uint64_t donated = 0;
 };
 
 // The inputs of a call, by reference: the elements of a vector, or arrays
