@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # conv_bench (Tessera's Convolution and oneDNN called directly) and the same
 # convolution in PyTorch (conv_torch.py), then Tessera's time as a fraction
-# of PyTorch's, as `name: value unit` lines. The two sides alternate, three
+# of PyTorch's, as `name: value unit` lines; and conv_bench's small-map
+# convolution (512 channels on 2x2) against oneDNN called directly. The two sides alternate, three
 # runs each (this machine's load drifts over seconds); each figure is the
 # best of its three medians.
 #   scripts/bench/conv_vs_torch.sh [path/to/build] [runs]
@@ -23,6 +24,15 @@ for side in tessera onednn; do
   for pass in forward backward; do
     echo "conv3x3_64_b32_56_${pass}_${side}: $(best "$ours" "conv3x3_64_b32_56_${pass}_${side}") ms"
   done
+done
+# ResNet's last stage at 64x64 input: Tessera against oneDNN called directly.
+small=conv3x3_512_b16_2
+for pass in forward backward; do
+  a=$(best "$ours" "${small}_${pass}_tessera")
+  d=$(best "$ours" "${small}_${pass}_onednn")
+  echo "${small}_${pass}_tessera: $a ms"
+  echo "${small}_${pass}_onednn: $d ms"
+  awk -v a="$a" -v d="$d" -v n="${small}_${pass}" 'BEGIN { printf "%s_vs_onednn: %.2f x\n", n, a / d }'
 done
 if [ $have_torch = 0 ]; then
   echo "conv3x3_64_b32_56_vs_torch: unavailable"

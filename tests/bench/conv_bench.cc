@@ -1,5 +1,8 @@
-// Convolution benchmark: 3x3, 64 -> 64 channels, batch 32, 56x56, pad 1,
-// float32, forward + backward (data, weights, bias). Tessera's Convolution and
+// Convolution benchmark, float32, forward + backward (data, weights, bias):
+// 3x3, 64 -> 64 channels, batch 32, 56x56, pad 1 (a large map, where the op
+// runs oneDNN), and 3x3, 512 -> 512 channels, batch 16, 2x2, pad 1 (ResNet's
+// last stage at 64x64 input, where the op times oneDNN against its batched
+// GEMM and keeps the faster per pass). Tessera's Convolution and
 // _backward_Convolution through Invoke (preallocated outputs, a wait after
 // each step) against oneDNN called directly on the same plain-layout (nchw,
 // oihw) buffers: primitives created once with `any` formats, reorders in and
@@ -9,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -25,7 +29,11 @@ using namespace tessera;
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr int64_t N = 32, C = 64, F = 64, H = 56, W = 56, K = 3;
+
+struct Geom {
+  const char* name;
+  int64_t n, c, f, h, w, k;  // stride 1, pad (k - 1) / 2: the map keeps its size
+};
 
 double Seconds(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -50,7 +58,8 @@ struct Direct {
   dnnl::convolution_backward_weights bwd_w;
   memory::desc bd_dx, bw_dw;
 
-  Direct() {
+  explicit Direct(const Geom& g) {
+    const int64_t N = g.n, C = g.c, F = g.f, H = g.h, W = g.w, K = g.k, P = (g.k - 1) / 2;
     x.assign(N * C * H * W, 0.5f);
     w.assign(F * C * K * K, 0.01f);
     b.assign(F, 0.1f);
@@ -60,7 +69,7 @@ struct Direct {
     dw.resize(w.size());
     db.resize(F);
     const auto f32 = memory::data_type::f32;
-    memory::dims sx{N, C, H, W}, sw{F, C, K, K}, sy{N, F, H, W}, st{1, 1}, dl{0, 0}, pd{1, 1};
+    memory::dims sx{N, C, H, W}, sw{F, C, K, K}, sy{N, F, H, W}, st{1, 1}, dl{0, 0}, pd{P, P};
     memory::desc mx(sx, f32, Tag::nchw), mw(sw, f32, Tag::oihw), my(sy, f32, Tag::nchw),
         mb({F}, f32, Tag::x);
     ux = memory(mx, eng, x.data());
@@ -131,16 +140,23 @@ struct Direct {
   }
 };
 
-}  // namespace
+std::string Dims(std::initializer_list<int64_t> d) {
+  std::string s = "(";
+  for (int64_t v : d) s += std::to_string(v) + ",";
+  s.back() = ')';
+  return s;
+}
 
-int main() {
+void Bench(const Geom& gm) {
   const int threads = engine::Engine::Get()->OpThreads();
-  Direct d;
-  NDArray x = Invoke("_ones", {}, {{"shape", "(32,64,56,56)"}})[0];
-  NDArray w = Invoke("_ones", {}, {{"shape", "(64,64,3,3)"}})[0];
-  NDArray b = Invoke("_zeros", {}, {{"shape", "(64,)"}})[0];
-  NDArray dy = Invoke("_ones", {}, {{"shape", "(32,64,56,56)"}})[0];
-  op::ParamDict p{{"kernel", "(3,3)"}, {"num_filter", "64"}, {"pad", "(1,1)"}};
+  Direct d(gm);
+  const int64_t N = gm.n, C = gm.c, F = gm.f, H = gm.h, W = gm.w, K = gm.k, P = (gm.k - 1) / 2;
+  NDArray x = Invoke("_ones", {}, {{"shape", Dims({N, C, H, W})}})[0];
+  NDArray w = Invoke("_ones", {}, {{"shape", Dims({F, C, K, K})}})[0];
+  NDArray b = Invoke("_zeros", {}, {{"shape", Dims({F})}})[0];
+  NDArray dy = Invoke("_ones", {}, {{"shape", Dims({N, F, H, W})}})[0];
+  op::ParamDict p{
+      {"kernel", Dims({K, K})}, {"num_filter", std::to_string(F)}, {"pad", Dims({P, P})}};
   auto fwd_attrs = MakeAttrs("Convolution", p);
   auto bwd_attrs = MakeAttrs("_backward_Convolution", p);
   std::vector<NDArray> y{NDArray(Shape{N, F, H, W}, Context::CPU())};
@@ -184,10 +200,17 @@ int main() {
     db.push_back(Seconds(t0));
   }
   const double mof = Median(of), mob = Median(ob), mdf = Median(df), mdb = Median(db);
-  std::printf("conv3x3_64_b32_56_forward_tessera: %.2f ms\n", mof * 1e3);
-  std::printf("conv3x3_64_b32_56_forward_onednn: %.2f ms\n", mdf * 1e3);
-  std::printf("conv3x3_64_b32_56_backward_tessera: %.2f ms\n", mob * 1e3);
-  std::printf("conv3x3_64_b32_56_backward_onednn: %.2f ms\n", mdb * 1e3);
-  std::printf("conv3x3_64_b32_56_fwd_bwd_ratio: %.3f x\n", (mof + mob) / (mdf + mdb));
+  std::printf("%s_forward_tessera: %.3f ms\n", gm.name, mof * 1e3);
+  std::printf("%s_forward_onednn: %.3f ms\n", gm.name, mdf * 1e3);
+  std::printf("%s_backward_tessera: %.3f ms\n", gm.name, mob * 1e3);
+  std::printf("%s_backward_onednn: %.3f ms\n", gm.name, mdb * 1e3);
+  std::printf("%s_fwd_bwd_ratio: %.3f x\n", gm.name, (mof + mob) / (mdf + mdb));
+}
+
+}  // namespace
+
+int main() {
+  Bench({"conv3x3_64_b32_56", 32, 64, 64, 56, 56, 3});
+  Bench({"conv3x3_512_b16_2", 16, 512, 512, 2, 2, 3});
   return 0;
 }
