@@ -224,6 +224,13 @@ void WorkerPool::WorkerLoop(int index) {
     }
   }
 
+  // Parked, then woken, and nothing run since. A push wakes a sleeper, but
+  // the pushing thread often runs the op itself when it waits for it
+  // (HelpWith, HelpWithAll); a worker that then finds nothing parks again at
+  // once: polling would take the other core from that op's OpenMP team.
+  // Spinning stays for a worker that just ran ops, where the next one
+  // usually arrives within microseconds.
+  bool woken = false;
   while (!stop_.load(std::memory_order_relaxed)) {
     if (excess_.load(std::memory_order_relaxed) > 0) {  // a blocked worker came back
       std::unique_lock<std::mutex> lock(mu_);
@@ -241,6 +248,7 @@ void WorkerPool::WorkerLoop(int index) {
       continue;
     }
     if (OprBlock* blk = TryPop()) {
+      woken = false;
       running_.fetch_add(1, std::memory_order_relaxed);
       while (blk) {
         run_(blk, rctx);
@@ -256,7 +264,8 @@ void WorkerPool::WorkerLoop(int index) {
     // handing it across cores, and ops of a chain pushed meanwhile queue up
     // on their variable and run back to back here.
     bool found = false;
-    for (int i = 0; i < kIdleSpins && !(found = HasWork()); i += kPollEvery)
+    const int spins = woken ? 0 : kIdleSpins;
+    for (int i = 0; i < spins && !(found = HasWork()); i += kPollEvery)
       for (int k = 0; k < kPollEvery; ++k) CpuRelax();
     if (found) continue;
     std::unique_lock<std::mutex> lock(mu_);
@@ -264,7 +273,10 @@ void WorkerPool::WorkerLoop(int index) {
     num_sleepers_.fetch_add(1, std::memory_order_acq_rel);  // pairs with Push
     uint32_t e = me->Epoch();
     lock.unlock();
-    if (!HasWork() && !stop_.load()) me->Park(e);
+    if (!HasWork() && !stop_.load()) {
+      me->Park(e);
+      woken = true;
+    }
     lock.lock();
     auto it = std::find(sleepers_.begin(), sleepers_.end(), me);
     if (it != sleepers_.end()) {  // not taken by a pusher: leave the list ourselves
