@@ -15,7 +15,8 @@
 // No rule of thumb separates these cleanly, so the GEMM is a candidate only
 // where its K (channels x kernel) is at least its N (batch x output
 // positions), i.e. the weights outweigh the output: there both are timed on
-// the first call for the geometry and pass, and the faster is kept (as
+// the first call for the geometry and pass that writes its outputs, on that
+// call's own arrays (no buffers of its own), and the faster is kept (as
 // MXNet's cudnn_tune). Elsewhere oneDNN runs without a measurement.
 #include <array>
 #include <atomic>
@@ -26,7 +27,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <vector>
 
 #include "engine/base/env.h"
 #include "engine/base/error.h"
