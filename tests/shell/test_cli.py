@@ -60,6 +60,25 @@ class CommandLine(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout.split(), ["false", "512", "true"])
 
+    def test_conv_algo_environment(self):
+        # Every forced algorithm gives the convolution's values; a malformed
+        # value is an error naming the variable, at every call, and the
+        # script carries on.
+        code = ("local x = mx.nd.ones({2, 8, 3, 3}) local w = mx.nd.ones({4, 8, 3, 3}) "
+                "local ok, e = pcall(function() return mx.nd.Convolution(x, w, "
+                "{kernel = {3, 3}, num_filter = 4, pad = {1, 1}, no_bias = true})"
+                ":sum():asscalar() end) print(ok, e)")
+        for algo in ("onednn", "gemm", "reference", "auto"):
+            r = run("-e", code, env={"TESSERA_CONV_ALGO": algo})
+            self.assertEqual(r.returncode, 0, r.stderr)
+            # 4 filters over 2 images of 3x3: corners see 4 taps, edges 6,
+            # the centre 9, each of 8 channels.
+            self.assertEqual(r.stdout.split(), ["true", str(2 * 4 * 8 * (4 * 4 + 4 * 6 + 9))])
+        r = run("-e", code + " " + code, env={"TESSERA_CONV_ALGO": "fastest"})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.count("TESSERA_CONV_ALGO='fastest' is not auto, onednn, gemm or "
+                                        "reference"), 2, r.stdout)
+
     def test_onednn_loads_on_first_use(self):
         # Loading oneDNN binds its symbols and its OpenCL loader: not at start-up.
         if os.environ.get("TESSERA_SANITIZE") == "thread":
