@@ -255,7 +255,7 @@ void Backward(const std::vector<NDArray>& heads, const std::vector<NDArray>& hea
   TS_CHECK(!xs.empty()) << "backward: none of the arrays this depends on has a gradient buffer "
                            "(call x:attach_grad() before recording)";
 
-  std::unordered_map<const Node*, std::vector<NDArray>> values;
+  Values values;
   std::vector<NodeEntry> hg;
   for (size_t i = 0; i < heads.size(); ++i) {
     NodePtr v = Node::Variable("head_grad" + std::to_string(i));
@@ -297,7 +297,7 @@ void Backward(const std::vector<NDArray>& heads, const std::vector<NDArray>& hea
   // place where the op allows, as the executor's memory plan does), then let
   // go, so backward's memory stays near its live set. The gradients asked
   // for are read at the end and never given up.
-  std::map<std::pair<const Node*, uint32_t>, int> reads_left;
+  EntryReads reads_left;
   graph::DFSVisit(grads, [&](const NodePtr& n) {
     for (const NodeEntry& e : n->inputs) ++reads_left[{e.node.get(), e.index}];
   });
