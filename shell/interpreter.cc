@@ -1,6 +1,7 @@
 #include "interpreter.h"
 
 #include <poll.h>
+#include <sched.h>
 
 #include <cerrno>
 #include <cstring>
@@ -148,10 +149,22 @@ void Interpreter::ServeUntil(lua_State* L, const std::function<bool()>& done) {
     Drain(L);
     if (done()) return;
     if (TakeInterrupt()) TS_THROW << "interrupted";
+    if (AwaitBriefly(done)) continue;
     pollfd p{queue_.fd(), POLLIN, 0};
     if (poll(&p, 1, -1) < 0 && errno != EINTR)
       TS_THROW << "waiting for the engine: poll failed: " << std::strerror(errno);
   }
+}
+
+bool Interpreter::AwaitBriefly(const std::function<bool()>& done) const {
+  const auto until = std::chrono::steady_clock::now() + kBriefWait;
+  do {
+    if (done() || !queue_.empty() || InterruptPending()) return true;
+    // Yield, not pause: the op waited for may want this core for its
+    // OpenMP threads, and a pausing loop would hold the core from them.
+    sched_yield();
+  } while (std::chrono::steady_clock::now() < until);
+  return false;
 }
 
 void Interpreter::BeginLuaWork() {
