@@ -241,21 +241,22 @@ int64_t BoundArg(lua_State* L, int i, const char* what, int64_t current) {
   return static_cast<int64_t>(v);
 }
 
+int PushBound(lua_State* L, const engine::InflightBound& b) {
+  for (int64_t v : {b.ops, b.host_bytes, b.gpu_bytes})
+    lua_pushnumber(L, static_cast<lua_Number>(v));
+  return 3;
+}
+
 int SetMaxInflight(lua_State* L) {
-  int64_t ops, bytes;
-  Engine::Get()->GetMaxInflight(&ops, &bytes);
-  Engine::Get()->SetMaxInflight(BoundArg(L, 1, "ops", ops), BoundArg(L, 2, "bytes", bytes));
-  lua_pushnumber(L, static_cast<lua_Number>(ops));
-  lua_pushnumber(L, static_cast<lua_Number>(bytes));
-  return 2;
+  const engine::InflightBound old = Engine::Get()->MaxInflight();
+  Engine::Get()->SetMaxInflight({BoundArg(L, 1, "ops", old.ops),
+                                 BoundArg(L, 2, "bytes", old.host_bytes),
+                                 BoundArg(L, 3, "gpu_bytes", old.gpu_bytes)});
+  return PushBound(L, old);
 }
 
 int MaxInflight(lua_State* L) {
-  int64_t ops, bytes;
-  Engine::Get()->GetMaxInflight(&ops, &bytes);
-  lua_pushnumber(L, static_cast<lua_Number>(ops));
-  lua_pushnumber(L, static_cast<lua_Number>(bytes));
-  return 2;
+  return PushBound(L, Engine::Get()->MaxInflight());
 }
 
 // mx.engine.set_check_numerics(on) -> the previous setting
@@ -317,11 +318,12 @@ void Open(lua_State* L, int mx) {
         "mx.engine.stats() -> {type, pending, lanes = {{ctx, lane, workers, queued, "
         "running}, ...}}"},
        {"set_max_inflight", Guarded<SetMaxInflight>,
-        "mx.engine.set_max_inflight(ops [, bytes]) -> the previous ops, bytes: pushes wait "
-        "while `ops` ops are in flight or their new arrays pass `bytes` (0: no bound of that "
-        "kind; nil keeps it)"},
+        "mx.engine.set_max_inflight(ops [, bytes [, gpu_bytes]]) -> the previous ops, bytes, "
+        "gpu_bytes: pushes wait while `ops` ops are in flight or the new arrays of the ops in "
+        "flight on the CPU pass `bytes` (on GPUs: `gpu_bytes`) (0: no bound of that kind; nil "
+        "keeps it)"},
        {"max_inflight", Guarded<MaxInflight>,
-        "mx.engine.max_inflight() -> ops, bytes: the run-ahead bound"},
+        "mx.engine.max_inflight() -> ops, bytes, gpu_bytes: the run-ahead bound"},
        {"set_check_numerics", Guarded<SetCheckNumerics>,
         "mx.engine.set_check_numerics(on) -> the previous setting. On: every op checks the "
         "float values it wrote, and the first that writes a NaN or an infinity fails (raised "

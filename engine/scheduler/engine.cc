@@ -48,12 +48,14 @@ EngineOptions EngineOptions::FromEnv() {
   o.gpu_workers = static_cast<int>(EnvInt("TESSERA_GPU_WORKER_NTHREADS", o.gpu_workers));
   o.gpu_copy_workers = static_cast<int>(EnvInt("TESSERA_GPU_COPY_NTHREADS", o.gpu_copy_workers));
   o.gpu_sync_each_op = EnvInt("TESSERA_GPU_SYNC_EACH_OP", 0) != 0;
-  o.max_inflight = EnvInt("TESSERA_ENGINE_MAX_INFLIGHT", o.max_inflight);
-  o.max_inflight_bytes = EnvInt("TESSERA_ENGINE_MAX_INFLIGHT_BYTES", o.max_inflight_bytes);
-  TS_CHECK(o.max_inflight >= 0 && o.max_inflight_bytes >= 0)
-      << "TESSERA_ENGINE_MAX_INFLIGHT and TESSERA_ENGINE_MAX_INFLIGHT_BYTES must be >= 0 (0: no "
-         "bound), got "
-      << o.max_inflight << " and " << o.max_inflight_bytes;
+  InflightBound& b = o.inflight;
+  b.ops = EnvInt("TESSERA_ENGINE_MAX_INFLIGHT", b.ops);
+  b.host_bytes = EnvInt("TESSERA_ENGINE_MAX_INFLIGHT_BYTES", b.host_bytes);
+  b.gpu_bytes = EnvInt("TESSERA_ENGINE_MAX_INFLIGHT_GPU_BYTES", b.gpu_bytes);
+  TS_CHECK(b.ops >= 0 && b.host_bytes >= 0 && b.gpu_bytes >= 0)
+      << "TESSERA_ENGINE_MAX_INFLIGHT, TESSERA_ENGINE_MAX_INFLIGHT_BYTES and "
+         "TESSERA_ENGINE_MAX_INFLIGHT_GPU_BYTES must be >= 0 (0: no bound), got "
+      << b.ops << ", " << b.host_bytes << " and " << b.gpu_bytes;
   o.op_threads = static_cast<int>(EnvInt("TESSERA_OMP_THREADS", o.op_threads));
   TS_CHECK(o.op_threads >= 0 && o.op_threads <= 4096)
       << "TESSERA_OMP_THREADS must be within 1..4096 (0: the default), got " << o.op_threads;

@@ -103,6 +103,21 @@ struct EngineStats {
   std::vector<LaneStats> lanes;
 };
 
+// The run-ahead bound: a push from outside the engine's own threads waits
+// while `ops` ops are in flight, or while the new memory of the ops in flight
+// on its device kind and its own would pass `host_bytes` (ops on a CPU
+// context) or `gpu_bytes` (ops on a GPU). 0 turns a bound off.
+struct InflightBound {
+  int64_t ops = 65536;
+  // Host memory run ahead past what the caches hold only makes the workers'
+  // writes cold: a stream of 256 KiB adds from Lua took 14 us per op at
+  // 32 MiB, 31 us at 256 MiB (docs/engine.md).
+  int64_t host_bytes = int64_t{32} << 20;
+  // A GPU needs work queued to stay busy; its memory is what to protect.
+  int64_t gpu_bytes = int64_t{256} << 20;
+  bool operator==(const InflightBound&) const = default;
+};
+
 class Engine {
  public:
   // The process-wide engine: TESSERA_ENGINE=threaded|naive, threaded by default.
@@ -176,15 +191,12 @@ class Engine {
   virtual void NotifyWhenSettled(VarList vars, std::function<void(std::exception_ptr)> fn,
                                  WaitMode mode = WaitMode::kWrite) = 0;
 
-  // The run-ahead bound: a push from outside the engine's own threads waits
-  // while `ops` ops are in flight, or while the new memory of the ops in
-  // flight and its own would pass `bytes` (0: no bound of that kind;
-  // defaults in EngineOptions). It never waits when nothing is in flight,
-  // on an engine thread, or inside an op's code (which the ops in flight
-  // may be waiting for); a thread that serves work (ThreadBlocking) serves
-  // while it waits.
-  virtual void SetMaxInflight(int64_t ops, int64_t bytes) = 0;
-  virtual void GetMaxInflight(int64_t* ops, int64_t* bytes) const = 0;
+  // The run-ahead bound (InflightBound, above). It never waits when
+  // nothing is in flight, on an engine thread, or inside an op's code (which
+  // the ops in flight may be waiting for); a thread that serves work
+  // (ThreadBlocking) serves while it waits.
+  virtual void SetMaxInflight(const InflightBound& bound) = 0;
+  virtual InflightBound MaxInflight() const = 0;
 
   // How a thread that must keep serving work blocks in the run-ahead bound
   // (the Lua interpreter, which runs Lua ops for the engine): `block(done)`
@@ -209,7 +221,7 @@ class Engine {
 // Worker counts and limits. FromEnv reads TESSERA_CPU_WORKER_NTHREADS,
 // TESSERA_CPU_PRIORITY_NTHREADS, TESSERA_CPU_COPY_NTHREADS,
 // TESSERA_GPU_WORKER_NTHREADS, TESSERA_GPU_COPY_NTHREADS and
-// TESSERA_ENGINE_MAX_INFLIGHT; docs/DEVELOPING.md gives the defaults.
+// TESSERA_ENGINE_MAX_INFLIGHT*; docs/DEVELOPING.md gives the defaults.
 struct EngineOptions {
   int cpu_workers = 1;
   int cpu_priority_workers = 1;
@@ -220,12 +232,9 @@ struct EngineOptions {
   // (gpu_completion.h); TESSERA_GPU_SYNC_EACH_OP=1 makes each wait for its
   // stream instead, as CUDA_LAUNCH_BLOCKING localises a failing kernel.
   bool gpu_sync_each_op = false;
-  // The run-ahead bound (SetMaxInflight): TESSERA_ENGINE_MAX_INFLIGHT ops
-  // and TESSERA_ENGINE_MAX_INFLIGHT_BYTES; 0 turns either off.
-  int64_t max_inflight = kDefaultMaxInflight;
-  int64_t max_inflight_bytes = kDefaultMaxInflightBytes;
-  static constexpr int64_t kDefaultMaxInflight = 65536;
-  static constexpr int64_t kDefaultMaxInflightBytes = int64_t{256} << 20;
+  // The run-ahead bound (SetMaxInflight): TESSERA_ENGINE_MAX_INFLIGHT ops,
+  // TESSERA_ENGINE_MAX_INFLIGHT_BYTES and TESSERA_ENGINE_MAX_INFLIGHT_GPU_BYTES.
+  InflightBound inflight;
   // OpenMP threads per CPU op (TESSERA_OMP_THREADS); 0: the cores divided
   // among the CPU compute workers (all of them for the naive engine).
   int op_threads = 0;

@@ -475,9 +475,10 @@ void EngineBase::Complete(OprBlock* blk, ErrorRef err, bool new_error, bool free
   if (op->refs && op->refs->n.fetch_sub(1, std::memory_order_acq_rel) == 1) FreeOpr(op);
   NaiveWait* naive = blk->naive;
   const size_t bytes = size_t{op->inflight_kib} << 10;  // the op may live in the block
+  const MemKind kind = KindOf(blk->ctx);
   PushGroupState* group = blk->group;
   if (free_block) ObjectPool<OprBlock>::Delete(blk);
-  OpFinished(bytes);
+  OpFinished(bytes, kind);
   if (group) LeavePushGroup(group, err);
   if (naive) {
     Parker* pusher = naive->pusher;  // `naive` may be gone once `done` is set
@@ -651,11 +652,11 @@ void EngineBase::WaitForAll() {
   if (device_error) std::rethrow_exception(device_error);
 }
 
-void EngineBase::WaitForRoom(size_t bytes) {
+void EngineBase::WaitForRoom(size_t bytes, MemKind kind) {
   // Never wait on an engine thread, nor inside an op's code: the ops in
   // flight may be waiting for that very op.
   if (!tls_current_op && !WorkerPool::Current() && !Holding())
-    ParkWaiter([&] { return InflightRoom(bytes); }, /*for_room=*/true);
+    ParkWaiter([&] { return InflightRoom(bytes, kind); }, /*for_room=*/true);
 }
 
 namespace {
@@ -691,16 +692,17 @@ void EngineBase::ParkWaiter(const std::function<bool()>& done, bool for_room) {
     me.parker->ParkUntil(done);
 }
 
-void EngineBase::OpFinished(size_t bytes) {
-  if (bytes) inflight_bytes_.fetch_sub(int64_t(bytes), std::memory_order_relaxed);
+void EngineBase::OpFinished(size_t bytes, MemKind kind) {
+  if (bytes) inflight_bytes_[kind].fetch_sub(int64_t(bytes), std::memory_order_relaxed);
   completed_.fetch_add(1);
   TS_DCHECK(Pending() >= 0);  // no op completes twice
-  TS_DCHECK(inflight_bytes_.load(std::memory_order_relaxed) >= 0);
+  TS_DCHECK(inflight_bytes_[kind].load(std::memory_order_relaxed) >= 0);
   if (num_waiters_.load() == 0) return;
   // WaitForAll's waiters need nothing pending; only run-ahead waiters wait
   // for room. Waking the first on every completion would cost a lock and a
-  // futex call per op while a script sits in waitall().
-  if (Pending() == 0 || (num_room_waiters_.load() > 0 && InflightRoom(0))) WakeWaiters();
+  // futex call per op while a script sits in waitall(). A room waiter of
+  // the other kind rechecks its own room on each wake.
+  if (Pending() == 0 || (num_room_waiters_.load() > 0 && InflightRoom(0, kind))) WakeWaiters();
 }
 
 void EngineBase::WakeWaiters() {

@@ -36,13 +36,14 @@ class EngineBase : public Engine {
   void WaitForAll() override;
   void NotifyWhenSettled(VarList vars, std::function<void(std::exception_ptr)> fn,
                          WaitMode mode) override;
-  void SetMaxInflight(int64_t ops, int64_t bytes) override {
-    max_inflight_.store(ops);
-    max_inflight_bytes_.store(bytes);
+  void SetMaxInflight(const InflightBound& bound) override {
+    max_inflight_.store(bound.ops);
+    max_inflight_bytes_[kHost].store(bound.host_bytes);
+    max_inflight_bytes_[kGpu].store(bound.gpu_bytes);
   }
-  void GetMaxInflight(int64_t* ops, int64_t* bytes) const override {
-    *ops = max_inflight_.load();
-    *bytes = max_inflight_bytes_.load();
+  InflightBound MaxInflight() const override {
+    return {max_inflight_.load(), max_inflight_bytes_[kHost].load(),
+            max_inflight_bytes_[kGpu].load()};
   }
   int OpThreads() const final { return op_threads_; }
 
@@ -96,16 +97,22 @@ class EngineBase : public Engine {
   // Blocks the calling thread until `done`, lending its lane a spare worker
   // meanwhile when it is an engine worker.
   static void BlockUntil(const std::atomic<bool>& done);
+  // The byte bounds count an op's new memory against its context's kind.
+  enum MemKind { kHost = 0, kGpu = 1 };
+  static MemKind KindOf(Context ctx) {
+    return ctx.is_gpu() ? kGpu : kHost;
+  }
   // Before `op` is queued: waits, where the run-ahead bound says so, for
   // room for it, then counts its bytes in flight. Inline up to the wait:
   // every push asks, and nearly every answer is "room".
-  void EnterInflight(const Opr* op) {
+  void EnterInflight(const Opr* op, Context ctx) {
     const size_t bytes = size_t{op->inflight_kib} << 10;
-    if (!InflightRoom(bytes)) [[unlikely]]
-      WaitForRoom(bytes);
-    if (bytes) inflight_bytes_.fetch_add(int64_t(bytes), std::memory_order_relaxed);
+    const MemKind kind = KindOf(ctx);
+    if (!InflightRoom(bytes, kind)) [[unlikely]]
+      WaitForRoom(bytes, kind);
+    if (bytes) inflight_bytes_[kind].fetch_add(int64_t(bytes), std::memory_order_relaxed);
   }
-  void WaitForRoom(size_t bytes);
+  void WaitForRoom(size_t bytes, MemKind kind);
 
   // Ops pushed and not yet complete. Pushers and finishers count on separate
   // cache lines: one shared counter would bounce between cores on every op.
@@ -122,8 +129,8 @@ class EngineBase : public Engine {
   mutable std::atomic<int64_t> completed_floor_{0};
   alignas(64) std::atomic<int64_t> completed_{0};
   alignas(64) std::atomic<int64_t> max_inflight_{0};
-  std::atomic<int64_t> max_inflight_bytes_{0};
-  alignas(64) std::atomic<int64_t> inflight_bytes_{0};  // new memory of ops in flight
+  std::atomic<int64_t> max_inflight_bytes_[2] = {0, 0};          // by MemKind
+  alignas(64) std::atomic<int64_t> inflight_bytes_[2] = {0, 0};  // new memory of ops in flight
 
  private:
   class OprOwner;
@@ -136,18 +143,19 @@ class EngineBase : public Engine {
                   bool persistent = false);
   static void FreeOpr(Opr* op);
   static void OnAsyncDone(void* engine, void* block, std::exception_ptr error);
-  void OpFinished(size_t bytes);
+  void OpFinished(size_t bytes, MemKind kind);
   // Room for an op with `bytes` of new memory: below the op bound, and, when
   // the op adds counted memory, nothing in flight (an op larger than the
   // bound must still run) or room under the byte bound. Inline: it runs on
   // every push.
-  bool InflightRoom(size_t bytes) const {
+  bool InflightRoom(size_t bytes, MemKind kind) const {
     const int64_t max_ops = max_inflight_.load(std::memory_order_relaxed);
     if (max_ops > 0 && !OpsRoom(max_ops)) return false;
-    const int64_t max_bytes = max_inflight_bytes_.load(std::memory_order_relaxed);
-    if (bytes == 0 || max_bytes <= 0) return true;
+    if (bytes == 0) return true;
+    const int64_t max_bytes = max_inflight_bytes_[kind].load(std::memory_order_relaxed);
+    if (max_bytes <= 0) return true;
     return Pending() <= 0 ||
-           inflight_bytes_.load(std::memory_order_relaxed) + int64_t(bytes) <= max_bytes;
+           inflight_bytes_[kind].load(std::memory_order_relaxed) + int64_t(bytes) <= max_bytes;
   }
   // Fewer than `max_ops` ops in flight. The floor makes the usual answer a
   // read of the pushers' own line; completed_ is read only near the bound.

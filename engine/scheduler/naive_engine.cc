@@ -72,7 +72,7 @@ void NaiveEngine::Submit(Opr* opr, Context ctx, int priority) {
                   "so it would wait for the op itself";
   DeviceScope device(ctx, static_cast<int>(streams_.size()));  // these three throw
   void* stream = ctx.is_gpu() ? StreamFor(ctx) : nullptr;      // before any state changes
-  EnterInflight(opr);
+  EnterInflight(opr, ctx);
   NaiveWait wait;
   wait.pusher = Parker::Current();
   OprBlock* blk = NewBlock(opr, ctx, priority);

@@ -22,7 +22,7 @@ const char* const kLaneNames[] = {"compute", "priority", "copy"};
 }  // namespace
 
 ThreadedEngine::ThreadedEngine(const EngineOptions& opts) : opts_(opts) {
-  SetMaxInflight(opts.max_inflight, opts.max_inflight_bytes);
+  SetMaxInflight(opts.inflight);
   SetGpuEventCompletion(!opts.gpu_sync_each_op);
   const int cores = UsableCores();
   SetOpThreads(opts.op_threads > 0 ? opts.op_threads
@@ -112,7 +112,7 @@ WorkerPool* ThreadedEngine::PoolFor(Context ctx, FnProperty prop, bool has_work)
 
 void ThreadedEngine::Submit(Opr* opr, Context ctx, int priority) {
   WorkerPool* pool = PoolFor(ctx, opr->prop, opr->has_fn());  // throws before any state changes
-  EnterInflight(opr);
+  EnterInflight(opr, ctx);
   OprBlock* blk = NewBlock(opr, ctx, priority);
   blk->pool = pool;
   if (AppendToVars(blk)) OnReady(blk, nullptr);

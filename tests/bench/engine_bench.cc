@@ -342,7 +342,7 @@ int main() {
   Engine::SetType(EngineType::kThreaded);
   // The scheduler alone, as the TBB peer (which has no bound) is measured:
   // the run-ahead bound would pace the pusher of 500k independent ops.
-  Engine::Get()->SetMaxInflight(0, 0);
+  Engine::Get()->SetMaxInflight({0, 0, 0});
   EngineSide threaded_side(Engine::Get());
   auto threaded = MakeContender(&threaded_side, "threaded", sz.independent);
 #if TESSERA_HAVE_TBB
@@ -360,7 +360,7 @@ int main() {
   DeleteVars(threaded);
 
   Engine::SetType(EngineType::kNaive);
-  Engine::Get()->SetMaxInflight(0, 0);
+  Engine::Get()->SetMaxInflight({0, 0, 0});
   EngineSide naive_side(Engine::Get());
   auto naive = MakeContender(&naive_side, "naive", sz.independent);
   RunCommon(report, sz, naive);

@@ -714,15 +714,14 @@ int64_t MostInFlight(Engine* eng, VarHandle v, int n, size_t bytes) {
 TEST_CASE("the run-ahead bound limits ops and new memory in flight; one large op still runs") {
   EngineOptions opts;
   opts.cpu_workers = 1;
-  opts.max_inflight = 4;
-  opts.max_inflight_bytes = 0;
+  opts.inflight = {4, 0, 0};
   auto eng = CreateEngine(EngineType::kThreaded, opts);
   VarHandle v = eng->NewVariable();
   const int64_t by_ops = MostInFlight(eng.get(), v, 200, 0);
   CHECK(by_ops <= 4);
   CHECK(by_ops >= 2);
   // Bytes are kept in whole KiB: three of 1 KiB fit in 3.5 KiB, a fourth not.
-  eng->SetMaxInflight(0, 3584);
+  eng->SetMaxInflight({0, 3584, 0});
   const int64_t by_bytes = MostInFlight(eng.get(), v, 100, 1024);
   CHECK(by_bytes <= 3);
   CHECK(by_bytes >= 2);
@@ -732,9 +731,13 @@ TEST_CASE("the run-ahead bound limits ops and new memory in flight; one large op
   eng->WaitForAll();
   CHECK(Engine::VarVersion(v) == 302);
   // Outputs under 1 KiB are not counted: the byte bound alone never holds them.
-  eng->SetMaxInflight(0, 1);
+  eng->SetMaxInflight({0, 1, 0});
   CHECK(MostInFlight(eng.get(), v, 100, 1023) > 3);
-  eng->SetMaxInflight(0, 0);  // unbounded again
+  // A GPU memory bound does not hold CPU ops, whose memory is the host's.
+  eng->SetMaxInflight({0, 0, 3584});
+  CHECK(MostInFlight(eng.get(), v, 100, 1024) > 3);
+  CHECK(eng->MaxInflight() == InflightBound{0, 0, 3584});
+  eng->SetMaxInflight({0, 0, 0});  // unbounded again
   for (int i = 0; i < 100; ++i) eng->PushSync(nullptr, kCPU, {}, {v});
   eng->WaitForAll();
 }
@@ -742,7 +745,7 @@ TEST_CASE("the run-ahead bound limits ops and new memory in flight; one large op
 TEST_CASE("the run-ahead bound never holds up an op's own code") {
   EngineOptions opts;
   opts.cpu_workers = 1;
-  opts.max_inflight = 1;
+  opts.inflight.ops = 1;
   auto eng = CreateEngine(EngineType::kThreaded, opts);
   VarHandle a = eng->NewVariable(), b = eng->NewVariable();
   // The op itself is in flight, so a bound of 1 is reached; its pushes

@@ -79,6 +79,19 @@ class CommandLine(unittest.TestCase):
         self.assertEqual(r.stdout.count("TESSERA_CONV_ALGO='fastest' is not auto, onednn, gemm or "
                                         "reference"), 2, r.stdout)
 
+    def test_run_ahead_bound_environment(self):
+        # Each variable sets its own bound; a negative one is an error that
+        # names the variables.
+        code = "print(mx.engine.max_inflight())"
+        r = run("-e", code, env={"TESSERA_ENGINE_MAX_INFLIGHT": "9",
+                                 "TESSERA_ENGINE_MAX_INFLIGHT_BYTES": "4096",
+                                 "TESSERA_ENGINE_MAX_INFLIGHT_GPU_BYTES": "8192"})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.split(), ["9", "4096", "8192"])
+        r = run("-e", code, env={"TESSERA_ENGINE_MAX_INFLIGHT_GPU_BYTES": "-1"})
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("TESSERA_ENGINE_MAX_INFLIGHT_GPU_BYTES must be >= 0", r.stderr)
+
     def test_onednn_loads_on_first_use(self):
         # Loading oneDNN binds its symbols and its OpenCL loader: not at start-up.
         if os.environ.get("TESSERA_SANITIZE") == "thread":
