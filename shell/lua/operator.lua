@@ -354,6 +354,20 @@ and in executors.
     forward = function(x) return math.log(1 + math.exp(x)) end,
     backward = function(x, y, dy) return dy / (1 + math.exp(-x)) end}]])
 
+  M.lua_to_c = help.doc(function(f, opts)
+    return require('tessera.lua2c').translate(f, opts)
+  end, [[
+mx.operator.lua_to_c(f, {name = 'fn', results = 1}) -> {source, params, results}.
+Translates a Lua function of numbers (arithmetic, comparisons, and/or/not,
+if/else, math.* functions and constants, number upvalues read once) into a C
+function `void name(double r0, ..., double* y1, ...)`, from its LuaJIT
+bytecode, so functions typed at the prompt translate too. The source uses
+TS_LUA2C_FN (define it: `static inline`, `__device__ inline`) and the helpers
+in require('tessera.lua2c').prelude. What a kernel cannot do (loops, tables,
+strings, other globals and calls) is an error naming the function, the line
+and the construct. This is the translation GPU elementwise ops are to be
+built on (NVRTC); on the CPU, elementwise ops run LuaJIT's own loop.]])
+
   help.doc(M, [[
 mx.operator: operators written in Lua, as MXNet's CustomOp. register(op_type,
 Prop) adds one described by a property class; elementwise{name, forward,
@@ -364,5 +378,5 @@ makes a subclass, called to construct) and CustomOp those of an operator (op:ass
 src)). A registered operator runs as mx.nd.Custom(x, ..., {op_type =
 name}) or mx.sym.Custom{..., op_type = name}; an elementwise one also as
 mx.nd.<name> and mx.sym.<name>. load(path) loads C++ operator plugins, and
-loaded() lists them.]])
+loaded() lists them. lua_to_c(f) translates a Lua function of numbers to C.]])
 end
