@@ -56,13 +56,14 @@ local math_fns = {
   ceil = {'ceil', 1}, pow = {'pow', 2}, fmod = {'fmod', 2}, max = {'ts_max', nil},
   min = {'ts_min', nil},
 }
-local math_consts = {pi = 'M_PI', huge = 'HUGE_VAL'}
+
 
 -- A double as a C literal that reads back exactly.
 local function num_literal(x)
+  -- No macros from math.h: NVRTC has no math.h.
   if x ~= x then return '(0.0 / 0.0)' end
-  if x == math.huge then return 'HUGE_VAL' end
-  if x == -math.huge then return '(-HUGE_VAL)' end
+  if x == math.huge then return '(1.0 / 0.0)' end
+  if x == -math.huge then return '(-1.0 / 0.0)' end
   local s = string.format('%.17g', x)
   if not s:find('[%.eEn]') then s = s .. '.0' end
   return s
@@ -243,8 +244,8 @@ function M.translate(f, opts)
       if not (t and t.math) then fail(pc, 'indexing a table') end
       if math_fns[key] then
         kind[a] = {what = 'math.' .. key, fn = key}
-      elseif math_consts[key] then
-        set(pc, a, math_consts[key])
+      elseif key == 'pi' or key == 'huge' then
+        set(pc, a, num_literal(math[key]))
       else
         fail(pc, "math." .. tostring(key))
       end

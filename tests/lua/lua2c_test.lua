@@ -112,6 +112,61 @@ test('translated functions compile and give the Lua function\'s values', functio
   assert(checked > 1000, checked)
 end)
 
+-- NVRTC, where the CUDA toolkit is: the translations must compile as
+-- device code (no GPU needed to compile).
+local function load_nvrtc()
+  local root = os.getenv('CUDA_HOME') or os.getenv('CUDA_PATH') or '/usr/local/cuda'
+  for _, path in ipairs({root .. '/lib64/libnvrtc.so', 'libnvrtc.so'}) do
+    local ok, lib = pcall(ffi.load, path)
+    if ok then return lib end
+  end
+end
+
+test('translated functions compile as CUDA device code with NVRTC', function()
+  local nvrtc = load_nvrtc()
+  if not nvrtc then
+    print('  skipped: no NVRTC (the CUDA toolkit) found')
+    return
+  end
+  ffi.cdef [[
+    typedef struct _nvrtcProgram *ts_nvrtcProgram;
+    int nvrtcCreateProgram(ts_nvrtcProgram *prog, const char *src, const char *name, int numHeaders,
+                           const char * const *headers, const char * const *includeNames);
+    int nvrtcCompileProgram(ts_nvrtcProgram prog, int numOptions, const char * const *options);
+    int nvrtcGetProgramLogSize(ts_nvrtcProgram prog, size_t *logSizeRet);
+    int nvrtcGetProgramLog(ts_nvrtcProgram prog, char *log);
+    int nvrtcGetPTXSize(ts_nvrtcProgram prog, size_t *ptxSizeRet);
+    int nvrtcDestroyProgram(ts_nvrtcProgram *prog);
+  ]]
+  local src = {'#define TS_LUA2C_FN __device__ inline', lua2c.prelude}
+  local body = {}
+  for _, c in ipairs(cases) do
+    local t = lua2c.translate(c.f, {name = c.name, results = c.results})
+    src[#src + 1] = t.source
+    local args = {}
+    for i = 1, t.params do args[i] = 'x[i]' end
+    for i = 1, t.results do args[#args + 1] = '&y[i]' end
+    body[#body + 1] = '  ' .. c.name .. '(' .. table.concat(args, ', ') .. ');'
+  end
+  src[#src + 1] = 'extern "C" __global__ void all(const double* x, double* y, int n) {\n' ..
+                  '  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i >= n) return;\n' ..
+                  table.concat(body, '\n') .. '\n}\n'
+  local text = table.concat(src, '\n')
+  local prog = ffi.new('ts_nvrtcProgram[1]')
+  assert_eq(nvrtc.nvrtcCreateProgram(prog, text, 'lua2c_test.cu', 0, nil, nil), 0)
+  local opts = ffi.new('const char*[1]', {'--gpu-architecture=compute_90'})
+  local rc = nvrtc.nvrtcCompileProgram(prog[0], 1, opts)
+  local size = ffi.new('size_t[1]')
+  nvrtc.nvrtcGetProgramLogSize(prog[0], size)
+  local log = ffi.new('char[?]', tonumber(size[0]) + 1)
+  nvrtc.nvrtcGetProgramLog(prog[0], log)
+  local ptx = ffi.new('size_t[1]')
+  nvrtc.nvrtcGetPTXSize(prog[0], ptx)
+  nvrtc.nvrtcDestroyProgram(prog)
+  assert(rc == 0, 'NVRTC failed (' .. rc .. '):\n' .. ffi.string(log) .. '\n' .. text)
+  assert(tonumber(ptx[0]) > 1000, tonumber(ptx[0]))
+end)
+
 test('the translation: parameters, registers, labels, math calls', function()
   local c = lua2c.translate(function(x) return x > 0 and x or alpha * x end, {name = 'lk'})
   assert_eq(c.params, 1)
