@@ -86,19 +86,6 @@ autograd::CachedOp& CheckCachedOp(lua_State* L, int index) {
   return *box->op;
 }
 
-std::vector<std::string> StringList(lua_State* L, int index, const char* what) {
-  luaL_checktype(L, index, LUA_TTABLE);
-  std::vector<std::string> out;
-  const int n = static_cast<int>(lua_objlen(L, index));
-  for (int i = 1; i <= n; ++i) {
-    lua_rawgeti(L, index, i);
-    if (lua_type(L, -1) != LUA_TSTRING) luaL_error(L, "%s: item %d is not a string", what, i);
-    out.emplace_back(lua_tostring(L, -1));
-    lua_pop(L, 1);
-  }
-  return out;
-}
-
 void PushList(lua_State* L, const std::vector<NDArray>& arrays) {
   lua_createtable(L, static_cast<int>(arrays.size()), 0);
   for (size_t i = 0; i < arrays.size(); ++i) {
@@ -110,7 +97,7 @@ void PushList(lua_State* L, const std::vector<NDArray>& arrays) {
 // mx.autograd._cached_op(sym, {data names}) -> a CachedOp
 int NewCachedOp(lua_State* L) {
   const graph::Symbol& s = sym::CheckSymbol(L, 1, "_cached_op");
-  std::vector<std::string> data = StringList(L, 2, "_cached_op (data names)");
+  std::vector<std::string> data = CheckStrings(L, 2, "_cached_op (data names)");
   auto op = std::make_shared<autograd::CachedOp>(s, data);
   auto* box = static_cast<CachedOpBox*>(lua_newuserdata(L, sizeof(CachedOpBox)));
   new (box) CachedOpBox{std::move(op)};

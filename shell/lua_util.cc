@@ -27,6 +27,19 @@ void PushStrings(lua_State* L, const std::vector<std::string>& strings) {
   }
 }
 
+std::vector<std::string> CheckStrings(lua_State* L, int index, const char* what) {
+  luaL_checktype(L, index, LUA_TTABLE);
+  std::vector<std::string> out;
+  const int n = static_cast<int>(lua_objlen(L, index));
+  for (int i = 1; i <= n; ++i) {
+    lua_rawgeti(L, index, i);
+    if (lua_type(L, -1) != LUA_TSTRING) luaL_error(L, "%s: item %d is not a string", what, i);
+    out.emplace_back(lua_tostring(L, -1));
+    lua_pop(L, 1);
+  }
+  return out;
+}
+
 void SetDoc(lua_State* L, int index, const char* doc) {
   index = index < 0 && index > LUA_REGISTRYINDEX ? lua_gettop(L) + index + 1 : index;
   // Docs are keyed by the value itself (see shell/lua/help.lua), weakly, so a

@@ -94,5 +94,8 @@ void PushRegistryTable(lua_State* L, const char* name);
 void PushTableField(lua_State* L, int table, const char* name);
 // A Lua list of the strings.
 void PushStrings(lua_State* L, const std::vector<std::string>& strings);
+// The strings of the Lua list at `index`; anything else is an error naming
+// `what` (and the item).
+std::vector<std::string> CheckStrings(lua_State* L, int index, const char* what);
 
 }  // namespace tessera::shell
