@@ -1,0 +1,78 @@
+-- mx.rtc: CUDA C compiled by NVRTC at run time. Compiling needs only the
+-- CUDA toolkit (NVRTC); the launches need a GPU. Without NVRTC or a GPU the
+-- tests that need them say so and pass.
+local src = [[
+extern "C" __global__ void axpy(const float* x, float* y, float a, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] += a * x[i];
+}
+template <typename T> __global__ void scale(T* y, T a, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] *= a;
+}
+]]
+
+local function module_or_skip()
+  local ok, mod = pcall(mx.rtc.CudaModule, src, {exports = {'scale<float>'}})
+  if not ok and tostring(mod):find('cannot open NVRTC') then
+    print('  skipped: ' .. tostring(mod):match('[^\n]*'))
+    return nil
+  end
+  assert(ok, mod)
+  return mod
+end
+
+test('a module compiles to PTX; kernels are found by name or export', function()
+  local mod = module_or_skip()
+  if not mod then return end
+  assert(mod:ptx():find('.entry axpy(', 1, true), 'the PTX has the extern "C" kernel')
+  assert_eq(mod:get_kernel('axpy', 'const float* x, float* y, float a, int n'):name(), 'axpy')
+  assert_eq(mod:get_kernel('scale<float>', 'float* y, float a, int n'):name(), 'scale<float>')
+  assert_error(function() mod:get_kernel('nope', 'int n') end, "no kernel 'nope'")
+  assert_error(function() mod:get_kernel('axpy', 'const float** x') end, "more than one '%*'")
+end)
+
+test('a source NVRTC rejects is an error carrying its log', function()
+  if not module_or_skip() then return end
+  assert_error(function() mx.rtc.CudaModule('this is not cuda') end, 'expected a declaration')
+  assert_error(function() mx.rtc.CudaModule(src, {options = {'--no-such-option'}}) end,
+    'NVRTC could not compile')
+  assert_error(function() mx.rtc.CudaModule(src, {options = 'fast'}) end, 'table expected')
+end)
+
+test('a launch checks its arguments against the signature before pushing', function()
+  local mod = module_or_skip()
+  if not mod then return end
+  local k = mod:get_kernel('axpy', 'const float* x, float* y, float a, int n')
+  local x = mx.nd.ones({4})
+  assert_error(function() k:launch({x, x, 2, 4}, mx.cpu(), {1}, {4}) end, 'run on a GPU context')
+  assert_error(function() k:launch({x, x, 2}, mx.gpu(0), {1}, {4}) end, '3 arguments for 4')
+  assert_error(function() k:launch({x, x, 2, 4}, mx.gpu(0), {1}, {4}) end,
+    'argument 1 %(x%) is on cpu%(0%)')
+  assert_error(function() k:launch({x, 'y', 2, 4}, mx.gpu(0), {1}, {4}) end, 'argument 2 is a string')
+  assert_error(function() k:launch({2, x, 2, 4}, mx.gpu(0), {1}, {4}) end, 'must be an array')
+  assert_error(function() k:launch({x, x, 2, 4}, mx.gpu(0), {0}, {4}) end, 'whole numbers >= 1')
+end)
+
+test('kernels run on the GPU in order with the arrays\' other ops', function()
+  local mod = module_or_skip()
+  if not mod then return end
+  if mx.num_gpus() == 0 then
+    print('  skipped: no GPU')
+    return
+  end
+  local n = 1000
+  local ctx = mx.gpu(0)
+  local x = mx.nd.arange(0, n, {ctx = ctx})
+  local y = mx.nd.ones({n}, {ctx = ctx})
+  local k = mod:get_kernel('axpy', 'const float* x, float* y, float a, int n')
+  k:launch({x, y, 2, n}, ctx, {math.ceil(n / 256)}, {256})
+  y = y * 3  -- ordered after the launch by y's variable
+  local s = mod:get_kernel('scale<float>', 'float* y, float a, int n')
+  s:launch({y, 0.5, n}, ctx, math.ceil(n / 128), 128)
+  local want = {}
+  for i = 0, n - 1 do want[i + 1] = (1 + 2 * i) * 3 * 0.5 end
+  assert_eq(y:totable(), want)
+  local xi = mx.nd.ones({4}, {ctx = ctx, dtype = 'int32'})
+  assert_error(function() k:launch({xi, y, 2, 4}, ctx, 1, 4) end, 'is int32, the kernel takes float32')
+end)
