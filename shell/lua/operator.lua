@@ -287,15 +287,35 @@ replaces it (with a warning).]])
       return p
     end
 
+    -- GPU arrays: the functions translated to CUDA (elementwise_gpu.lua),
+    -- compiled on first use.
+    local gpu_run
+    local function on_gpu(a) return a.context.device_type == 'gpu' end
+    local function gpu(kind, f, ins, outs, req)
+      gpu_run = gpu_run or require('tessera.elementwise_gpu').launcher(name)
+      gpu_run(kind, f, ins, outs, req)
+    end
+    local function first(list, n)
+      local out = {}
+      for i = 1, n do out[i] = list[i] end
+      return out
+    end
+
     local Op = CustomOp:extend()
     function Op:forward(_, req, in_data, out_data)
       if req[1] == 'null' then return end
+      if on_gpu(out_data[1]) then return gpu('forward', fwd, first(in_data, n_in), {out_data[1]}, req) end
       local x = ptrs(in_data, n_in, 'input')
       x[n_in + 1] = ptrs(out_data, 1, 'output')[1]
       loop('forward', fwd, n_in, 1, req)(numel(out_data[1]), unpack(x, 1, n_in + 1))
     end
     function Op:backward(req, out_grad, in_data, out_data, in_grad)
       if not bwd then error("elementwise op '" .. name .. "' has no backward", 0) end
+      if on_gpu(in_grad[1]) then
+        local ins = first(in_data, n_in)
+        ins[n_in + 1], ins[n_in + 2] = out_data[1], out_grad[1]
+        return gpu('backward', bwd, ins, first(in_grad, n_in), req)
+      end
       local args = ptrs(in_data, n_in, 'input')
       args[n_in + 1] = ptrs(out_data, 1, 'output')[1]
       args[n_in + 2] = ptrs(out_grad, 1, 'output gradient')[1]
@@ -345,7 +365,9 @@ replaces it (with a warning).]])
 mx.operator.elementwise{name = ..., forward = f, backward = g} -> name.
 An elementwise operator whose bodies are Lua functions of numbers, compiled
 by LuaJIT into loops over the raw buffers (float32, float64), run on the
-interpreter thread. forward(x1, ..., xn) -> y; backward(x1, ..., xn, y, dy)
+interpreter thread; on GPU arrays, translated to CUDA C (lua_to_c) and
+compiled by NVRTC on first use (not yet run on a device). forward(x1, ...,
+xn) -> y; backward(x1, ..., xn, y, dy)
 -> dx1, ..., dxn (optional: without it the op has no gradient). The inputs
 are named after forward's parameters. Usable as mx.nd.<name>(x, ...),
 mx.sym.<name>(x, ...) and mx.nd.Custom(x, {op_type = name}), under autograd

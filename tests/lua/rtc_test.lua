@@ -76,3 +76,54 @@ test('kernels run on the GPU in order with the arrays\' other ops', function()
   local xi = mx.nd.ones({4}, {ctx = ctx, dtype = 'int32'})
   assert_error(function() k:launch({xi, y, 2, 4}, ctx, 1, 4) end, 'is int32, the kernel takes float32')
 end)
+
+-- mx.operator.elementwise on GPU arrays: its kernels (the Lua functions
+-- translated to C, called per element) compile with NVRTC, and on a GPU give
+-- what the CPU loop gives.
+mx.operator.elementwise{name = 't_rtc_softplus',
+  forward = function(x) return math.log(1 + math.exp(x)) end,
+  backward = function(x, y, dy) return dy / (1 + math.exp(-x)) end}
+mx.operator.elementwise{name = 't_rtc_mix', forward = function(a, b) return a > b and a - b or 0.5 * b end}
+
+test('elementwise kernels compile for each pass, request and dtype', function()
+  if not module_or_skip() then return end
+  local eg = require 'tessera.elementwise_gpu'
+  local fwd = function(a, b) return a > b and a - b or 0.5 * b end
+  for _, dtype in ipairs({'float32', 'float64'}) do
+    for _, req in ipairs({'write', 'add'}) do
+      local src, sig = eg.kernel_source(fwd, 2, 1, {req}, dtype, 'test')
+      local k = mx.rtc.CudaModule(src):get_kernel('ts_elementwise', sig)
+      assert_eq(k:name(), 'ts_elementwise')
+      local T = dtype == 'float32' and 'float' or 'double'
+      assert_eq(sig, ('const %s* x1, const %s* x2, %s* o1, long long n'):format(T, T, T))
+      assert(src:find(req == 'add' and '+ v1' or '= %(' .. T .. '%)v1'), src)
+    end
+  end
+  local bwd = function(x, y, dy) return dy / (1 + math.exp(-x)) end
+  local src, sig = eg.kernel_source(bwd, 3, 1, {'write'}, 'float32', 'test')
+  mx.rtc.CudaModule(src):get_kernel('ts_elementwise', sig)
+  assert_error(function() eg.kernel_source(bwd, 3, 1, {'write'}, 'int32', 'op x') end,
+    'op x: int32 arrays; only float32 and float64')
+end)
+
+test('elementwise ops on a GPU give the CPU loop\'s values and gradients', function()
+  if not module_or_skip() then return end
+  if mx.num_gpus() == 0 then
+    print('  skipped: no GPU')
+    return
+  end
+  local x = mx.nd.array({-3, -0.5, 0, 0.5, 3, 20})
+  local g = x:as_in_context(mx.gpu(0))
+  mx.test_utils.assert_almost_equal(mx.nd.t_rtc_softplus(g):as_in_context(mx.cpu()),
+    mx.nd.t_rtc_softplus(x), {rtol = 1e-6, atol = 1e-7})
+  local y = mx.nd.array({1, 1, 1, 1, 1, 1})
+  mx.test_utils.assert_almost_equal(
+    mx.nd.t_rtc_mix(g, y:as_in_context(mx.gpu(0))):as_in_context(mx.cpu()),
+    mx.nd.t_rtc_mix(x, y), {rtol = 1e-6, atol = 1e-7})
+  local function grad(a)
+    a:attach_grad()
+    mx.autograd.record(function() return mx.nd.t_rtc_softplus(a) end):backward()
+    return a.grad:as_in_context(mx.cpu())
+  end
+  mx.test_utils.assert_almost_equal(grad(g:copy()), grad(x:copy()), {rtol = 1e-6, atol = 1e-7})
+end)
