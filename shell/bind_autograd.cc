@@ -140,19 +140,12 @@ void OpenCachedOp(lua_State* L, int ag) {
                  "mx.autograd._cached_op(sym, {data names}) -> a CachedOp (what a hybridized "
                  "block runs): op:forward({inputs}) -> {outputs}, op:input_names(), "
                  "op:num_executors()"}});
-  luaL_newmetatable(L, kCachedOpMeta);
-  const int meta = lua_gettop(L);
-  lua_newtable(L);
-  SetFunctions(L, lua_gettop(L),
-               {{"forward", Guarded<CachedOpForward>,
-                 "op:forward({inputs}) -> {outputs}, inputs in op:input_names() order"},
-                {"input_names", Guarded<CachedOpInputNames>, "op:input_names() -> {names}"},
-                {"num_executors", Guarded<CachedOpNumExecutors>,
-                 "op:num_executors() -> the executors bound so far"}});
-  lua_setfield(L, meta, "__index");
-  lua_pushcfunction(L, CachedOpGc);
-  lua_setfield(L, meta, "__gc");
-  lua_pop(L, 1);
+  NewUserdataMeta(L, kCachedOpMeta, CachedOpGc,
+                  {{"forward", Guarded<CachedOpForward>,
+                    "op:forward({inputs}) -> {outputs}, inputs in op:input_names() order"},
+                   {"input_names", Guarded<CachedOpInputNames>, "op:input_names() -> {names}"},
+                   {"num_executors", Guarded<CachedOpNumExecutors>,
+                    "op:num_executors() -> the executors bound so far"}});
 }
 
 void Open(lua_State* L, int mx) {

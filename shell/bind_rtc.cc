@@ -144,18 +144,6 @@ int KernelName(lua_State* L) {
   return 1;
 }
 
-void Meta(lua_State* L, const char* name, int (*gc)(lua_State*),
-          std::initializer_list<LuaFunction> methods) {
-  luaL_newmetatable(L, name);
-  const int meta = lua_gettop(L);
-  lua_newtable(L);
-  SetFunctions(L, lua_gettop(L), methods);
-  lua_setfield(L, meta, "__index");
-  lua_pushcfunction(L, gc);
-  lua_setfield(L, meta, "__gc");
-  lua_pop(L, 1);
-}
-
 void Open(lua_State* L, int mx) {
   lua_newtable(L);
   const int rtc = lua_gettop(L);
@@ -175,19 +163,21 @@ void Open(lua_State* L, int mx) {
          "  local k = mod:get_kernel('axpy', 'const float* x, float* y, float a, int n')\n"
          "  k:launch({x, y, 2, n}, mx.gpu(0), {blocks, 1, 1}, {256, 1, 1})");
   lua_setfield(L, mx, "rtc");
-  Meta(L, kModuleMeta, BoxGc<ModuleBox>,
-       {{"get_kernel", Guarded<GetKernel>,
-         "mod:get_kernel(name, signature) -> a kernel. signature: the C parameter list,\n"
-         "'const float* x, float* y, float a, int n'; arrays passed to const pointers are\n"
-         "read by the launch, those passed to other pointers written"},
-        {"ptx", Guarded<Ptx>, "mod:ptx() -> the PTX NVRTC made"}});
-  Meta(L, kKernelMeta, BoxGc<KernelBox>,
-       {{"launch", Guarded<Launch>,
-         "kernel:launch({args}, ctx, grid_dims, block_dims[, shared_mem]) -> pushes the\n"
-         "launch on ctx's GPU stream, after the ops that write its arrays and before later\n"
-         "ones that use them. args: arrays (on ctx, of the pointer's type) and numbers, one\n"
-         "per parameter; dims: {x, y, z} or a number"},
-        {"name", Guarded<KernelName>, "kernel:name() -> the kernel's name"}});
+  NewUserdataMeta(
+      L, kModuleMeta, BoxGc<ModuleBox>,
+      {{"get_kernel", Guarded<GetKernel>,
+        "mod:get_kernel(name, signature) -> a kernel. signature: the C parameter list,\n"
+        "'const float* x, float* y, float a, int n'; arrays passed to const pointers are\n"
+        "read by the launch, those passed to other pointers written"},
+       {"ptx", Guarded<Ptx>, "mod:ptx() -> the PTX NVRTC made"}});
+  NewUserdataMeta(
+      L, kKernelMeta, BoxGc<KernelBox>,
+      {{"launch", Guarded<Launch>,
+        "kernel:launch({args}, ctx, grid_dims, block_dims[, shared_mem]) -> pushes the\n"
+        "launch on ctx's GPU stream, after the ops that write its arrays and before later\n"
+        "ones that use them. args: arrays (on ctx, of the pointer's type) and numbers, one\n"
+        "per parameter; dims: {x, y, z} or a number"},
+       {"name", Guarded<KernelName>, "kernel:name() -> the kernel's name"}});
 }
 
 }  // namespace

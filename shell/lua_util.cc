@@ -27,6 +27,18 @@ void PushStrings(lua_State* L, const std::vector<std::string>& strings) {
   }
 }
 
+void NewUserdataMeta(lua_State* L, const char* name, lua_CFunction gc,
+                     std::initializer_list<LuaFunction> methods) {
+  luaL_newmetatable(L, name);
+  const int meta = lua_gettop(L);
+  lua_newtable(L);
+  SetFunctions(L, lua_gettop(L), methods);
+  lua_setfield(L, meta, "__index");
+  lua_pushcfunction(L, gc);
+  lua_setfield(L, meta, "__gc");
+  lua_pop(L, 1);
+}
+
 std::vector<std::string> CheckStrings(lua_State* L, int index, const char* what) {
   luaL_checktype(L, index, LUA_TTABLE);
   std::vector<std::string> out;

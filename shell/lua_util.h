@@ -77,6 +77,10 @@ struct LuaFunction {
 
 // Sets each function as a field of the table at `table` and records its doc.
 void SetFunctions(lua_State* L, int table, std::initializer_list<LuaFunction> fns);
+// Registers metatable `name` for userdata: `methods` under __index, `gc` as
+// __gc. Leaves the stack as it was.
+void NewUserdataMeta(lua_State* L, const char* name, lua_CFunction gc,
+                     std::initializer_list<LuaFunction> methods);
 // Records `doc` for the value at `index` (any function or table).
 void SetDoc(lua_State* L, int index, const char* doc);
 
