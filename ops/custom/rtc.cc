@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -189,7 +190,16 @@ struct ScalarBytes {
   alignas(8) unsigned char b[8] = {};
 };
 
-ScalarBytes ToScalar(double v, DType t) {
+// A whole number within [lo, hi] as T; anything else is an error naming `arg`
+// (a cast of an out-of-range double is undefined).
+template <typename T>
+T WholeIn(double v, double lo, double hi, const std::string& arg) {
+  TS_CHECK(v == std::floor(v) && v >= lo && v <= hi)
+      << arg << " is " << v << "; the kernel takes a whole number in [" << lo << ", " << hi << "]";
+  return static_cast<T>(v);
+}
+
+ScalarBytes ToScalar(double v, DType t, const std::string& arg) {
   ScalarBytes s;
   auto put = [&](auto x) { std::memcpy(s.b, &x, sizeof x); };
   switch (t) {
@@ -200,22 +210,22 @@ ScalarBytes ToScalar(double v, DType t) {
       put(v);
       break;
     case DType::kInt32:
-      put(static_cast<int32_t>(v));
+      put(WholeIn<int32_t>(v, -2147483648.0, 2147483647.0, arg));
       break;
-    case DType::kInt64:
-      put(static_cast<int64_t>(v));
+    case DType::kInt64:  // doubles hold whole numbers exactly up to 2^53
+      put(WholeIn<int64_t>(v, -9007199254740992.0, 9007199254740992.0, arg));
       break;
     case DType::kInt8:
-      put(static_cast<int8_t>(v));
+      put(WholeIn<int8_t>(v, -128, 127, arg));
       break;
     case DType::kUint8:
-      put(static_cast<uint8_t>(v));
+      put(WholeIn<uint8_t>(v, 0, 255, arg));
       break;
     case DType::kBool:
       put(static_cast<bool>(v != 0));
       break;
     default:
-      TS_THROW << "mx.rtc: a scalar parameter of type " << DTypeName(t)
+      TS_THROW << arg << ": a scalar parameter of type " << DTypeName(t)
                << " cannot be passed from a number; pass it through an array";
   }
   return s;
@@ -349,7 +359,7 @@ void RtcKernel::Launch(const std::vector<RtcArg>& args, Context ctx, std::array<
     } else {
       const double* v = std::get_if<double>(&args[i]);
       TS_CHECK(v) << arg << " must be a number";
-      scalars.push_back(ToScalar(*v, p.dtype));
+      scalars.push_back(ToScalar(*v, p.dtype, arg));
     }
   }
   auto module = module_;

@@ -52,6 +52,13 @@ test('a launch checks its arguments against the signature before pushing', funct
   assert_error(function() k:launch({x, 'y', 2, 4}, mx.gpu(0), {1}, {4}) end, 'argument 2 is a string')
   assert_error(function() k:launch({2, x, 2, 4}, mx.gpu(0), {1}, {4}) end, 'must be an array')
   assert_error(function() k:launch({x, x, 2, 4}, mx.gpu(0), {0}, {4}) end, 'whole numbers >= 1')
+  -- numbers a scalar parameter cannot hold are errors, never a wrapped value
+  local s = mod:get_kernel('axpy', 'int n, int8_t small')
+  assert_error(function() s:launch({4.5, 1}, mx.gpu(0), 1, 1) end,
+    'argument 1 %(n%) is 4.5; the kernel takes a whole number')
+  assert_error(function() s:launch({1e20, 1}, mx.gpu(0), 1, 1) end, 'argument 1 %(n%)')
+  assert_error(function() s:launch({0 / 0, 1}, mx.gpu(0), 1, 1) end, 'argument 1 %(n%)')
+  assert_error(function() s:launch({1, 200}, mx.gpu(0), 1, 1) end, 'argument 2 %(small%) is 200')
 end)
 
 test('kernels run on the GPU in order with the arrays\' other ops', function()
