@@ -14,7 +14,7 @@
 #include "engine/base/cuda_utils.h"
 #include "engine/op/kernel_launch_cuda.cuh"
 #include "ops/nn/batch_norm-inl.h"
-#include "ops/nn/block_sum.cuh"
+#include "ops/tensor/block_sum.cuh"
 
 namespace tessera::op {
 namespace {

@@ -1,4 +1,9 @@
-// Convolution and its gradient on the GPU through cuDNN. For each shape (the
+// Convolution and Deconvolution, and their gradients, on the GPU through
+// cuDNN. A deconvolution is the data gradient of the convolution
+// DeconvGeom describes (deconvolution.cc), so it runs that convolution's
+// passes with the roles swapped: forward = backward-data, data gradient =
+// forward, weight gradient = backward-filter with data and output gradient
+// exchanged; its bias is per channel of the convolution's data. For each shape (the
 // geometry, dtype, device, cudnn_tune and workspace limit) a plan holds the
 // descriptors and the algorithm of each pass, chosen once and kept for the
 // process's life, as MXNet's cudnn_tune keeps them: measured by cuDNN's Find
@@ -16,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -23,6 +29,7 @@
 #include "engine/resource/cublas_library.h"
 #include "engine/resource/cudnn_library.h"
 #include "ops/nn/convolution-inl.h"
+#include "ops/nn/deconvolution-inl.h"
 
 namespace tessera::op {
 namespace {
@@ -74,14 +81,15 @@ const void* Beta(OpReqType req, bool dbl) {
 
 struct Descriptors {
   const CudnnApi* api = nullptr;
-  cudnnTensorDescriptor_t x = nullptr, y = nullptr, b = nullptr;
+  // b: a bias over y's channels (Convolution's), bx over x's (Deconvolution's).
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr, b = nullptr, bx = nullptr;
   cudnnFilterDescriptor_t w = nullptr;
   // One per pass: each carries the math type of its own algorithm, so two
   // streams running different passes of one plan never write a shared one.
   cudnnConvolutionDescriptor_t fwd = nullptr, bwd_data = nullptr, bwd_filter = nullptr;
   ~Descriptors() {
     if (!api) return;
-    for (cudnnTensorDescriptor_t t : {x, y, b})
+    for (cudnnTensorDescriptor_t t : {x, y, b, bx})
       if (t) api->cudnnDestroyTensorDescriptor(t);
     if (w) api->cudnnDestroyFilterDescriptor(w);
     for (cudnnConvolutionDescriptor_t c : {fwd, bwd_data, bwd_filter})
@@ -142,12 +150,18 @@ struct ConvPlan {
   std::mutex choose;               // one thread chooses the backward's algorithms
 };
 
-Tune TuneOf(const ConvolutionParam& p) {
-  if (!p.cudnn_tune || *p.cudnn_tune == "limited_workspace") return Tune::kLimited;
-  if (*p.cudnn_tune == "off") return Tune::kOff;
-  if (*p.cudnn_tune == "fastest") return Tune::kFastest;
-  TS_THROW << "Convolution: cudnn_tune must be 'off', 'limited_workspace' or 'fastest', got '"
-           << *p.cudnn_tune << "'";
+// What Convolution and Deconvolution say of cuDNN.
+struct CudnnChoice {
+  std::optional<std::string> tune;
+  int64_t workspace_mb;
+};
+
+Tune TuneOf(const CudnnChoice& p, const char* who) {
+  if (!p.tune || *p.tune == "limited_workspace") return Tune::kLimited;
+  if (*p.tune == "off") return Tune::kOff;
+  if (*p.tune == "fastest") return Tune::kFastest;
+  TS_THROW << who << ": cudnn_tune must be 'off', 'limited_workspace' or 'fastest', got '"
+           << *p.tune << "'";
 }
 
 // TESSERA_CUDNN_LOG=1 prints each choice (what MXNet logs when it tunes).
@@ -242,6 +256,7 @@ std::unique_ptr<ConvPlan> MakePlan(const CudnnApi& api, const ConvGeom& g, DType
   TS_CUDNN_CALL(api, api.cudnnCreateTensorDescriptor(&d.x), who);
   TS_CUDNN_CALL(api, api.cudnnCreateTensorDescriptor(&d.y), who);
   TS_CUDNN_CALL(api, api.cudnnCreateTensorDescriptor(&d.b), who);
+  TS_CUDNN_CALL(api, api.cudnnCreateTensorDescriptor(&d.bx), who);
   TS_CUDNN_CALL(api, api.cudnnCreateFilterDescriptor(&d.w), who);
   TS_CUDNN_CALL(api, api.cudnnCreateConvolutionDescriptor(&d.fwd), who);
   TS_CUDNN_CALL(api, api.cudnnCreateConvolutionDescriptor(&d.bwd_data), who);
@@ -250,6 +265,7 @@ std::unique_ptr<ConvPlan> MakePlan(const CudnnApi& api, const ConvGeom& g, DType
   SetTensor(api, d.x, dt, Dims(g, g.n, g.c, g.d, g.h, g.w), who);
   SetTensor(api, d.y, dt, Dims(g, g.n, g.f, g.od, g.oh, g.ow), who);
   SetTensor(api, d.b, dt, Dims(g, 1, g.f, 1, 1, 1), who);
+  SetTensor(api, d.bx, dt, Dims(g, 1, g.c, 1, 1, 1), who);
   const std::vector<int> wdims = Dims(g, g.f, g.cg(), g.kd, g.kh, g.kw);
   TS_CUDNN_CALL(api,
                 api.cudnnSetFilterNdDescriptor(d.w, dt, CUDNN_TENSOR_NCHW,
@@ -261,7 +277,7 @@ std::unique_ptr<ConvPlan> MakePlan(const CudnnApi& api, const ConvGeom& g, DType
 }
 
 // The plan for this shape on the current device, made on first use.
-ConvPlan& PlanFor(const ConvGeom& g, DType t, const ConvolutionParam& p, const char* who) {
+ConvPlan& PlanFor(const ConvGeom& g, DType t, const CudnnChoice& p, const char* who) {
   static std::mutex mu;
   static std::map<std::string, std::unique_ptr<ConvPlan>> plans;
   int device = 0;
@@ -270,8 +286,8 @@ ConvPlan& PlanFor(const ConvGeom& g, DType t, const ConvolutionParam& p, const c
   key << device << ' ' << static_cast<int>(t) << ' ' << g.spatial << ' ' << g.n << ' ' << g.c << ' '
       << g.d << ' ' << g.h << ' ' << g.w << ' ' << g.f << ' ' << g.g << ' ' << g.kd << ' ' << g.kh
       << ' ' << g.kw << ' ' << g.sd << ' ' << g.sh << ' ' << g.sw << ' ' << g.dd << ' ' << g.dh
-      << ' ' << g.dw << ' ' << g.pd << ' ' << g.ph << ' ' << g.pw << ' '
-      << p.cudnn_tune.value_or("") << ' ' << p.workspace;
+      << ' ' << g.dw << ' ' << g.pd << ' ' << g.ph << ' ' << g.pw << ' ' << p.tune.value_or("")
+      << ' ' << p.workspace_mb;
   const std::string k = key.str();
   {
     std::lock_guard<std::mutex> lock(mu);
@@ -284,36 +300,45 @@ ConvPlan& PlanFor(const ConvGeom& g, DType t, const ConvolutionParam& p, const c
   return *it->second;
 }
 
-size_t WorkspaceLimit(const ConvolutionParam& p, Tune tune) {
-  return tune == Tune::kFastest ? SIZE_MAX : static_cast<size_t>(p.workspace) << 20;
+size_t WorkspaceLimit(const CudnnChoice& p, Tune tune) {
+  return tune == Tune::kFastest ? SIZE_MAX : static_cast<size_t>(p.workspace_mb) << 20;
 }
 
 void* Workspace(const OpContext& ctx, size_t bytes) {
   return ctx.requested.at(0).get_space(std::max<size_t>(bytes, 1));
 }
 
-const ConvolutionParam& CheckCudnnOn(const NodeAttrs& attrs, const char* who) {
-  const auto& p = ParamsOf<ConvolutionParam>(attrs);
+// The op's cuDNN settings; cudnn_off is an error: cuDNN is the only GPU
+// (de)convolution this build has.
+template <typename Param>
+CudnnChoice CheckCudnnOn(const NodeAttrs& attrs, const char* who) {
+  const auto& p = ParamsOf<Param>(attrs);
   TS_CHECK(!p.cudnn_off) << who << " on the GPU: cudnn_off=True, and cuDNN is the only GPU "
                          << "convolution this build has";
-  return p;
+  return {p.cudnn_tune, p.workspace};
+}
+
+// The plan's algorithms for the passes a call runs, chosen on first need.
+void EnsureChosen(ConvPlan& plan, cudnnHandle_t h, const CudnnChoice& p, bool fwd, bool bwd,
+                  const char* who) {
+  const Tune tune = TuneOf(p, who);
+  std::lock_guard<std::mutex> lock(plan.choose);
+  if (fwd && plan.fwd.algo < 0) ChooseForward(Cudnn(), h, plan, tune, WorkspaceLimit(p, tune), who);
+  if (bwd && plan.bwd_data.algo < 0)
+    ChooseBackward(Cudnn(), h, plan, tune, WorkspaceLimit(p, tune), who);
 }
 
 void ConvolutionGpu(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                     const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
   const char* who = "Convolution";
-  const ConvolutionParam& p = CheckCudnnOn(attrs, who);
+  const CudnnChoice p = CheckCudnnOn<ConvolutionParam>(attrs, who);
   if (req[0] == kNullOp) return;
   const ConvGeom g = MakeConvGeom(attrs, in[0].shape());
   if (g.n == 0 || g.f == 0 || g.out_size() == 0) return;
   const CudnnApi& api = Cudnn();
   cudnnHandle_t h = resource::CudnnHandle(ctx.run_ctx.get_stream<cudaStream_t>());
   ConvPlan& plan = PlanFor(g, out[0].dtype(), p, who);
-  const Tune tune = TuneOf(p);
-  {
-    std::lock_guard<std::mutex> lock(plan.choose);
-    if (plan.fwd.algo < 0) ChooseForward(api, h, plan, tune, WorkspaceLimit(p, tune), who);
-  }
+  EnsureChosen(plan, h, p, true, false, who);
   const bool dbl = plan.dbl;
   TS_CUDNN_CALL(api,
                 api.cudnnConvolutionForward(h, kScalars.one(dbl), plan.d.x, in[0].dptr_, plan.d.w,
@@ -334,17 +359,13 @@ void ConvolutionBackwardGpu(const NodeAttrs& attrs, const OpContext& ctx,
                             const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
                             const std::vector<TBlob>& out) {
   const char* who = "_backward_Convolution";
-  const ConvolutionParam& p = CheckCudnnOn(attrs, who);
+  const CudnnChoice p = CheckCudnnOn<ConvolutionParam>(attrs, who);
   const ConvGeom g = MakeConvGeom(attrs, in[1].shape());
   if (g.n == 0 || g.f == 0 || g.out_size() == 0) return;
   const CudnnApi& api = Cudnn();
   cudnnHandle_t h = resource::CudnnHandle(ctx.run_ctx.get_stream<cudaStream_t>());
   ConvPlan& plan = PlanFor(g, in[0].dtype(), p, who);
-  const Tune tune = TuneOf(p);
-  {
-    std::lock_guard<std::mutex> lock(plan.choose);
-    if (plan.bwd_data.algo < 0) ChooseBackward(api, h, plan, tune, WorkspaceLimit(p, tune), who);
-  }
+  EnsureChosen(plan, h, p, false, true, who);
   const bool dbl = plan.dbl;
   const void* one = kScalars.one(dbl);
   // One workspace for both passes: they run in turn on the op's stream.
@@ -370,9 +391,76 @@ void ConvolutionBackwardGpu(const NodeAttrs& attrs, const OpContext& ctx,
                   who);
 }
 
+// Deconvolution: inputs (data, weight[, bias]); the convolution's data
+// gradient of our data, plus the bias per output channel.
+void DeconvolutionGpu(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                      const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  const char* who = "Deconvolution";
+  const CudnnChoice p = CheckCudnnOn<DeconvolutionParam>(attrs, who);
+  if (req[0] == kNullOp) return;
+  const ConvGeom g = DeconvGeom(attrs, in[0].shape());
+  if (g.n == 0 || g.c == 0 || g.in_size() == 0 || g.out_size() == 0) return;
+  const CudnnApi& api = Cudnn();
+  cudnnHandle_t h = resource::CudnnHandle(ctx.run_ctx.get_stream<cudaStream_t>());
+  ConvPlan& plan = PlanFor(g, out[0].dtype(), p, who);
+  EnsureChosen(plan, h, p, false, true, who);
+  const bool dbl = plan.dbl;
+  TS_CUDNN_CALL(api,
+                api.cudnnConvolutionBackwardData(
+                    h, kScalars.one(dbl), plan.d.w, in[1].dptr_, plan.d.y, in[0].dptr_,
+                    plan.d.bwd_data, static_cast<cudnnConvolutionBwdDataAlgo_t>(plan.bwd_data.algo),
+                    Workspace(ctx, plan.bwd_data.workspace), plan.bwd_data.workspace,
+                    Beta(req[0], dbl), plan.d.x, out[0].dptr_),
+                who);
+  if (!ParamsOf<DeconvolutionParam>(attrs).no_bias)
+    TS_CUDNN_CALL(api,
+                  api.cudnnAddTensor(h, kScalars.one(dbl), plan.d.bx, in[2].dptr_,
+                                     kScalars.one(dbl), plan.d.x, out[0].dptr_),
+                  who);
+}
+
+// Inputs (ograd, data, weight); outputs (gdata, gweight[, gbias]).
+void DeconvolutionBackwardGpu(const NodeAttrs& attrs, const OpContext& ctx,
+                              const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
+                              const std::vector<TBlob>& out) {
+  const char* who = "_backward_Deconvolution";
+  const CudnnChoice p = CheckCudnnOn<DeconvolutionParam>(attrs, who);
+  const ConvGeom g = DeconvGeom(attrs, in[1].shape());
+  if (g.n == 0 || g.c == 0 || g.in_size() == 0 || g.out_size() == 0) return;
+  const CudnnApi& api = Cudnn();
+  cudnnHandle_t h = resource::CudnnHandle(ctx.run_ctx.get_stream<cudaStream_t>());
+  ConvPlan& plan = PlanFor(g, in[0].dtype(), p, who);
+  EnsureChosen(plan, h, p, req[0] != kNullOp, req[1] != kNullOp, who);
+  const bool dbl = plan.dbl;
+  const void* one = kScalars.one(dbl);
+  // One workspace for both passes: they run in turn on the op's stream.
+  void* ws = Workspace(ctx, std::max(plan.fwd.workspace, plan.bwd_filter.workspace));
+  if (req[0] != kNullOp)  // our data gradient: the convolution of our output gradient
+    TS_CUDNN_CALL(api,
+                  api.cudnnConvolutionForward(
+                      h, one, plan.d.x, in[0].dptr_, plan.d.w, in[2].dptr_, plan.d.fwd,
+                      static_cast<cudnnConvolutionFwdAlgo_t>(plan.fwd.algo), ws, plan.fwd.workspace,
+                      Beta(req[0], dbl), plan.d.y, out[0].dptr_),
+                  who);
+  if (req[1] != kNullOp)  // the convolution's filter gradient, data and gradient exchanged
+    TS_CUDNN_CALL(api,
+                  api.cudnnConvolutionBackwardFilter(
+                      h, one, plan.d.x, in[0].dptr_, plan.d.y, in[1].dptr_, plan.d.bwd_filter,
+                      static_cast<cudnnConvolutionBwdFilterAlgo_t>(plan.bwd_filter.algo), ws,
+                      plan.bwd_filter.workspace, Beta(req[1], dbl), plan.d.w, out[1].dptr_),
+                  who);
+  if (!ParamsOf<DeconvolutionParam>(attrs).no_bias && req[2] != kNullOp)
+    TS_CUDNN_CALL(api,
+                  api.cudnnConvolutionBackwardBias(h, one, plan.d.x, in[0].dptr_, Beta(req[2], dbl),
+                                                   plan.d.bx, out[2].dptr_),
+                  who);
+}
+
 }  // namespace
 
 TS_REGISTER_OP(Convolution).set_attr<FCompute>(kFComputeGPU, ConvolutionGpu);
 TS_REGISTER_OP(_backward_Convolution).set_attr<FCompute>(kFComputeGPU, ConvolutionBackwardGpu);
+TS_REGISTER_OP(Deconvolution).set_attr<FCompute>(kFComputeGPU, DeconvolutionGpu);
+TS_REGISTER_OP(_backward_Deconvolution).set_attr<FCompute>(kFComputeGPU, DeconvolutionBackwardGpu);
 
 }  // namespace tessera::op

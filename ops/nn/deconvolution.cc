@@ -11,67 +11,12 @@
 #include <optional>
 
 #include "engine/op/op_attr_types.h"
-#include "ops/nn/convolution-inl.h"
+#include "ops/nn/deconvolution-inl.h"
 #include "ops/nn/nn_common.h"
 #include "ops/nn/spatial_params.h"
 
 namespace tessera::op {
 
-namespace {
-
-struct DeconvolutionParam : Params<DeconvolutionParam> {
-  Shape kernel, stride, dilate, pad, adj, target_shape;
-  int num_filter = 0;
-  int num_group = 1;
-  int64_t workspace = 512;
-  bool no_bias = true;
-  std::optional<std::string> cudnn_tune;
-  bool cudnn_off = false;
-  std::optional<std::string> layout;
-  static void Declare(ParamDecl<DeconvolutionParam>& d) {
-    d.field("kernel", &DeconvolutionParam::kernel)
-        .describe("Kernel size: (w,), (h, w) or (d, h, w).");
-    d.field("stride", &DeconvolutionParam::stride)
-        .set_default(Shape())
-        .describe("Stride: (w,), (h, w) or (d, h, w). Defaults to 1.");
-    d.field("dilate", &DeconvolutionParam::dilate)
-        .set_default(Shape())
-        .describe("Dilation: (w,), (h, w) or (d, h, w). Defaults to 1.");
-    d.field("pad", &DeconvolutionParam::pad)
-        .set_default(Shape())
-        .describe("Padding removed from both sides of the output. Defaults to 0.");
-    d.field("adj", &DeconvolutionParam::adj)
-        .set_default(Shape())
-        .describe("Extra rows/columns at the end of the output (less than the stride).");
-    d.field("target_shape", &DeconvolutionParam::target_shape)
-        .set_default(Shape())
-        .describe("Output (h, w); when given, pad and adj are computed from it.");
-    d.field("num_filter", &DeconvolutionParam::num_filter)
-        .set_range(1, 100000)
-        .describe("Output channels.");
-    d.field("num_group", &DeconvolutionParam::num_group)
-        .set_default(1)
-        .set_lower_bound(1)
-        .describe("Number of groups.");
-    d.field("workspace", &DeconvolutionParam::workspace)
-        .set_default(int64_t{512})
-        .describe("Accepted for MXNet compatibility.");
-    d.field("no_bias", &DeconvolutionParam::no_bias)
-        .set_default(true)
-        .describe("Whether to disable the bias (MXNet's default: disabled).");
-    d.field("cudnn_tune", &DeconvolutionParam::cudnn_tune)
-        .set_default(std::nullopt)
-        .describe("Accepted, unused on CPU.");
-    d.field("cudnn_off", &DeconvolutionParam::cudnn_off)
-        .set_default(false)
-        .describe("Accepted, unused on CPU.");
-    d.field("layout", &DeconvolutionParam::layout)
-        .set_default(std::nullopt)
-        .describe("None, 'NCW', 'NCHW' or 'NCDHW'.");
-  }
-};
-
-// The convolution geometry of the deconvolution of `data` (N, C, [[D,] H,] W).
 ConvGeom DeconvGeom(const NodeAttrs& attrs, const Shape& data) {
   const auto& p = ParamsOf<DeconvolutionParam>(attrs);
   const int k = p.kernel.ndim();
@@ -119,6 +64,14 @@ ConvGeom DeconvGeom(const NodeAttrs& attrs, const Shape& data) {
           << ", the largest output for input " << data;
       const int64_t total = full - target;
       *out_pad = (total + 1) / 2;
+      // An odd total takes one more row off the start than the end; the
+      // convolution seen from the output then reaches `in` only when the
+      // stride absorbs the extra row (not at stride 1).
+      TS_CHECK((target + 2 * *out_pad - (d * (kern - 1) + 1)) / s + 1 == in)
+          << OpLabel(attrs) << ": target_shape " << p.target_shape << " for input " << data
+          << " needs more padding on one side than the other (total padding " << total
+          << " at stride " << s << "); choose an output size that differs from " << full
+          << " by an even number";
       return target;
     }
     *out_pad = pad;
@@ -136,6 +89,8 @@ ConvGeom DeconvGeom(const NodeAttrs& attrs, const Shape& data) {
   g.bias = false;  // added here, per output channel
   return g;
 }
+
+namespace {
 
 Shape OutputShape(const ConvGeom& g) {
   if (g.spatial == 3) return Shape{g.n, g.c, g.d, g.h, g.w};

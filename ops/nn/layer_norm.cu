@@ -8,8 +8,8 @@
 
 #include "engine/base/cuda_utils.h"
 #include "engine/op/kernel_launch_cuda.cuh"
-#include "ops/nn/block_sum.cuh"
 #include "ops/nn/layer_norm-inl.h"
+#include "ops/tensor/block_sum.cuh"
 
 namespace tessera::op {
 namespace {

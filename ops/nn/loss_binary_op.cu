@@ -10,9 +10,9 @@
 
 #include "engine/base/cuda_utils.h"
 #include "engine/op/kernel_launch_cuda.cuh"
-#include "ops/nn/block_sum.cuh"
 #include "ops/nn/loss_binary_op-inl.h"
 #include "ops/nn/softmax_output-inl.h"
+#include "ops/tensor/block_sum.cuh"
 #include "ops/tensor/softmax_op_gpu.cuh"
 
 namespace tessera::op {

@@ -12,26 +12,12 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "engine/op/op_attr_types.h"
-#include "engine/op/params.h"
-#include "ops/nn/nn_common.h"
+#include "ops/nn/lrn-inl.h"
 #include "ops/tensor/dnnl_util.h"
 
 namespace tessera::op {
 
 namespace {
-
-struct LRNParam : Params<LRNParam> {
-  float alpha = 1e-4f, beta = 0.75f, knorm = 2.f;
-  int nsize = 0;
-  static void Declare(ParamDecl<LRNParam>& d) {
-    d.field("alpha", &LRNParam::alpha).set_default(1e-4f).describe("The scale of the sum.");
-    d.field("beta", &LRNParam::beta).set_default(0.75f).describe("The exponent.");
-    d.field("knorm", &LRNParam::knorm).set_default(2.f).describe("The offset k.");
-    d.field("nsize", &LRNParam::nsize)
-        .set_lower_bound(1)
-        .describe("Channels in the window (odd: centred on each channel).");
-  }
-};
 
 bool LRNShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
   if (!(*in)[0].known() && (*out)[0].known()) (*in)[0] = (*out)[0];
@@ -122,21 +108,7 @@ void LRNForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<
       s.Size() >= kOmpMinElements && in[0].dptr_ != out[0].dptr_ &&
       DnnlLRNForward(p, s, in[0].dptr<float>(), out[0].dptr<float>(), ctx.run_ctx.omp_threads))
     return;
-  SwitchFloatDType(
-      in[0].dtype(),
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        using A = AccType<T>;
-        const T* x = in[0].dptr<T>();
-        T* y = out[0].dptr<T>();
-        const int64_t channels = s[1], inner = s.ProdRange(2, s.ndim());
-        ForEachScale(ctx.run_ctx, p, s, x, [&](int64_t n, int64_t c, int64_t q, A scale) {
-          const int64_t at = (n * channels + c) * inner + q;
-          const A v = static_cast<A>(x[at]) * std::pow(scale, -static_cast<A>(p.beta));
-          y[at] = static_cast<T>(req[0] == kAddTo ? static_cast<A>(y[at]) + v : v);
-        });
-      },
-      "LRN");
+  LRNForwardElems<cpu>(attrs, ctx, in, req, out);
 }
 
 // (out_grad, data) -> data_grad.

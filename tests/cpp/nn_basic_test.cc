@@ -7,6 +7,7 @@
 
 #include "engine/ndarray/imperative.h"
 #include "engine/op/op_attr_types.h"
+#include "ops/nn/lrn-inl.h"
 #include "tests/cpp/op_test_util.h"
 #include "tests/cpp/test_util.h"
 
@@ -472,5 +473,34 @@ TEST_CASE("LRN matches its formula; float32 at oneDNN's sizes matches the float6
     NDArray gx64 = Run("_backward_LRN", {g, a}, q);
     CheckClose(Run("_backward_LRN", {g.AsType(DType::kFloat32), a.AsType(DType::kFloat32)}, q),
                gx64.ToVector(), 1e-4, 1e-6);
+  }
+}
+
+// The GPU runs LRN's element kernels (lrn-inl.h), each element summing the
+// windows it needs; run here through the CPU launcher, they must give what the
+// CPU's own kernels give, windows cut by the first and last channel included.
+TEST_CASE("LRN's element kernels (the GPU's) give the CPU op's values and gradients") {
+  for (const char* nsize : {"3", "5", "4"}) {
+    CAPTURE(nsize);
+    const op::ParamDict q{{"nsize", nsize}, {"alpha", "0.3"}, {"beta", "0.6"}, {"knorm", "1.5"}};
+    auto attrs = MakeAttrs("LRN", q);
+    for (DType t : {DType::kFloat64, DType::kFloat32}) {
+      NDArray a = RandomArray({2, 7, 3, 5}, -3, 3, t), g = RandomArray({2, 7, 3, 5}, -1, 1, t);
+      NDArray y = Run("LRN", {a}, q), gx = Run("_backward_LRN", {g, a}, q);
+      NDArray ye = NDArray(a.shape(), a.ctx(), t), gxe = NDArray(a.shape(), a.ctx(), t);
+      a.WaitToRead();
+      g.WaitToRead();
+      const op::OpContext ctx{false, RunContext{Context::CPU(), nullptr, 1}, {}, nullptr};
+      op::LRNForwardElems<op::cpu>(*attrs, ctx, {a.data()}, {kWriteTo}, {ye.data()});
+      op::LRNBackwardElems<op::cpu>(*attrs, ctx, {g.data(), a.data()}, {kWriteTo}, {gxe.data()});
+      const double tol = t == DType::kFloat64 ? 1e-12 : 1e-5;
+      CHECK(CheckClose(ye, y.ToVector(), tol, tol));
+      CHECK(CheckClose(gxe, gx.ToVector(), tol, tol));
+      // An added request adds to what is there.
+      op::LRNBackwardElems<op::cpu>(*attrs, ctx, {g.data(), a.data()}, {kAddTo}, {gxe.data()});
+      std::vector<double> twice = gx.ToVector();
+      for (double& v : twice) v *= 2;
+      CHECK(CheckClose(gxe, twice, tol, tol));
+    }
   }
 }

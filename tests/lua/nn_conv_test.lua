@@ -131,6 +131,12 @@ test('Deconvolution: output sizes, target_shape, float32 (oneDNN) against float6
     target_shape = {10, 10}, num_filter = 2}
   local _, o2 = t:infer_shape{data = {1, 3, 5, 5}}
   assert_eq(o2[1], {1, 2, 10, 10})
+  -- An odd total at stride 1 needs more padding on one side: a clear error
+  -- at inference (it once reached the kernel as oneDNN's failure).
+  assert_error(function()
+    mx.nd.Deconvolution(mx.nd.ones({1, 1, 4, 4}), mx.nd.ones({1, 1, 3, 3}),
+      {kernel = {3, 3}, num_filter = 1, target_shape = {5, 5}})
+  end, 'needs more padding on one side than the other %(total padding 1 at stride 1%)')
   local x, w, b = rnd({2, 4, 5, 5}), rnd({4, 3, 3, 3}), rnd({3})
   local p = {kernel = {3, 3}, stride = {2, 2}, pad = {1, 1}, num_filter = 3, no_bias = false}
   local y64 = mx.nd.Deconvolution(x, w, b, p)

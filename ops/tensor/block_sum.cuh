@@ -1,5 +1,6 @@
-// The sum over a thread block, in double, for the GPU normalisation kernels
-// (batch_norm.cu, layer_norm.cu); include from .cu files only.
+// The sum over a thread block, in double, for the GPU kernels that give a
+// block to each reduction (moments, the nn normalisations and losses);
+// include from .cu files only.
 #pragma once
 
 namespace tessera::op {
