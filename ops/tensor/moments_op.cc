@@ -1,75 +1,24 @@
-// moments (MXNet's): the mean and the population variance over axes, and
-// their gradient dx = dmean / N + dvar 2 (x - mean) / N.
-#include <optional>
+// moments (MXNet's) on the CPU: each output's two passes on one thread,
+// the outputs shared among the op's threads; and the registration.
 #include <vector>
 
-#include "engine/op/float_dispatch.h"
-#include "engine/op/infer_utils.h"
-#include "engine/op/kernel_launch.h"
 #include "engine/op/node.h"
-#include "engine/op/op.h"
-#include "engine/op/params.h"
-#include "ops/tensor/reduce_utils.h"
+#include "ops/tensor/moments_op-inl.h"
 
 namespace tessera::op {
-namespace {
 
-struct MomentsParam : Params<MomentsParam> {
-  std::optional<std::vector<int64_t>> axes;
-  bool keepdims = false;
-  static void Declare(ParamDecl<MomentsParam>& d) {
-    d.field("axes", &MomentsParam::axes)
-        .set_default(std::nullopt)
-        .set_axis()
-        .describe("The axes to compute the moments over (required, as MXNet's).");
-    d.field("keepdims", &MomentsParam::keepdims)
-        .set_default(false)
-        .describe("Keep the reduced axes in the results, with size 1.");
-  }
-};
-
-AxisMask MaskOf(const NodeAttrs& attrs, const Shape& s) {
-  const auto& p = ParamsOf<MomentsParam>(attrs);
-  TS_CHECK(p.axes && !p.axes->empty())
-      << OpLabel(attrs) << ": axes is required (the axes to compute the moments over)";
-  return ReduceAxesMask(s, p.axes, false, OpLabel(attrs));
-}
-
-bool MomentsShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
-  const Shape& s = (*in)[0];
-  if (!s.known()) return false;
-  const Shape r = ReducedShape(s, MaskOf(attrs, s), ParamsOf<MomentsParam>(attrs).keepdims);
-  AssignShape(attrs, out, 0, r, "mean");
-  AssignShape(attrs, out, 1, r, "var");
-  return true;
-}
-
-// Calls fn(o, base) for every output o, split over the op's threads;
-// element r of its reduction is at base + plan.RedOffset(r).
-template <typename F>
-void ForEachOutput(const OpContext& ctx, const ReducePlan& plan, int64_t work, F&& fn) {
-  [[maybe_unused]] const int threads = CpuThreads(ctx.run_ctx, work);
+template <>
+struct MomentsKernels<cpu> {
+  template <typename T>
+  static void Forward(const OpContext& ctx, const ReducePlan& plan, const T* x, T* mean,
+                      OpReqType rm, T* var, OpReqType rv) {
+    const double n = double(plan.red_size);
+    [[maybe_unused]] const int threads = CpuThreads(ctx.run_ctx, plan.out_size * plan.red_size);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
 #endif
-  for (int64_t o = 0; o < plan.out_size; ++o) fn(o, plan.OutBase(o));
-}
-
-ReducePlan PlanOf(const NodeAttrs& attrs, const Shape& s) {
-  return MakeReducePlan(s, KeepDimsShape(s, MaskOf(attrs, s)));
-}
-
-// in: data; out: mean, var (two passes, in double).
-void MomentsForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                    const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  const ReducePlan plan = PlanOf(attrs, in[0].shape());
-  ForFloatAndDouble(attrs, in[0].dtype(), "moments", [&](auto zero) {
-    using T = decltype(zero);
-    const T* x = in[0].dptr<T>();
-    T* mean = out[0].dptr<T>();
-    T* var = out[1].dptr<T>();
-    const double n = double(plan.red_size);
-    ForEachOutput(ctx, plan, in[0].Size(), [&](int64_t o, int64_t base) {
+    for (int64_t o = 0; o < plan.out_size; ++o) {
+      const int64_t base = plan.OutBase(o);
       double s = 0, ss = 0;
       for (int64_t r = 0; r < plan.red_size; ++r) s += double(x[base + plan.RedOffset(r)]);
       const double m = s / n;
@@ -77,35 +26,34 @@ void MomentsForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vec
         const double d = double(x[base + plan.RedOffset(r)]) - m;
         ss += d * d;
       }
-      if (req[0] != kNullOp) mean[o] = T(req[0] == kAddTo ? double(mean[o]) + m : m);
-      if (req[1] != kNullOp) var[o] = T(req[1] == kAddTo ? double(var[o]) + ss / n : ss / n);
-    });
-  });
-}
+      if (rm != kNullOp) mean[o] = T(rm == kAddTo ? double(mean[o]) + m : m);
+      if (rv != kNullOp) var[o] = T(rv == kAddTo ? double(var[o]) + ss / n : ss / n);
+    }
+  }
+  template <typename T>
+  static void Backward(const OpContext& ctx, const ReducePlan& plan, const T* dm, const T* dv,
+                       const T* x, const T* mean, T* dx, OpReqType req) {
+    [[maybe_unused]] const int threads = CpuThreads(ctx.run_ctx, plan.out_size * plan.red_size);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+#endif
+    for (int64_t o = 0; o < plan.out_size; ++o) {
+      const int64_t base = plan.OutBase(o);
+      for (int64_t r = 0; r < plan.red_size; ++r)
+        MomentsGradElem::Map(o, base + plan.RedOffset(r), plan, dm, dv, x, mean, dx, req);
+    }
+  }
+};
 
-// in: dmean, dvar, data, mean; out: ddata.
-void MomentsBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                     const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  if (req[0] == kNullOp) return;
-  const ReducePlan plan = PlanOf(attrs, in[2].shape());
-  ForFloatAndDouble(attrs, in[2].dtype(), "_backward_moments", [&](auto zero) {
-    using T = decltype(zero);
-    const T* dm = in[0].dptr<T>();
-    const T* dv = in[1].dptr<T>();
-    const T* x = in[2].dptr<T>();
-    const T* mean = in[3].dptr<T>();
-    T* dx = out[0].dptr<T>();
-    const bool add = req[0] == kAddTo;
-    const double n = double(plan.red_size);
-    ForEachOutput(ctx, plan, in[2].Size(), [&](int64_t o, int64_t base) {
-      const double a = double(dm[o]) / n, b = 2 * double(dv[o]) / n, m = double(mean[o]);
-      for (int64_t r = 0; r < plan.red_size; ++r) {
-        const int64_t at = base + plan.RedOffset(r);
-        const double g = a + b * (double(x[at]) - m);
-        dx[at] = T(add ? double(dx[at]) + g : g);
-      }
-    });
-  });
+namespace {
+
+bool MomentsShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+  const Shape& s = (*in)[0];
+  if (!s.known()) return false;
+  const Shape r = ReducedShape(s, MomentsMask(attrs, s), ParamsOf<MomentsParam>(attrs).keepdims);
+  AssignShape(attrs, out, 0, r, "mean");
+  AssignShape(attrs, out, 1, r, "var");
+  return true;
 }
 
 }  // namespace
@@ -130,7 +78,7 @@ Example: moments([[1, 2, 3], [4, 5, 6]], axes=(0,)) gives mean [2.5, 3.5,
                                 })
     .set_attr<FInferShape>("FInferShape", MomentsShape)
     .set_attr<FInferType>("FInferType", ElemwiseType<1, 2>)
-    .set_attr<FCompute>(kFComputeCPU, MomentsForward)
+    .set_attr<FCompute>(kFComputeCPU, MomentsForward<cpu>)
     .set_attr<FGradient>("FGradient", [](const NodePtr& n, const std::vector<NodeEntry>& og) {
       return MakeGradNode("_backward_moments", n, {og[0], og[1], n->inputs[0], NodeEntry{n, 0, 0}});
     });
@@ -152,6 +100,6 @@ TS_REGISTER_OP(_backward_moments)
                              return true;
                            })
     .set_attr<FInferType>("FInferType", ElemwiseType<4, 1>)
-    .set_attr<FCompute>(kFComputeCPU, MomentsBackward);
+    .set_attr<FCompute>(kFComputeCPU, MomentsBackward<cpu>);
 
 }  // namespace tessera::op

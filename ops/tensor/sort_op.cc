@@ -93,64 +93,29 @@ bool SortType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>
   return true;
 }
 
-// NaN sorts as the largest value, so the order is a strict weak ordering
-// for every input (std::stable_sort needs one).
-template <typename V>
-bool LessNanLast(V a, V b) {
-  if constexpr (std::is_floating_point_v<V>) {
-    if (std::isnan(b)) return !std::isnan(a);
-    if (std::isnan(a)) return false;
-  }
-  return a < b;
-}
-
+// The CPU's sort: std::stable_sort of each row's positions, rows shared
+// among the op's threads.
 template <typename T, typename I>
-void SortRows(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-              const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+void StableSortRows(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                    const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
   using V = AccType<T>;
   const SortSpec s = SortSpecOf(attrs);
-  const AxisSplit a = SortSplit(attrs, s.axis, in[0].shape());
-  const int64_t k = KOf(attrs, s, in[0].shape(), a.n), rows = a.pre * a.post;
+  const SortRows g = SortRowsOf(attrs, s, in[0].shape());
   const T* data = in[0].dptr<T>();
-  // Outputs by role.
-  T* values = nullptr;
-  T* mask = nullptr;
-  I* indices = nullptr;
-  int64_t* hidden = nullptr;
-  OpReqType value_req = kNullOp, index_req = kNullOp;
-  if (s.ret == kTopKIndices) {
-    indices = out[0].dptr<I>();
-    index_req = req[0];
-  } else if (s.ret == kTopKMask) {
-    mask = out[0].dptr<T>();
-    value_req = req[0];
-  } else {
-    values = out[0].dptr<T>();
-    value_req = req[0];
-    if (s.hidden_indices) {
-      if (req[1] != kNullOp) hidden = out[1].dptr<int64_t>();
-    } else {
-      indices = out[1].dptr<I>();
-      index_req = req[1];
-    }
-  }
-  if (mask && value_req != kAddTo && value_req != kNullOp) {
-    for (int64_t i = 0; i < in[0].Size(); ++i) mask[i] = T(0);
-  }
+  const SortOutputs<T, I> o = SortOutputsOf<T, I>(s, req, out);
+  if (o.mask && o.value_req != kAddTo && o.value_req != kNullOp) ZeroBlob<cpu>(ctx.run_ctx, out[0]);
   [[maybe_unused]] const int threads = CpuThreads(ctx.run_ctx, in[0].Size() * 4);
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads) if (threads > 1)
 #endif
   {
-    std::vector<int64_t> order(static_cast<size_t>(a.n));
-    std::vector<V> vals(static_cast<size_t>(a.n));
+    std::vector<int64_t> order(static_cast<size_t>(g.n));
+    std::vector<V> vals(static_cast<size_t>(g.n));
 #ifdef _OPENMP
 #pragma omp for schedule(static)
 #endif
-    for (int64_t row = 0; row < rows; ++row) {
-      const int64_t p = row / a.post, j = row % a.post;
-      const T* src = data + p * a.n * a.post + j;
-      for (int64_t e = 0; e < a.n; ++e) vals[size_t(e)] = static_cast<V>(src[e * a.post]);
+    for (int64_t row = 0; row < g.rows(); ++row) {
+      for (int64_t e = 0; e < g.n; ++e) vals[size_t(e)] = static_cast<V>(data[g.At(row, e)]);
       std::iota(order.begin(), order.end(), int64_t{0});
       if (s.ascend)
         std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) {
@@ -160,80 +125,17 @@ void SortRows(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TB
         std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) {
           return LessNanLast(vals[size_t(y)], vals[size_t(x)]);
         });
-      for (int64_t r = 0; r < k; ++r) {
-        const int64_t from = order[size_t(r)];
-        const int64_t o = (p * k + r) * a.post + j;
-        if (mask) {
-          if (value_req == kAddTo)
-            AssignReq<kAddTo>(mask[(p * a.n + from) * a.post + j], T(1));
-          else if (value_req != kNullOp)
-            mask[(p * a.n + from) * a.post + j] = T(1);
-          continue;
-        }
-        if (values) {
-          if (value_req == kAddTo)
-            AssignReq<kAddTo>(values[o], src[from * a.post]);
-          else if (value_req != kNullOp)
-            values[o] = src[from * a.post];
-        }
-        if (hidden) hidden[o] = from;
-        if (indices) {
-          const I v = static_cast<I>(static_cast<AccType<I>>(from));
-          if (index_req == kAddTo)
-            AssignReq<kAddTo>(indices[o], v);
-          else if (index_req != kNullOp)
-            indices[o] = v;
-        }
-      }
+      for (int64_t r = 0; r < g.k; ++r) o.Emit(g, data, row, r, order[size_t(r)]);
     }
   }
 }
 
 void SortCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                  const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  const SortSpec s = SortSpecOf(attrs);
-  const char* name = attrs.op->name().c_str();
-  SwitchNumericDType(
-      in[0].dtype(),
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        SwitchNumericDType(
-            s.index_dtype,
-            [&](auto itag) {
-              using I = typename decltype(itag)::type;
-              SortRows<T, I>(attrs, ctx, in, req, out);
-            },
-            name);
-      },
-      name);
-}
-
-// Inputs: gradient of the values (pre, k, post), their positions (any
-// dtype), the forward data (for its shape). Positions within a row are
-// distinct, so every element is written once.
-void SortBackwardCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                         const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  if (req[0] == kNullOp) return;
-  const AxisSplit a = SortSplit(attrs, ParamsOf<SortBackwardParam>(attrs).axis, out[0].shape());
-  const int64_t k = in[0].Size() / (a.pre * a.post);
-  if (req[0] != kAddTo) ZeroBlob<cpu>(ctx.run_ctx, out[0]);
-  SwitchNumericDType(
-      out[0].dtype(),
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        SwitchDType(in[1].dtype(), [&](auto itag) {
-          using I = typename decltype(itag)::type;
-          const T* og = in[0].dptr<T>();
-          const I* idx = in[1].dptr<I>();
-          T* grad = out[0].dptr<T>();
-          for (int64_t i = 0; i < in[0].Size(); ++i) {
-            const int64_t j = i % a.post, p = i / (k * a.post);
-            const int64_t from = MapIndex<kIndexClip>(IndexValue(idx[i]), a.n);
-            AssignReq<kAddTo>(grad[(p * a.n + from) * a.post + j], og[i]);
-          }
-        });
-      },
-      "_backward_sort");
+  SwitchSortTypes(attrs, in[0].dtype(), SortSpecOf(attrs), [&](auto tag, auto itag) {
+    StableSortRows<typename decltype(tag)::type, typename decltype(itag)::type>(attrs, ctx, in, req,
+                                                                                out);
+  });
 }
 
 // The output gradient and the positions (inputs 0 and 1) have the data's
@@ -276,7 +178,17 @@ std::vector<std::string> DataName(const NodeAttrs&) {
   return {"data"};
 }
 
+// The GPU's sort keeps each row's pairs in temp space (sort_bitonic-inl.h).
+std::vector<ResourceRequest> TempSpaceRequest(const NodeAttrs&) {
+  return {ResourceRequest::kTempSpace};
+}
+
 }  // namespace
+
+SortRows SortRowsOf(const NodeAttrs& attrs, const SortSpec& s, const Shape& data) {
+  const AxisSplit a = SortSplit(attrs, s.axis, data);
+  return SortRows{a.pre, a.n, a.post, KOf(attrs, s, data, a.n)};
+}
 
 TS_REGISTER_OP(sort)
     .describe(R"(Sorts along an axis (stable: equal elements keep their order).
@@ -291,6 +203,7 @@ sort([[3, 1, 2], [1, 1, 0]]) = [[1, 2, 3], [0, 1, 1]].)")
     .set_attr<FNumVisibleOutputs>("FNumVisibleOutputs", NumVisibleOutputs)
     .set_attr<FInferShape>("FInferShape", SortShape)
     .set_attr<FInferType>("FInferType", SortType)
+    .set_attr<FResourceRequest>("FResourceRequest", TempSpaceRequest)
     .set_attr<FCompute>(kFComputeCPU, SortCompute)
     .set_attr<FGradient>("FGradient", SortGrad);
 
@@ -304,6 +217,7 @@ TS_REGISTER_OP(argsort)
     .set_attr<FListInputNames>("FListInputNames", DataName)
     .set_attr<FInferShape>("FInferShape", SortShape)
     .set_attr<FInferType>("FInferType", SortType)
+    .set_attr<FResourceRequest>("FResourceRequest", TempSpaceRequest)
     .set_attr<FCompute>(kFComputeCPU, SortCompute)
     .set_attr<FGradient>("FGradient", SortGrad);
 
@@ -322,6 +236,7 @@ ret_typ='mask', [[1, 0, 1]]. Ties keep their order.)")
     .set_attr<FNumVisibleOutputs>("FNumVisibleOutputs", NumVisibleOutputs)
     .set_attr<FInferShape>("FInferShape", SortShape)
     .set_attr<FInferType>("FInferType", SortType)
+    .set_attr<FResourceRequest>("FResourceRequest", TempSpaceRequest)
     .set_attr<FCompute>(kFComputeCPU, SortCompute)
     .set_attr<FGradient>("FGradient", SortGrad);
 
@@ -334,6 +249,6 @@ TS_REGISTER_OP(_backward_sort)
     .set_attr<TIsBackward>("TIsBackward", true)
     .set_attr<FInferShape>("FInferShape", SortBackwardShape)
     .set_attr<FInferType>("FInferType", SortBackwardType)
-    .set_attr<FCompute>(kFComputeCPU, SortBackwardCompute);
+    .set_attr<FCompute>(kFComputeCPU, SortBackwardCompute<cpu>);
 
 }  // namespace tessera::op

@@ -3,8 +3,11 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <random>
 
 #include "engine/ndarray/imperative.h"
+#include "engine/resource/resource.h"
+#include "ops/tensor/sort_bitonic-inl.h"
 #include "tests/cpp/op_test_util.h"
 #include "tests/cpp/test_util.h"
 
@@ -100,4 +103,71 @@ TEST_CASE("topk returns values, indices, masks or both") {
                              {RandomArray({3, 4}, -1, 1)}));
   CHECK(CheckNumericGradient("topk", {{"k", "2"}, {"ret_typ", "both"}, {"axis", "0"}},
                              {RandomArray({3, 2}, -1, 1, DType::kFloat64, 3)}));
+}
+
+// The GPU sorts by a bitonic network of element kernels (sort_bitonic-inl.h);
+// run here through the CPU launcher on the op's own outputs, it must give
+// exactly what the CPU's stable sort gives: ties in their order, NaN last
+// (first when descending), every axis split, k, ret_typ, dtype and request.
+TEST_CASE("the GPU's bitonic sort gives the CPU's stable order on every kind of call") {
+  struct Case {
+    Shape shape;
+    op::ParamDict params;
+    const char* op;
+  };
+  const std::vector<Case> cases = {
+      {{3, 7}, {}, "sort"},
+      {{3, 7}, {{"is_ascend", "False"}}, "sort"},
+      {{4, 5, 3}, {{"axis", "1"}}, "sort"},
+      {{4, 5, 3}, {{"axis", "0"}, {"is_ascend", "False"}}, "sort"},
+      {{2, 9, 2}, {{"axis", "None"}}, "sort"},
+      {{3, 16}, {{"dtype", "int32"}}, "argsort"},
+      {{5, 6, 2}, {{"axis", "1"}, {"is_ascend", "False"}}, "argsort"},
+      {{4, 11}, {{"k", "3"}}, "topk"},
+      {{4, 11}, {{"k", "4"}, {"ret_typ", "value"}, {"is_ascend", "True"}}, "topk"},
+      {{3, 6, 4}, {{"k", "2"}, {"ret_typ", "both"}, {"axis", "1"}}, "topk"},
+      {{3, 6, 4}, {{"k", "5"}, {"ret_typ", "mask"}, {"axis", "-2"}}, "topk"},
+      {{2, 33}, {{"k", "0"}, {"ret_typ", "both"}, {"dtype", "int64"}}, "topk"},
+  };
+  std::mt19937 rng(3);
+  for (const Case& c : cases)
+    for (DType t : {DType::kFloat32, DType::kFloat16, DType::kInt32, DType::kUint8}) {
+      CAPTURE(c.op);
+      CAPTURE(c.shape);
+      CAPTURE(t);
+      // Few distinct values, so rows are full of ties; NaNs in float data.
+      std::vector<double> v(size_t(c.shape.Size()));
+      for (double& e : v) e = double(std::uniform_int_distribution<int>(0, 4)(rng));
+      const bool is_float = t == DType::kFloat32 || t == DType::kFloat16;
+      if (is_float)
+        for (size_t i = 0; i < v.size(); i += 5) v[i] = std::nan("");
+      NDArray x = Array(c.shape, v, t);
+      auto attrs = MakeAttrs(c.op, c.params);
+      std::vector<NDArray> want;
+      Invoke(attrs, {x}, &want);
+      std::vector<NDArray> got;
+      for (const NDArray& w : want) got.emplace_back(w.shape(), w.ctx(), w.dtype());
+      x.WaitToRead();
+      for (const NDArray& w : want) w.WaitToRead();
+      const op::Resource temp = resource::ResourceManager::Get()->Request(
+          Context::CPU(), resource::ResourceRequest::kTempSpace);
+      const op::OpContext ctx{false, RunContext{Context::CPU(), nullptr, 1}, {temp}, nullptr};
+      const op::SortSpec s = op::SortSpecOf(*attrs);
+      std::vector<TBlob> out;
+      std::vector<OpReqType> req(got.size(), kWriteTo);
+      for (const NDArray& g : got) out.push_back(g.data());
+      op::SwitchSortTypes(*attrs, t, s, [&](auto tag, auto itag) {
+        using T = typename decltype(tag)::type;
+        using I = typename decltype(itag)::type;
+        op::BitonicSortRows<op::cpu, T, I>(ctx, op::SortRowsOf(*attrs, s, x.shape()), s,
+                                           x.data().template dptr<T>(),
+                                           op::SortOutputsOf<T, I>(s, req, out), out[0]);
+      });
+      for (size_t i = 0; i < want.size(); ++i) {
+        const std::vector<double> a = got[i].ToVector(), b = want[i].ToVector();
+        REQUIRE(a.size() == b.size());
+        for (size_t j = 0; j < a.size(); ++j)
+          CHECK(((std::isnan(a[j]) && std::isnan(b[j])) || a[j] == b[j]));
+      }
+    }
 }
