@@ -104,6 +104,44 @@ test('Convolution on cuDNN matches the CPU: 1-D to 3-D, groups, strides, dilatio
   end, 'cudnn_off')
 end)
 
+test('Deconvolution on cuDNN matches the CPU: bias, groups, strides, adj, target_shape',
+  function()
+  if no_gpu() then return end
+  local data = mx.sym.Variable('data')
+  local cases = {
+    {shape = {2, 3, 5, 5}, kernel = {3, 3}, num_filter = 4, no_bias = false},
+    {shape = {2, 4, 4, 6}, kernel = {4, 4}, num_filter = 6, stride = {2, 2}, pad = {1, 1},
+     num_group = 2},
+    {shape = {1, 2, 5, 5}, kernel = {3, 3}, num_filter = 2, stride = {2, 2}, adj = {1, 1},
+     dilate = {1, 2}},
+    {shape = {1, 3, 4, 4}, kernel = {4, 4}, num_filter = 2, stride = {2, 2},
+     target_shape = {8, 8}, no_bias = false},
+    {shape = {3, 2, 7}, kernel = {3}, num_filter = 3, stride = {3}},
+    {shape = {1, 2, 3, 4, 3}, kernel = {2, 2, 2}, num_filter = 2, stride = {2, 1, 2}},
+  }
+  for i, c in ipairs(cases) do
+    local args = {data = data, name = 'deconv'}
+    for k, v in pairs(c) do if k ~= 'shape' then args[k] = v end end
+    local ok, err = pcall(mx.test_utils.check_consistency, mx.sym.Deconvolution(args), {
+      {ctx = mx.cpu(0), data = c.shape, type_dict = {data = 'float64'}},
+      {ctx = mx.gpu(0), data = c.shape, type_dict = {data = 'float32'}},
+    })
+    assert(ok, ('case %d: %s'):format(i, tostring(err)))
+  end
+  -- UpSampling's bilinear mode is a Deconvolution: now on the GPU too.
+  local up = mx.sym.UpSampling{data = data, scale = 2, sample_type = 'bilinear', num_filter = 3,
+    name = 'up'}
+  mx.test_utils.check_consistency(up, {
+    {ctx = mx.cpu(0), data = {2, 3, 5, 5}, type_dict = {data = 'float64'}},
+    {ctx = mx.gpu(0), data = {2, 3, 5, 5}, type_dict = {data = 'float32'}},
+  })
+  local x = mx.nd.ones({1, 1, 4, 4}, {ctx = mx.gpu(0)})
+  assert_error(function()
+    mx.nd.Deconvolution(x, mx.nd.ones({1, 1, 3, 3}, {ctx = mx.gpu(0)}),
+      {kernel = {3, 3}, num_filter = 1, cudnn_off = true}):wait_to_read()
+  end, 'cudnn_off')
+end)
+
 test('Pooling on the GPU matches the CPU: every type and convention', function()
   if no_gpu() then return end
   local data = mx.sym.Variable('data')
@@ -501,20 +539,135 @@ test('a Module trains on the GPU step for step with the CPU', function()
   end
 end)
 
+test('L2Normalization, LRN, UpSampling and moments on the GPU match the CPU, with gradients',
+  function()
+  if no_gpu() then return end
+  local data = mx.sym.Variable('data')
+  local cases = {
+    {mx.sym.L2Normalization{data = data, mode = 'instance'}, {3, 4, 5, 6}},
+    {mx.sym.L2Normalization{data = data, mode = 'channel'}, {3, 4, 5, 6}},
+    {mx.sym.L2Normalization{data = data, mode = 'spatial', eps = 1e-4}, {3, 4, 5, 6}},
+    {mx.sym.L2Normalization{data = data, mode = 'instance'}, {2, 70000}},  -- long rows
+    {mx.sym.LRN{data = data, nsize = 5, alpha = 0.3, beta = 0.6, knorm = 1.5}, {2, 7, 3, 5}},
+    {mx.sym.LRN{data = data, nsize = 4}, {2, 6, 9}},
+    {mx.sym.UpSampling{data = data, scale = 3, sample_type = 'nearest'}, {2, 3, 4, 5}},
+    {mx.sym.moments{data = data, axes = {1, 3}}, {4, 3, 5, 2}},
+    {mx.sym.moments{data = data, axes = {2}, keepdims = true}, {3, 3000}},
+  }
+  for i, c in ipairs(cases) do
+    local ok, err = pcall(mx.test_utils.check_consistency, c[1], {
+      {ctx = mx.cpu(0), data = c[2], type_dict = {data = 'float64'}},
+      {ctx = mx.gpu(0), data = c[2], type_dict = {data = 'float32'}},
+    })
+    assert(ok, ('case %d: %s'):format(i, tostring(err)))
+  end
+  -- float16 LRN and UpSampling: the CPU's float16 kernels, summing in float.
+  local x = mx.nd.random.uniform(-2, 2, {2, 5, 4, 4}):astype('float16')
+  for _, f in ipairs({function(a) return mx.nd.LRN(a, {nsize = 3}) end,
+                      function(a) return mx.nd.UpSampling(a, {scale = 2, sample_type = 'nearest'}) end}) do
+    mx.test_utils.assert_almost_equal(f(x:copyto(mx.gpu(0))):copyto(mx.cpu()), f(x),
+      {rtol = 1e-3, atol = 1e-3})
+  end
+end)
+
+-- An update op on CPU arrays and on their GPU copies: its outputs and the
+-- inputs it updates in place must agree.
+local function same_update_on_gpu(op, inputs, params, states)
+  local on_cpu, on_gpu = {}, {}
+  for i, a in ipairs(inputs) do
+    on_cpu[i] = a:copy()
+    on_gpu[i] = a:copyto(mx.gpu(0))
+  end
+  local out_c = {mx.nd[op](on_cpu, params)}
+  local out_g = {mx.nd[op](on_gpu, params)}
+  assert_eq(#out_g, #out_c)
+  for i = 1, #out_c do
+    mx.test_utils.assert_almost_equal(out_g[i]:copyto(mx.cpu()), out_c[i], {rtol = 1e-5,
+      atol = 1e-6, names = {op .. ' output ' .. i .. ' on gpu(0)', 'on cpu(0)'}})
+  end
+  for _, k in ipairs(states) do
+    mx.test_utils.assert_almost_equal(on_gpu[k]:copyto(mx.cpu()), on_cpu[k], {rtol = 1e-5,
+      atol = 1e-6, names = {op .. ' input ' .. k .. ' on gpu(0)', 'on cpu(0)'}})
+  end
+end
+
+test('ftml, mixed-precision and multi-weight SGD updates on the GPU match the CPU', function()
+  if no_gpu() then return end
+  local function r(shape, dtype)
+    return mx.nd.random.uniform(-1, 1, shape):astype(dtype or 'float32')
+  end
+  local pos = mx.nd.random.uniform(0.1, 1, {50})
+  same_update_on_gpu('ftml_update', {r({50}), r({50}), pos, pos * 0.5, r({50})},
+    {lr = 0.1, t = 3, wd = 0.01, rescale_grad = 0.5, clip_grad = 0.3}, {3, 4, 5})
+  local w16, g16, w32 = r({40}, 'float16'), r({40}, 'float16'), r({40})
+  same_update_on_gpu('mp_sgd_update', {w16, g16, w32}, {lr = 0.1, wd = 0.01}, {3})
+  same_update_on_gpu('mp_sgd_mom_update', {w16, g16, r({40}), w32},
+    {lr = 0.1, momentum = 0.9, wd = 0.01, clip_gradient = 0.5}, {3, 4})
+  local lists = {
+    multi_sgd_update = {{r({7}), r({7}), r({3}), r({3})}, {}},
+    multi_sgd_mom_update = {{r({7}), r({7}), r({7}), r({3}), r({3}), r({3})}, {3, 6}},
+    multi_mp_sgd_update = {{r({7}, 'float16'), r({7}, 'float16'), r({7}),
+                            r({3}, 'float16'), r({3}, 'float16'), r({3})}, {3, 6}},
+    multi_mp_sgd_mom_update = {{r({7}, 'float16'), r({7}, 'float16'), r({7}), r({7}),
+                                r({3}, 'float16'), r({3}, 'float16'), r({3}), r({3})},
+                               {3, 4, 7, 8}},
+  }
+  for op, c in pairs(lists) do
+    same_update_on_gpu(op, c[1], {lrs = {0.1, 0.2}, wds = {0.01, 0}, clip_gradient = 0.75,
+      num_weights = 2, momentum = op:find('mom') and 0.9 or nil}, c[2])
+  end
+end)
+
 test('an op with no GPU kernel is an error naming it, never a silent copy', function()
   if no_gpu() then return end
-  local x = mx.nd.ones({2, 3}, {ctx = mx.gpu(0)})
+  local x = mx.nd.array({{2, 0}, {0, 4}}, {ctx = mx.gpu(0)})
   local ok, err = pcall(function()
-    local y = mx.nd.topk(x, {k = 1})
+    local y = mx.nd._linalg_inverse(x)
     y:wait_to_read()
     return y
   end)
-  if ok then
+  if ok then  -- a GPU kernel has come since: it must compute on the GPU
     assert_eq(tostring(err.context), 'gpu(0)')
-    assert_eq(err:copyto(mx.cpu()):totable(), {{0}, {0}})
+    assert_eq(err:copyto(mx.cpu()):totable(), {{0.5, 0}, {0, 0.25}})
   else
-    assert(tostring(err):find('topk') and tostring(err):lower():find('gpu'), tostring(err))
+    assert(tostring(err):find('_linalg_inverse') and tostring(err):lower():find('gpu'),
+      tostring(err))
   end
+end)
+
+test('sort, argsort and topk on the GPU give the CPU\'s stable order, NaN and ties included',
+  function()
+  if no_gpu() then return end
+  local nan = 0 / 0
+  local x = mx.nd.array({{3, 1, nan, 1, 2, 3, 0, 1, 2}, {1, 1, 1, 0, 0, 0, nan, nan, 5}})
+  local big = mx.nd.random.uniform(0, 8, {3, 1500}):floor()  -- long rows of ties
+  local calls = {
+    function(a) return {mx.nd.sort(a)} end,
+    function(a) return {mx.nd.sort(a, {is_ascend = false})} end,
+    function(a) return {mx.nd.sort(a, {axis = 1})} end,
+    function(a) return {mx.nd.argsort(a, {dtype = 'int32'})} end,
+    function(a) return {mx.nd.argsort(a, {axis = 'None', is_ascend = false})} end,
+    function(a) return {mx.nd.topk(a, {k = 3})} end,
+    function(a) return {mx.nd.topk(a, {k = 2, ret_typ = 'both', is_ascend = true})} end,
+    function(a) return {mx.nd.topk(a, {k = 2, ret_typ = 'mask', axis = 1})} end,
+  }
+  for _, data in ipairs({x, big, x:astype('float16'), big:astype('int32')}) do
+    for i, f in ipairs(calls) do
+      local want, got = f(data), f(data:copyto(mx.gpu(0)))
+      for j = 1, #want do
+        mx.test_utils.assert_almost_equal(got[j]:copyto(mx.cpu()), want[j], {rtol = 0, atol = 0,
+          equal_nan = true, names = {('call %d output %d, %s, gpu(0)'):format(i, j, data.dtype),
+          'cpu(0)'}})
+      end
+    end
+  end
+  -- The gradient of the kept values, through autograd.
+  local a, ag = big:copy(), big:copyto(mx.gpu(0))
+  for _, v in ipairs({a, ag}) do v:attach_grad() end
+  for _, v in ipairs({a, ag}) do
+    mx.autograd.record(function() return mx.nd.topk(v, {k = 5, ret_typ = 'value'}) end):backward()
+  end
+  assert_eq(ag.grad:copyto(mx.cpu()):totable(), a.grad:totable())
 end)
 
 -- GPU ops complete once their kernels are queued (docs/engine.md): chains of
