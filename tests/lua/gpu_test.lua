@@ -570,6 +570,50 @@ test('L2Normalization, LRN, UpSampling and moments on the GPU match the CPU, wit
   end
 end)
 
+test('GridGenerator, BilinearSampler and SpatialTransformer on the GPU match the CPU',
+  function()
+  if no_gpu() then return end
+  local V = mx.sym.Variable
+  local cases = {
+    {mx.sym.GridGenerator{data = V('data'), transform_type = 'affine', target_shape = {5, 7}},
+     {data = {3, 6}}},
+    {mx.sym.GridGenerator{data = V('data'), transform_type = 'warp'}, {data = {2, 2, 4, 5}}},
+    {mx.sym.BilinearSampler{data = V('data'), grid = V('grid')},
+     {data = {2, 3, 6, 5}, grid = {2, 2, 4, 7}}},
+    {mx.sym.SpatialTransformer{data = V('data'), loc = V('loc'), target_shape = {4, 6},
+      transform_type = 'affine', sampler_type = 'bilinear'}, {data = {2, 3, 5, 5}, loc = {2, 6}}},
+  }
+  for i, c in ipairs(cases) do
+    local cpu = {ctx = mx.cpu(0), type_dict = {}}
+    local gpu = {ctx = mx.gpu(0), type_dict = {}}
+    for name, shape in pairs(c[2]) do
+      cpu[name], gpu[name] = shape, shape
+      cpu.type_dict[name], gpu.type_dict[name] = 'float64', 'float32'
+    end
+    local ok, err = pcall(mx.test_utils.check_consistency, c[1], {cpu, gpu})
+    assert(ok, ('case %d: %s'):format(i, tostring(err)))
+  end
+end)
+
+test('AdaptiveAvgPooling2D and BilinearResize2D on the GPU match the CPU, with gradients',
+  function()
+  if no_gpu() then return end
+  local data = mx.sym.Variable('data')
+  local cases = {
+    mx.sym.contrib.AdaptiveAvgPooling2D{data = data, output_size = {3, 4}},  -- overlapping bins
+    mx.sym.contrib.AdaptiveAvgPooling2D{data = data},
+    mx.sym.contrib.BilinearResize2D{data = data, height = 9, width = 4},
+    mx.sym.contrib.BilinearResize2D{data = data, height = 3, width = 11, align_corners = false},
+  }
+  for i, net in ipairs(cases) do
+    local ok, err = pcall(mx.test_utils.check_consistency, net, {
+      {ctx = mx.cpu(0), data = {2, 3, 7, 5}, type_dict = {data = 'float64'}},
+      {ctx = mx.gpu(0), data = {2, 3, 7, 5}, type_dict = {data = 'float32'}},
+    })
+    assert(ok, ('case %d: %s'):format(i, tostring(err)))
+  end
+end)
+
 -- An update op on CPU arrays and on their GPU copies: its outputs and the
 -- inputs it updates in place must agree.
 local function same_update_on_gpu(op, inputs, params, states)
