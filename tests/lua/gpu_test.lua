@@ -595,7 +595,7 @@ test('GridGenerator, BilinearSampler and SpatialTransformer on the GPU match the
   end
 end)
 
-test('AdaptiveAvgPooling2D and BilinearResize2D on the GPU match the CPU, with gradients',
+test('AdaptiveAvgPooling2D, BilinearResize2D, im2col and col2im on the GPU match the CPU',
   function()
   if no_gpu() then return end
   local data = mx.sym.Variable('data')
@@ -604,6 +604,9 @@ test('AdaptiveAvgPooling2D and BilinearResize2D on the GPU match the CPU, with g
     mx.sym.contrib.AdaptiveAvgPooling2D{data = data},
     mx.sym.contrib.BilinearResize2D{data = data, height = 9, width = 4},
     mx.sym.contrib.BilinearResize2D{data = data, height = 3, width = 11, align_corners = false},
+    mx.sym.im2col{data = data, kernel = {3, 2}, stride = {2, 1}, dilate = {1, 2}, pad = {1, 0}},
+    mx.sym.col2im{data = mx.sym.im2col{data = data, kernel = {2, 2}, stride = {1, 2}},
+      kernel = {2, 2}, stride = {1, 2}, output_size = {7, 5}},
   }
   for i, net in ipairs(cases) do
     local ok, err = pcall(mx.test_utils.check_consistency, net, {
