@@ -617,6 +617,44 @@ test('AdaptiveAvgPooling2D, BilinearResize2D, im2col and col2im on the GPU match
   end
 end)
 
+test('CTCLoss on the GPU matches the CPU: lengths, both blanks, repeats; bad labels are errors',
+  function()
+  if no_gpu() then return end
+  local T, N, C = 12, 4, 6
+  local data = mx.nd.random.uniform(-2, 2, {T, N, C})
+  local cases = {
+    {{{1, 2, 2, 0}, {3, 0, 0, 0}, {5, 4, 3, 2}, {1, 1, 1, 1}}, {}},
+    {{{1, 2, 2, -1}, {3, -1, -1, -1}, {0, 4, 3, 2}, {1, 1, -1, -1}}, {blank_label = 'last'}},
+    {{{1, 2, 2, 5}, {3, 3, 3, 3}, {5, 4, 3, 2}, {1, 1, 1, 1}},
+     {use_data_lengths = true, use_label_lengths = true},
+     {12, 7, 9, 1}, {3, 1, 4, 4}},  -- the last label too long for its one step: infinite
+  }
+  for i, c in ipairs(cases) do
+    local function run(ctx)
+      local x = data:copyto(ctx)
+      x:attach_grad()
+      local inputs = {x, mx.nd.array(c[1], {ctx = ctx})}
+      if c[3] then
+        inputs[3] = mx.nd.array(c[3], {ctx = ctx})
+        inputs[4] = mx.nd.array(c[4], {ctx = ctx})
+      end
+      local loss = mx.autograd.record(function() return mx.nd.CTCLoss(inputs, c[2]) end)
+      loss:backward(mx.nd.array({1, 0.5, 2, 1}, {ctx = ctx}))
+      return loss:copyto(mx.cpu()), x.grad:copyto(mx.cpu())
+    end
+    local lc, gc = run(mx.cpu(0))
+    local lg, gg = run(mx.gpu(0))
+    mx.test_utils.assert_almost_equal(lg, lc, {rtol = 1e-5, atol = 1e-5,
+      names = {('case %d loss on gpu(0)'):format(i), 'on cpu(0)'}})
+    mx.test_utils.assert_almost_equal(gg, gc, {rtol = 1e-5, atol = 1e-5,
+      names = {('case %d gradient on gpu(0)'):format(i), 'on cpu(0)'}})
+  end
+  assert_error(function()
+    mx.nd.CTCLoss({data:copyto(mx.gpu(0)), mx.nd.array({{1, 9}, {1, 1}, {1, 1}, {1, 1}},
+      {ctx = mx.gpu(0)})}):wait_to_read()
+  end, 'is not a class of 6')
+end)
+
 -- An update op on CPU arrays and on their GPU copies: its outputs and the
 -- inputs it updates in place must agree.
 local function same_update_on_gpu(op, inputs, params, states)
