@@ -655,6 +655,39 @@ test('CTCLoss on the GPU matches the CPU: lengths, both blanks, repeats; bad lab
   end, 'is not a class of 6')
 end)
 
+test('ROIPooling and ROIAlign on the GPU match the CPU, gradients too; a bad box is an error',
+  function()
+  if no_gpu() then return end
+  local x = mx.nd.random.uniform(-1, 1, {2, 8, 5, 6})
+  local boxes = mx.nd.array({{1, 0.2, 0.3, 3.6, 4.1}, {0, 1.1, 0.4, 4.7, 3.2},
+    {1, 0.5, 0.6, 3.5, 3.9}, {-1, 0, 0, 1, 1}})
+  local calls = {
+    function(d, r) return mx.nd.ROIPooling(d, r, {pooled_size = {2, 3}, spatial_scale = 1}) end,
+    function(d, r) return mx.nd.contrib.ROIAlign(d, r, {pooled_size = {2, 2}, spatial_scale = 1,
+      sample_ratio = 2}) end,
+    function(d, r) return mx.nd.contrib.ROIAlign(d, r, {pooled_size = {2, 2}, spatial_scale = 0.5,
+      position_sensitive = true, aligned = true}) end,
+  }
+  for i, f in ipairs(calls) do
+    local function run(ctx)
+      local d = x:copyto(ctx)
+      d:attach_grad()
+      local y = mx.autograd.record(function() return f(d, boxes:copyto(ctx)) end)
+      y:backward(mx.nd.ones(y.shape, {ctx = ctx}) * 0.5)
+      return y:copyto(mx.cpu()), d.grad:copyto(mx.cpu())
+    end
+    local yc, gc = run(mx.cpu(0))
+    local yg, gg = run(mx.gpu(0))
+    mx.test_utils.assert_almost_equal(yg, yc, {names = {('call %d on gpu(0)'):format(i), 'cpu(0)'}})
+    mx.test_utils.assert_almost_equal(gg, gc, {names = {('call %d gradient on gpu(0)'):format(i),
+      'cpu(0)'}})
+  end
+  assert_error(function()
+    mx.nd.contrib.ROIAlign(x:copyto(mx.gpu(0)), mx.nd.array({{2, 0, 0, 1, 1}}, {ctx = mx.gpu(0)}),
+      {pooled_size = {2, 2}, spatial_scale = 1}):wait_to_read()
+  end, 'names image 2')
+end)
+
 -- An update op on CPU arrays and on their GPU copies: its outputs and the
 -- inputs it updates in place must agree.
 local function same_update_on_gpu(op, inputs, params, states)

@@ -148,6 +148,30 @@ test('BilinearResize2D: corners aligned or not, the size modes', function()
   close(mx.nd.contrib.BilinearResize2D(big, {height = 5, width = 6}), big)
 end)
 
+-- The data gradient is a thread per (image, channel) plane taking its boxes
+-- in order (roi_ops-inl.h): checked with boxes on two images, overlapping
+-- boxes, a padding box, position-sensitive pooling, and ROIPooling's routing.
+test('ROIAlign and ROIPooling gradients: two images, overlaps, padding, position-sensitive',
+  function()
+  local tu = mx.test_utils
+  local x = mx.nd.random.uniform(-1, 1, {2, 8, 5, 6}, {dtype = 'float64'})
+  local boxes = mx.nd.array({{1, 0.2, 0.3, 3.6, 4.1}, {0, 1.1, 0.4, 4.7, 3.2},
+    {1, 0.5, 0.6, 3.5, 3.9}, {-1, 0, 0, 1, 1}}, {dtype = 'float64'})
+  local V = mx.sym.Variable
+  for _, ps in ipairs({false, true}) do
+    local net = mx.sym.contrib.ROIAlign{data = V('data'), rois = V('rois'), pooled_size = {2, 2},
+      spatial_scale = 1, sample_ratio = 2, position_sensitive = ps}
+    tu.check_numeric_gradient(net, {data = x, rois = boxes}, {grad_nodes = {'data'}})
+  end
+  -- ROIPooling routes each bin's gradient to its maximum: distinct values,
+  -- so no ties move under the finite differences.
+  local distinct = mx.nd.arange(0, 2 * 8 * 5 * 6, {dtype = 'float64'}):reshape({2, 8, 5, 6})
+  local net = mx.sym.ROIPooling{data = V('data'), rois = V('rois'), pooled_size = {2, 2},
+    spatial_scale = 1}
+  tu.check_numeric_gradient(net, {data = distinct * 0.01, rois = mx.nd.array({{1, 0, 0, 3, 4},
+    {0, 1, 0, 5, 3}, {1, 1, 1, 4, 4}}, {dtype = 'float64'})}, {grad_nodes = {'data'}})
+end)
+
 test('ROIPooling and ROIAlign: known bins, padding boxes, position-sensitive', function()
   local x = mx.nd.arange(0, 16):reshape({1, 1, 4, 4})
   local rois = mx.nd.array({{0, 0, 0, 3, 3}, {-1, 0, 0, 3, 3}})
