@@ -354,6 +354,10 @@ test('spatial transformer gradients: data, grid, loc', function()
 end)
 
 test('Correlation: displacements, padding, absolute differences, gradients', function()
+  -- Seeded: with is_multiply = false the op is |a - b| (b padded with
+  -- zeros), and central differences across a kink would disagree with the
+  -- gradient; these values keep every difference away from one.
+  mx.random.seed(7)
   local a = mx.nd.random.uniform(-1, 1, {1, 2, 3, 4})
   local b = mx.nd.random.uniform(-1, 1, {1, 2, 3, 4})
   local c = mx.nd.Correlation(a, b, {max_displacement = 1, pad_size = 1})
