@@ -65,9 +65,7 @@ struct AdaptiveForwardKernel {
 struct AdaptiveBackwardPlane {
   template <typename T>
   TS_XINLINE static void Map(int64_t p, AdaptiveGeom g, const T* dy, T* dx, OpReqType req) {
-    T* plane = dx + p * g.h * g.w;
-    if (req != kAddTo)
-      for (int64_t e = 0; e < g.h * g.w; ++e) plane[e] = T(0);
+    T* plane = GradPlane(dx, p, g.h * g.w, req);
     for (int64_t i = 0; i < g.oh; ++i)
       for (int64_t j = 0; j < g.ow; ++j) {
         const int64_t h0 = BinStart(i, g.oh, g.h), h1 = BinEnd(i, g.oh, g.h);

@@ -107,9 +107,7 @@ struct ResizeForwardKernel {
 struct ResizeBackwardPlane {
   template <typename T>
   TS_XINLINE static void Map(int64_t p, ResizeGeom g, const T* dy, T* dx, OpReqType req) {
-    T* plane = dx + p * g.h * g.w;
-    if (req != kAddTo)
-      for (int64_t e = 0; e < g.h * g.w; ++e) plane[e] = T(0);
+    T* plane = GradPlane(dx, p, g.h * g.w, req);
     for (int64_t i = 0; i < g.oh; ++i)
       for (int64_t j = 0; j < g.ow; ++j) {
         const double gv = double(dy[(p * g.oh + i) * g.ow + j]);

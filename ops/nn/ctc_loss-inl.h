@@ -142,10 +142,11 @@ TS_XINLINE double CtcSequence(const CtcProblem<T>& q) {
 }
 
 // The checked labels of every sequence: row n's L_n classes at
-// labels[n * Lmax], its length len[n] and its steps steps[n].
+// labels[n * Lmax], its length label_len[n] and its steps steps[n]; the
+// blank's class.
 struct CtcLabels {
   std::vector<int64_t> labels, label_len, steps;
-  int64_t Lmax = 0;
+  int64_t Lmax = 0, blank = 0;
 };
 
 // Reads an integer-valued input of any dtype held on the host.
@@ -166,7 +167,7 @@ void CtcForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<
   const CtcLabels lab = CtcKernels<xpu>::CheckLabels(attrs, ctx, in, d[0], d[2], d[1]);
   ForFloatAndDouble(attrs, in[0].dtype(), "CTCLoss", [&](auto zero) {
     using T = decltype(zero);
-    CtcKernels<xpu>::template Run<T>(attrs, ctx, lab, in[0], out[0], req[0], out[1]);
+    CtcKernels<xpu>::template Run<T>(ctx, lab, in[0], out[0], req[0], out[1]);
   });
 }
 

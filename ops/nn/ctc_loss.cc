@@ -43,6 +43,7 @@ CtcLabels CtcCheckLabels(const NodeAttrs& attrs, const std::vector<TBlob>& in, i
   if (p.use_label_lengths) label_len = CtcReadInts(in[next], "CTCLoss label_lengths");
   const int64_t blank = p.blank_label == kBlankFirst ? 0 : C - 1;
   const int64_t pad = p.blank_label == kBlankFirst ? 0 : -1;
+  r.blank = blank;
   r.labels.assign(static_cast<size_t>(N * r.Lmax), 0);
   r.label_len.resize(static_cast<size_t>(N));
   r.steps = data_len;
@@ -77,11 +78,10 @@ struct CtcKernels<cpu> {
     return CtcCheckLabels(attrs, in, T_, C, N);
   }
   template <typename T>
-  static void Run(const NodeAttrs& attrs, const OpContext& ctx, const CtcLabels& lab,
-                  const TBlob& data, const TBlob& loss_out, OpReqType req, const TBlob& grad_out) {
+  static void Run(const OpContext& ctx, const CtcLabels& lab, const TBlob& data,
+                  const TBlob& loss_out, OpReqType req, const TBlob& grad_out) {
     const Shape& d = data.shape();
     const int64_t N = d[1], C = d[2];
-    const int64_t blank = CtcParams(attrs).blank_label == kBlankFirst ? 0 : C - 1;
     T* grad = grad_out.dptr<T>();
     T* loss = loss_out.dptr<T>();
     std::fill(grad, grad + grad_out.Size(), T(0));
@@ -98,7 +98,7 @@ struct CtcKernels<cpu> {
         scratch.resize(static_cast<size_t>(len * (C + 2 * (2 * L + 1)) + C));
         const CtcProblem<T> q{
             act + n * C, len,          N * C,         C, lab.labels.data() + n * lab.Lmax, L,
-            blank,       grad + n * C, scratch.data()};
+            lab.blank,   grad + n * C, scratch.data()};
         const double l = CtcSequence(q);
         if (req == kAddTo)
           loss[n] = static_cast<T>(static_cast<double>(loss[n]) + l);

@@ -64,11 +64,10 @@ struct CtcKernels<gpu> {
   }
 
   template <typename T>
-  static void Run(const NodeAttrs& attrs, const OpContext& ctx, const CtcLabels& lab,
-                  const TBlob& data, const TBlob& loss_out, OpReqType req, const TBlob& grad_out) {
+  static void Run(const OpContext& ctx, const CtcLabels& lab, const TBlob& data,
+                  const TBlob& loss_out, OpReqType req, const TBlob& grad_out) {
     const Shape& d = data.shape();
     const int64_t N = d[1], C = d[2];
-    const int64_t blank = CtcParams(attrs).blank_label == kBlankFirst ? 0 : C - 1;
     cudaStream_t stream = ctx.run_ctx.get_stream<cudaStream_t>();
     TS_CUDA_CALL(cudaMemsetAsync(grad_out.dptr_, 0, grad_out.bytes(), stream));
     if (N == 0) return;
@@ -91,7 +90,7 @@ struct CtcKernels<gpu> {
     const int64_t* dev = reinterpret_cast<const int64_t*>(space);
     const int64_t labels = N * lab.Lmax;
     const CtcDeviceLabels dl{dev, dev + labels, dev + labels + N, dev + labels + 2 * N, lab.Lmax};
-    Kernel<CtcSequenceKernel, gpu>::Launch(ctx.run_ctx, N, dl, data.dptr<T>(), N, C, blank,
+    Kernel<CtcSequenceKernel, gpu>::Launch(ctx.run_ctx, N, dl, data.dptr<T>(), N, C, lab.blank,
                                            grad_out.dptr<T>(), loss_out.dptr<T>(), req,
                                            reinterpret_cast<double*>(space + int_bytes));
   }

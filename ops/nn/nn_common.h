@@ -15,6 +15,16 @@
 
 namespace tessera::op {
 
+// Plane p (`size` elements) of a gradient that a kernel thread owns and
+// spreads its contributions into: zeroed first unless the request adds.
+template <typename T>
+TS_XINLINE T* GradPlane(T* grad, int64_t p, int64_t size, OpReqType req) {
+  T* plane = grad + p * size;
+  if (req != kAddTo)
+    for (int64_t e = 0; e < size; ++e) plane[e] = T(0);
+  return plane;
+}
+
 // Merges `value` into (*shapes)[i]; a conflict raises
 // "<op>: <name> has shape (3,4) but (5,4) is required (<rule>)".
 inline void AssignNamed(const NodeAttrs& attrs, std::vector<Shape>* shapes, size_t i,

@@ -158,9 +158,7 @@ struct RoiPoolBackwardPlane {
   TS_XINLINE static void Map(int64_t p, RoiGeom g, const T* dy, const int64_t* arg, T* dx,
                              OpReqType req) {
     const int64_t hw = g.h * g.w, c = p % g.c;
-    T* plane = dx + p * hw;
-    if (req != kAddTo)
-      for (int64_t e = 0; e < hw; ++e) plane[e] = T(0);
+    T* plane = GradPlane(dx, p, hw, req);
     const int64_t bins = g.ph * g.pw;
     for (int64_t i = 0; i < g.r; ++i)
       for (int64_t k = 0; k < bins; ++k) {
@@ -275,10 +273,8 @@ struct RoiAlignBackwardPlane {
   template <typename T>
   TS_XINLINE static void Map(int64_t p, RoiGeom g, RoiAlignSpec s, const T* dy, const T* rois,
                              const int64_t* img, T* dx, OpReqType req) {
-    const int64_t hw = g.h * g.w, image = p / g.c, cin = p % g.c;
-    T* plane = dx + p * hw;
-    if (req != kAddTo)
-      for (int64_t e = 0; e < hw; ++e) plane[e] = T(0);
+    const int64_t image = p / g.c, cin = p % g.c;
+    T* plane = GradPlane(dx, p, g.h * g.w, req);
     // The bins that read input channel cin: all of channel cin's, or the
     // one bin position-sensitive pooling maps to it.
     const int64_t c = s.sensitive ? cin / (g.ph * g.pw) : cin;

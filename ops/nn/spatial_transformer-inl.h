@@ -121,10 +121,8 @@ struct SampleDataGradKernel {
   template <typename T>
   TS_XINLINE static void Map(int64_t bc, SampleGeom g, const T* go, const T* grid, T* dx,
                              OpReqType req) {
-    const int64_t b = bc / g.c, hw = g.h * g.w;
-    T* plane = dx + bc * hw;
-    if (req != kAddTo)
-      for (int64_t e = 0; e < hw; ++e) plane[e] = T(0);
+    const int64_t b = bc / g.c;
+    T* plane = GradPlane(dx, bc, g.h * g.w, req);
     for (int64_t k = 0; k < g.op; ++k) {
       const Taps t =
           TapsAt(double(grid[b * 2 * g.op + k]), double(grid[b * 2 * g.op + g.op + k]), g.h, g.w);

@@ -7,18 +7,28 @@
 
 namespace tessera::op {
 
+namespace {
+
+// fn(o, base) for every output o, the outputs shared among the op's
+// threads; element r of its reduction is at base + plan.RedOffset(r).
+template <typename F>
+void ForEachOutput(const OpContext& ctx, const ReducePlan& plan, F&& fn) {
+  [[maybe_unused]] const int threads = CpuThreads(ctx.run_ctx, plan.out_size * plan.red_size);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+#endif
+  for (int64_t o = 0; o < plan.out_size; ++o) fn(o, plan.OutBase(o));
+}
+
+}  // namespace
+
 template <>
 struct MomentsKernels<cpu> {
   template <typename T>
   static void Forward(const OpContext& ctx, const ReducePlan& plan, const T* x, T* mean,
                       OpReqType rm, T* var, OpReqType rv) {
     const double n = double(plan.red_size);
-    [[maybe_unused]] const int threads = CpuThreads(ctx.run_ctx, plan.out_size * plan.red_size);
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-#endif
-    for (int64_t o = 0; o < plan.out_size; ++o) {
-      const int64_t base = plan.OutBase(o);
+    ForEachOutput(ctx, plan, [&](int64_t o, int64_t base) {
       double s = 0, ss = 0;
       for (int64_t r = 0; r < plan.red_size; ++r) s += double(x[base + plan.RedOffset(r)]);
       const double m = s / n;
@@ -28,20 +38,15 @@ struct MomentsKernels<cpu> {
       }
       if (rm != kNullOp) mean[o] = T(rm == kAddTo ? double(mean[o]) + m : m);
       if (rv != kNullOp) var[o] = T(rv == kAddTo ? double(var[o]) + ss / n : ss / n);
-    }
+    });
   }
   template <typename T>
   static void Backward(const OpContext& ctx, const ReducePlan& plan, const T* dm, const T* dv,
                        const T* x, const T* mean, T* dx, OpReqType req) {
-    [[maybe_unused]] const int threads = CpuThreads(ctx.run_ctx, plan.out_size * plan.red_size);
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-#endif
-    for (int64_t o = 0; o < plan.out_size; ++o) {
-      const int64_t base = plan.OutBase(o);
+    ForEachOutput(ctx, plan, [&](int64_t o, int64_t base) {
       for (int64_t r = 0; r < plan.red_size; ++r)
         MomentsGradElem::Map(o, base + plan.RedOffset(r), plan, dm, dv, x, mean, dx, req);
-    }
+    });
   }
 };
 
