@@ -595,7 +595,7 @@ test('GridGenerator, BilinearSampler and SpatialTransformer on the GPU match the
   end
 end)
 
-test('AdaptiveAvgPooling2D, BilinearResize2D, im2col and col2im on the GPU match the CPU',
+test('AdaptiveAvgPooling2D, BilinearResize2D, im2col, col2im and Correlation on the GPU',
   function()
   if no_gpu() then return end
   local data = mx.sym.Variable('data')
@@ -607,6 +607,10 @@ test('AdaptiveAvgPooling2D, BilinearResize2D, im2col and col2im on the GPU match
     mx.sym.im2col{data = data, kernel = {3, 2}, stride = {2, 1}, dilate = {1, 2}, pad = {1, 0}},
     mx.sym.col2im{data = mx.sym.im2col{data = data, kernel = {2, 2}, stride = {1, 2}},
       kernel = {2, 2}, stride = {1, 2}, output_size = {7, 5}},
+    mx.sym.Correlation{data1 = data, data2 = data * 0.5 + 0.1, max_displacement = 1,
+      stride1 = 2, kernel_size = 3, pad_size = 2},
+    mx.sym.Correlation{data1 = data, data2 = data * 0.5 + 0.1, max_displacement = 2,
+      stride2 = 2, pad_size = 2, is_multiply = false},
   }
   for i, net in ipairs(cases) do
     local ok, err = pcall(mx.test_utils.check_consistency, net, {

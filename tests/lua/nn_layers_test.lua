@@ -381,5 +381,11 @@ test('Correlation: displacements, padding, absolute differences, gradients', fun
       {max_displacement = 2, stride2 = 2, kernel_size = 1, pad_size = 2, is_multiply = mul}),
       {a = a:astype('float64'), b = b:astype('float64')})
   end
+  -- A 3 x 3 patch and positions two apart: each input element is read by
+  -- several patch offsets of several outputs (the backward gathers them).
+  local a5 = mx.nd.random.uniform(-1, 1, {2, 3, 6, 7}, {dtype = 'float64'})
+  local b5 = mx.nd.random.uniform(-1, 1, {2, 3, 6, 7}, {dtype = 'float64'})
+  tu.check_numeric_gradient(mx.sym.Correlation({mx.sym.Variable('a'), mx.sym.Variable('b')},
+    {max_displacement = 1, stride1 = 2, kernel_size = 3, pad_size = 2}), {a = a5, b = b5})
   assert_error(function() mx.nd.Correlation(a, b, {max_displacement = 3}) end, 'too small')
 end)
