@@ -692,6 +692,31 @@ test('ROIPooling and ROIAlign on the GPU match the CPU, gradients too; a bad box
   end, 'names image 2')
 end)
 
+test('sample_multinomial on the GPU draws the CPU\'s classes for one seed, gradients too',
+  function()
+  if no_gpu() then return end
+  local prob = mx.nd.softmax(mx.nd.random.uniform(-2, 2, {5, 7}))
+  local function draw(ctx)
+    mx.random.seed(23)
+    local p = prob:as_in_context(ctx)
+    p:attach_grad()
+    local cls, lp
+    mx.autograd.record(function()
+      cls, lp = mx.nd.sample_multinomial(p, {shape = {40}, get_prob = true, dtype = 'int64'})
+      lp:backward(mx.nd.ones(lp.shape, {ctx = ctx}))
+    end)
+    return cls:as_in_context(mx.cpu()), lp:as_in_context(mx.cpu()), p.grad:as_in_context(mx.cpu())
+  end
+  local cc, lc, gc = draw(mx.cpu())
+  local cg, lg, gg = draw(mx.gpu(0))
+  assert_eq(cg:totable(), cc:totable())
+  mx.test_utils.assert_almost_equal(lg, lc, {names = {'log-probabilities on gpu(0)', 'cpu(0)'}})
+  mx.test_utils.assert_almost_equal(gg, gc, {names = {'gradient on gpu(0)', 'cpu(0)'}})
+  assert_error(function()
+    mx.nd.sample_multinomial(mx.nd.array({{0.5, -0.1, 0.6}}, {ctx = mx.gpu(0)})):wait_to_read()
+  end, 'is negative')
+end)
+
 -- An update op on CPU arrays and on their GPU copies: its outputs and the
 -- inputs it updates in place must agree.
 local function same_update_on_gpu(op, inputs, params, states)
