@@ -5,56 +5,13 @@
 #include <numeric>
 #include <vector>
 
-#include "ops/nn/nn_common.h"
+#include "ops/nn/box_ops-inl.h"
 
 namespace tessera::op {
 namespace {
 
-enum BoxFormat { kCorner, kCenter };
-
-template <typename P, typename F>
-void DeclareFormat(ParamDecl<P>& d, F P::*field, const char* name, const char* doc) {
-  d.field(name, field)
-      .add_enum("corner", kCorner)
-      .add_enum("center", kCenter)
-      .set_default(kCorner)
-      .describe(doc);
-}
-
-// A box as corners, from `format`.
-struct Corners {
-  double x1, y1, x2, y2;
-};
-
-template <typename T>
-Corners CornersOf(const T* b, int format) {
-  if (format == kCorner) return {double(b[0]), double(b[1]), double(b[2]), double(b[3])};
-  const double hw = double(b[2]) / 2, hh = double(b[3]) / 2;
-  return {double(b[0]) - hw, double(b[1]) - hh, double(b[0]) + hw, double(b[1]) + hh};
-}
-
-double Area(const Corners& a) {
-  return std::max(0.0, a.x2 - a.x1) * std::max(0.0, a.y2 - a.y1);
-}
-
-// Intersection over union; 0 when the boxes do not overlap.
-double IoU(const Corners& a, const Corners& b) {
-  const double w = std::min(a.x2, b.x2) - std::max(a.x1, b.x1);
-  const double h = std::min(a.y2, b.y2) - std::max(a.y1, b.y1);
-  if (w <= 0 || h <= 0) return 0;
-  const double inter = w * h;
-  return inter / (Area(a) + Area(b) - inter);
-}
-
 // ---------------------------------------------------------------------------
 // box_iou
-
-struct BoxIouParam : Params<BoxIouParam> {
-  int format = kCorner;
-  static void Declare(ParamDecl<BoxIouParam>& d) {
-    DeclareFormat(d, &BoxIouParam::format, "format", "The boxes' format: corner or center.");
-  }
-};
 
 bool BoxIouShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
   const Shape &l = (*in)[0], &r = (*in)[1];
@@ -66,26 +23,6 @@ bool BoxIouShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Sha
   if (dims.empty()) dims.push_back(1);
   AssignShape(attrs, out, 0, Shape(dims), "output");
   return true;
-}
-
-void BoxIouCompute(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob>& in,
-                   const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  if (req[0] == kNullOp) return;
-  const int format = ParamsOf<BoxIouParam>(attrs).format;
-  const int64_t nl = in[0].Size() / 4, nr = in[1].Size() / 4;
-  ForFloatAndDouble(attrs, in[0].dtype(), "box_iou", [&](auto zero) {
-    using T = decltype(zero);
-    const T* l = in[0].dptr<T>();
-    const T* r = in[1].dptr<T>();
-    T* y = out[0].dptr<T>();
-    for (int64_t i = 0; i < nl; ++i) {
-      const Corners a = CornersOf(l + 4 * i, format);
-      for (int64_t j = 0; j < nr; ++j) {
-        const double v = IoU(a, CornersOf(r + 4 * j, format));
-        y[i * nr + j] = T(req[0] == kAddTo ? double(y[i * nr + j]) + v : v);
-      }
-    }
-  });
 }
 
 // ---------------------------------------------------------------------------
@@ -311,7 +248,7 @@ Example: box_iou([[0, 0, 2, 2]], [[1, 1, 3, 3]]) = [[1/7]].)")
     .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"lhs", "rhs"}))
     .set_attr<FInferShape>("FInferShape", BoxIouShape)
     .set_attr<FInferType>("FInferType", FloatSameType)
-    .set_attr<FCompute>(kFComputeCPU, BoxIouCompute);
+    .set_attr<FCompute>(kFComputeCPU, BoxIouCompute<cpu>);
 
 TS_REGISTER_OP(_contrib_box_nms)
     .describe(R"(Greedy non-maximum suppression (MXNet's contrib.box_nms): in each

@@ -717,6 +717,18 @@ test('sample_multinomial on the GPU draws the CPU\'s classes for one seed, gradi
   end, 'is negative')
 end)
 
+test('box_iou on the GPU matches the CPU in both formats', function()
+  if no_gpu() then return end
+  local a = mx.nd.random.uniform(0, 1, {2, 3, 4})
+  local b = mx.nd.random.uniform(0, 1, {5, 4})
+  for _, format in ipairs({'corner', 'center'}) do
+    local want = mx.nd.contrib.box_iou(a, b, {format = format})
+    local got = mx.nd.contrib.box_iou(a:copyto(mx.gpu(0)), b:copyto(mx.gpu(0)), {format = format})
+    mx.test_utils.assert_almost_equal(got:copyto(mx.cpu()), want,
+      {names = {'box_iou ' .. format .. ' on gpu(0)', 'cpu(0)'}})
+  end
+end)
+
 -- An update op on CPU arrays and on their GPU copies: its outputs and the
 -- inputs it updates in place must agree.
 local function same_update_on_gpu(op, inputs, params, states)
