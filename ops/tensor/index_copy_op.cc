@@ -2,16 +2,13 @@
 // index_vector replaced by new_tensor's rows, and its gradients.
 #include <vector>
 
-#include "engine/op/infer_utils.h"
-#include "engine/op/kernel_launch.h"
 #include "engine/op/node.h"
-#include "engine/op/op.h"
-#include "ops/tensor/indexing_op-inl.h"
+#include "engine/op/op_attr_types.h"
+#include "ops/tensor/index_copy_op-inl.h"
 
 namespace tessera::op {
 namespace {
 
-// old (N, ...), index (K), new (K, ...) with old's other axes.
 bool IndexCopyShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
   const Shape &old = (*in)[0], &idx = (*in)[1], &neu = (*in)[2];
   if (!old.known() || !idx.known() || !neu.known()) return false;
@@ -26,83 +23,9 @@ bool IndexCopyShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<
 }
 
 // The rows the indices name, each checked against old's rows.
-std::vector<int64_t> RowsOf(const NodeAttrs& attrs, const RunContext& rctx, const TBlob& idx,
-                            int64_t n) {
-  std::vector<int64_t> rows = IndicesToHost<cpu>(rctx, idx);
-  for (size_t i = 0; i < rows.size(); ++i)
-    TS_CHECK(rows[i] >= 0 && rows[i] < n)
-        << OpLabel(attrs) << ": index_vector[" << i << "] = " << rows[i]
-        << " is not a row of old_tensor (0 to " << n - 1 << ")";
-  return rows;
-}
-
-void IndexCopyCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                      const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  if (req[0] == kNullOp) return;
-  const int64_t n = in[0].shape()[0], row = in[0].Size() / n;
-  const std::vector<int64_t> rows = RowsOf(attrs, ctx.run_ctx, in[1], n);
-  SwitchDType(out[0].dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* old = in[0].dptr<T>();
-    const T* neu = in[2].dptr<T>();
-    T* y = out[0].dptr<T>();
-    if (req[0] == kAddTo) {
-      // y += index_copy(old, ...): old's rows, but the replaced ones from new.
-      std::vector<bool> replaced(size_t(n), false);
-      for (int64_t r : rows) replaced[size_t(r)] = true;
-      for (int64_t r = 0; r < n; ++r)
-        if (!replaced[size_t(r)])
-          for (int64_t j = 0; j < row; ++j)
-            y[r * row + j] = static_cast<T>(y[r * row + j] + old[r * row + j]);
-      for (size_t i = 0; i < rows.size(); ++i)
-        for (int64_t j = 0; j < row; ++j)
-          y[rows[i] * row + j] = static_cast<T>(y[rows[i] * row + j] + neu[int64_t(i) * row + j]);
-      return;
-    }
-    if (y != old) std::copy(old, old + n * row, y);
-    for (size_t i = 0; i < rows.size(); ++i)
-      std::copy(neu + int64_t(i) * row, neu + int64_t(i + 1) * row, y + rows[i] * row);
-  });
-}
-
-// in: dOut, index; out: d old (dOut, the replaced rows zero), d index (zero),
-// d new (dOut's replaced rows).
-void IndexCopyBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                       const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  const int64_t n = in[0].shape()[0], row = in[0].Size() / n;
-  const std::vector<int64_t> rows = RowsOf(attrs, ctx.run_ctx, in[1], n);
-  SwitchNumericDType(
-      in[0].dtype(),
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        const T* g = in[0].dptr<T>();
-        auto put = [](T& dst, T v, OpReqType r) {
-          if (r == kAddTo)
-            dst = static_cast<T>(dst + v);
-          else if (r != kNullOp)
-            dst = v;
-        };
-        if (req[0] != kNullOp) {
-          std::vector<bool> replaced(size_t(n), false);
-          for (int64_t r : rows) replaced[size_t(r)] = true;
-          T* d_old = out[0].dptr<T>();
-          for (int64_t r = 0; r < n; ++r)
-            for (int64_t j = 0; j < row; ++j)
-              put(d_old[r * row + j], replaced[size_t(r)] ? T(0) : g[r * row + j], req[0]);
-        }
-        if (req[2] != kNullOp) {
-          T* d_new = out[2].dptr<T>();
-          for (size_t i = 0; i < rows.size(); ++i)
-            for (int64_t j = 0; j < row; ++j)
-              put(d_new[int64_t(i) * row + j], g[rows[i] * row + j], req[2]);
-        }
-      },
-      "_backward_index_copy");
-  if (req[1] == kWriteTo || req[1] == kWriteInplace)
-    SwitchDType(out[1].dtype(), [&](auto tag) {
-      using I = typename decltype(tag)::type;
-      std::fill(out[1].dptr<I>(), out[1].dptr<I>() + out[1].Size(), I(0));
-    });
+// The checked indices and each row's source live in temp space.
+std::vector<ResourceRequest> IndexCopyTemp(const NodeAttrs&) {
+  return {ResourceRequest::kTempSpace};
 }
 
 }  // namespace
@@ -110,7 +33,7 @@ void IndexCopyBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::
 TS_REGISTER_OP(_contrib_index_copy)
     .describe(R"(A copy of old_tensor whose rows index_vector[i] are new_tensor's rows
 i (MXNet's contrib.index_copy). Indices are 0-based rows of old_tensor; a
-repeated index takes the last of its rows. Gradients: old_tensor gets the
+repeated index takes the last of its rows (also when the output is added to). Gradients: old_tensor gets the
 output gradient with the replaced rows zero, new_tensor the replaced rows of
 the output gradient, index_vector none.
 
@@ -137,7 +60,8 @@ Example: index_copy(zeros(5, 3), [0, 4, 2], [[1, 2, 3], [4, 5, 6], [7, 8, 9]])
                               [](const NodeAttrs&) {
                                 return std::vector<std::pair<int, int>>{{0, 0}};
                               })
-    .set_attr<FCompute>(kFComputeCPU, IndexCopyCompute)
+    .set_attr<FResourceRequest>("FResourceRequest", IndexCopyTemp)
+    .set_attr<FCompute>(kFComputeCPU, IndexCopyCompute<cpu>)
     .set_attr<FGradient>("FGradient", [](const NodePtr& n, const std::vector<NodeEntry>& og) {
       return MakeGradNode("_backward_index_copy", n, {og[0], n->inputs[1]});
     });
@@ -174,6 +98,7 @@ TS_REGISTER_OP(_backward_index_copy)
                             AssignType(attrs, out, 2, (*in)[0], "gradient of new_tensor");
                             return true;
                           })
-    .set_attr<FCompute>(kFComputeCPU, IndexCopyBackward);
+    .set_attr<FResourceRequest>("FResourceRequest", IndexCopyTemp)
+    .set_attr<FCompute>(kFComputeCPU, IndexCopyBackward<cpu>);
 
 }  // namespace tessera::op

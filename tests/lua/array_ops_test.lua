@@ -95,6 +95,13 @@ test('index_copy: MXNet example, gradients, bad rows', function()
   end, 'index_vector%[1%] = 5 is not a row of old_tensor')
   assert_error(function() mx.nd.contrib.index_copy(x, mx.nd.array({0, 1}), t) end,
                'one row of old_tensor')
+  -- A repeated index takes the last of its rows; in place (out = x) too.
+  local rep = mx.nd.array({3, 1, 3}, {dtype = 'int64'})
+  assert_eq(mx.nd.contrib.index_copy(mx.nd.zeros({5, 3}), rep, t):totable(),
+            {{0, 0, 0}, {4, 5, 6}, {0, 0, 0}, {7, 8, 9}, {0, 0, 0}})
+  local z = mx.nd.ones({5, 3})
+  mx.nd.contrib.index_copy(z, rep, t, {out = z})
+  assert_eq(z:totable(), {{1, 1, 1}, {4, 5, 6}, {1, 1, 1}, {7, 8, 9}, {1, 1, 1}})
 end)
 
 test('scatter_nd: MXNet examples, the inverse of gather_nd', function()

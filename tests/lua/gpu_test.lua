@@ -729,6 +729,30 @@ test('box_iou on the GPU matches the CPU in both formats', function()
   end
 end)
 
+test('index_copy on the GPU matches the CPU, repeated rows and gradients too', function()
+  if no_gpu() then return end
+  local old = mx.nd.random.uniform(-1, 1, {6, 2, 3})
+  local new = mx.nd.random.uniform(-1, 1, {4, 2, 3})
+  local idx = mx.nd.array({5, 0, 5, 2}, {dtype = 'int64'})
+  local function run(ctx)
+    local o, n = old:copyto(ctx), new:copyto(ctx)
+    o:attach_grad()
+    n:attach_grad()
+    local y = mx.autograd.record(function()
+      return mx.nd.contrib.index_copy(o, idx:copyto(ctx), n)
+    end)
+    y:backward(mx.nd.arange(0, 36, {ctx = ctx}):reshape({6, 2, 3}))
+    return y:copyto(mx.cpu()), o.grad:copyto(mx.cpu()), n.grad:copyto(mx.cpu())
+  end
+  local a = {run(mx.cpu(0))}
+  local b = {run(mx.gpu(0))}
+  for i = 1, 3 do assert_eq(b[i]:totable(), a[i]:totable()) end
+  assert_error(function()
+    mx.nd.contrib.index_copy(old:copyto(mx.gpu(0)), mx.nd.array({0, 6, 1, 1}, {ctx = mx.gpu(0)}),
+      new:copyto(mx.gpu(0))):wait_to_read()
+  end, 'is not a row of old_tensor')
+end)
+
 -- An update op on CPU arrays and on their GPU copies: its outputs and the
 -- inputs it updates in place must agree.
 local function same_update_on_gpu(op, inputs, params, states)
