@@ -1,7 +1,7 @@
 // GPU matrix products through cuBLAS, on the op's stream, for dot,
 // batch_dot, FullyConnected and the linear-algebra ops as they come:
 //
-//   C_i = op(A_i) op(B_i)  (+ C_i when accumulate),  i < batch
+//   C_i = alpha op(A_i) op(B_i) + beta C_i,  i < batch (beta 1 when accumulate)
 //
 // Row-major as gemm.h (op(A) is m x k, op(B) is k x n, C is m x n, leading
 // dimensions between rows as stored); matrix i of A starts stride_a
@@ -24,7 +24,8 @@ struct GpuGemm {
   int64_t m = 0, n = 0, k = 0;
   int64_t lda = 0, ldb = 0, ldc = 0;
   int64_t batch = 1, stride_a = 0, stride_b = 0, stride_c = 0;
-  bool accumulate = false;
+  bool accumulate = false;         // beta = 1
+  double alpha = 1.0, beta = 0.0;  // float32 and 16-bit products take them as float
 };
 
 void GemmGpu(const RunContext& rctx, DType dtype, const GpuGemm& g, const void* a, const void* b,

@@ -50,9 +50,9 @@ void GemmGpu(const RunContext& rctx, DType dtype, const GpuGemm& g, const void* 
   TS_DCHECK(g.m > 0 && g.n > 0 && g.k >= 0 && g.batch > 0);
   const resource::CublasApi& api = resource::Cublas();
   cublasHandle_t h = resource::CublasHandle(rctx.get_stream<cudaStream_t>());
-  const float f1 = 1, fb = g.accumulate ? 1.f : 0.f;
-  const double d1 = 1, db = g.accumulate ? 1.0 : 0.0;
-  const void* alpha = t.double_scalars ? static_cast<const void*>(&d1) : &f1;
+  const double da = g.alpha, db = g.accumulate ? 1.0 : g.beta;
+  const float fa = static_cast<float>(da), fb = static_cast<float>(db);
+  const void* alpha = t.double_scalars ? static_cast<const void*>(&da) : &fa;
   const void* beta = t.double_scalars ? static_cast<const void*>(&db) : &fb;
   // Column-major view: C^T (n x m) = op(B)^T (n x k) op(A)^T (k x m).
   const cublasStatus_t st = api.gemm_strided_batched_ex(

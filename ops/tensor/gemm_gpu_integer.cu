@@ -33,6 +33,7 @@ struct IntegerGemmKernel {
 void GemmGpuInteger(const RunContext& rctx, DType dtype, const GpuGemm& g, const void* a,
                     const void* b, void* c, const char* who) {
   if (g.m == 0 || g.n == 0 || g.batch == 0) return;
+  TS_DCHECK(g.alpha == 1.0 && g.beta == 0.0);  // dot's integer products only write or add
   SwitchDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {

@@ -1,14 +1,21 @@
-// linalg.gemm (alpha op(A) op(B) + beta C) and linalg.gemm2 (alpha op(A)
-// op(B)), batched, with the rows on any axis but the last (MXNet's `axis`).
-#include "ops/tensor/linalg_op-inl.h"
+// linalg.gemm and linalg.gemm2 on the CPU (the BLAS's batches, one product
+// at a time where the matrices interleave) and their registration; the
+// computation is in linalg_gemm_op-inl.h.
+#include <vector>
+
+#include "ops/tensor/linalg_gemm_op-inl.h"
 
 namespace tessera::op {
-namespace {
 
-template <typename P>
-int RowAxis(const NodeAttrs& attrs, int ndim) {
-  return NormalizeAxis(ParamsOf<P>(attrs).axis, ndim, OpLabel(attrs).c_str());
+template <>
+template <typename T>
+void MatrixProduct<cpu>::Run(const OpContext& ctx, bool ta, bool tb, T alpha, const T* a,
+                             const MatrixLayout& la, const T* b, const MatrixLayout& lb, T beta,
+                             T* c, const MatrixLayout& lc) {
+  BatchedProduct(ta, tb, alpha, a, la, b, lb, beta, c, lc, ctx.run_ctx.omp_threads);
 }
+
+namespace {
 
 template <typename P>
 bool GemmShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
@@ -19,80 +26,6 @@ bool GemmShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape
   if (in->size() == 3) AssignShape(attrs, in, 2, o, "input C");
   AssignShape(attrs, out, 0, o, "output");
   return true;
-}
-
-// in: A, B[, C]; out = alpha op(A) op(B) (+ beta C).
-template <typename P>
-void GemmForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                 const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  if (req[0] == kNullOp) return;
-  const auto& p = ParamsOf<P>(attrs);
-  ForFloatAndDouble(attrs, out[0].dtype(), "linalg.gemm", [&](auto zero) {
-    using T = decltype(zero);
-    const int ax = RowAxis<P>(attrs, out[0].shape().ndim());
-    const MatrixLayout la = LayoutOf(in[0].shape(), ax), lb = LayoutOf(in[1].shape(), ax),
-                       lc = LayoutOf(out[0].shape(), ax);
-    T* c = out[0].dptr<T>();
-    T beta = 0;
-    if constexpr (std::is_same_v<P, LinalgGemmParam>) {
-      // Writing: C scaled by the product's beta. Adding: C's share added after.
-      const T* cin = in[2].dptr<T>();
-      if (req[0] != kAddTo) {
-        if (cin != c) std::copy(cin, cin + out[0].Size(), c);
-        beta = T(p.beta);
-      }
-    }
-    if (req[0] == kAddTo) beta = 1;
-    BatchedProduct(p.transpose_a, p.transpose_b, T(p.alpha), in[0].dptr<T>(), la, in[1].dptr<T>(),
-                   lb, beta, c, lc, ctx.run_ctx.omp_threads);
-    if constexpr (std::is_same_v<P, LinalgGemmParam>) {
-      if (req[0] == kAddTo) {
-        const T* cin = in[2].dptr<T>();
-        for (int64_t i = 0, n = out[0].Size(); i < n; ++i) c[i] += T(p.beta) * cin[i];
-      }
-    }
-  });
-}
-
-// in: dOut, A, B; out: dA, dB[, dC]. With op(A) m x k, op(B) k x n:
-// d op(A) = alpha dOut op(B)^T, d op(B) = alpha op(A)^T dOut, dC = beta dOut.
-template <typename P>
-void GemmBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                  const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  const auto& p = ParamsOf<P>(attrs);
-  ForFloatAndDouble(attrs, in[0].dtype(), "linalg.gemm backward", [&](auto zero) {
-    using T = decltype(zero);
-    const int ax = RowAxis<P>(attrs, in[0].shape().ndim());
-    const MatrixLayout lc = LayoutOf(in[0].shape(), ax), la = LayoutOf(in[1].shape(), ax),
-                       lb = LayoutOf(in[2].shape(), ax);
-    const T* dc = in[0].dptr<T>();
-    const T* a = in[1].dptr<T>();
-    const T* b = in[2].dptr<T>();
-    const bool ta = p.transpose_a, tb = p.transpose_b;
-    const T alpha = T(p.alpha);
-    const int threads = ctx.run_ctx.omp_threads;
-    auto beta = [&](size_t i) { return req[i] == kAddTo ? T(1) : T(0); };
-    if (req[0] != kNullOp) {
-      if (!ta)
-        BatchedProduct(false, !tb, alpha, dc, lc, b, lb, beta(0), out[0].dptr<T>(), la, threads);
-      else
-        BatchedProduct(tb, true, alpha, b, lb, dc, lc, beta(0), out[0].dptr<T>(), la, threads);
-    }
-    if (req[1] != kNullOp) {
-      if (!tb)
-        BatchedProduct(!ta, false, alpha, a, la, dc, lc, beta(1), out[1].dptr<T>(), lb, threads);
-      else
-        BatchedProduct(true, ta, alpha, dc, lc, a, la, beta(1), out[1].dptr<T>(), lb, threads);
-    }
-    if constexpr (std::is_same_v<P, LinalgGemmParam>) {
-      if (req[2] != kNullOp) {
-        T* dcin = out[2].dptr<T>();
-        const T s = T(p.beta);
-        for (int64_t i = 0, n = in[0].Size(); i < n; ++i)
-          dcin[i] = (req[2] == kAddTo ? dcin[i] : T(0)) + s * dc[i];
-      }
-    }
-  });
 }
 
 // in dOut, A, B: dOut must have the product's shape; the gradients have
@@ -143,7 +76,7 @@ Example: A = [[1, 1], [1, 1]], B = [[1, 1], [1, 1], [1, 1]], C = [[1, 1, 1],
                               [](const NodeAttrs&) {
                                 return std::vector<std::pair<int, int>>{{2, 0}};
                               })
-    .set_attr<FCompute>(kFComputeCPU, GemmForward<LinalgGemmParam>)
+    .set_attr<FCompute>(kFComputeCPU, GemmForward<cpu, LinalgGemmParam>)
     .set_attr<FGradient>("FGradient", GemmGrad);
 
 TS_REGISTER_OP(_backward_linalg_gemm)
@@ -154,7 +87,7 @@ TS_REGISTER_OP(_backward_linalg_gemm)
     .set_attr<TIsBackward>("TIsBackward", true)
     .set_attr<FInferShape>("FInferShape", GemmBackwardShape<LinalgGemmParam>)
     .set_attr<FInferType>("FInferType", LinalgType)
-    .set_attr<FCompute>(kFComputeCPU, GemmBackward<LinalgGemmParam>);
+    .set_attr<FCompute>(kFComputeCPU, GemmBackward<cpu, LinalgGemmParam>);
 
 TS_REGISTER_OP(_linalg_gemm2)
     .describe(R"(out = alpha op(A) op(B) for every matrix of a batch (MXNet's
@@ -172,7 +105,7 @@ gemm2(A, B, transpose_b=1, alpha=2) = [[4, 4, 4], [4, 4, 4]].)")
     .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"A", "B"}))
     .set_attr<FInferShape>("FInferShape", GemmShape<LinalgGemm2Param>)
     .set_attr<FInferType>("FInferType", LinalgType)
-    .set_attr<FCompute>(kFComputeCPU, GemmForward<LinalgGemm2Param>)
+    .set_attr<FCompute>(kFComputeCPU, GemmForward<cpu, LinalgGemm2Param>)
     .set_attr<FGradient>("FGradient", Gemm2Grad);
 
 TS_REGISTER_OP(_backward_linalg_gemm2)
@@ -183,6 +116,6 @@ TS_REGISTER_OP(_backward_linalg_gemm2)
     .set_attr<TIsBackward>("TIsBackward", true)
     .set_attr<FInferShape>("FInferShape", GemmBackwardShape<LinalgGemm2Param>)
     .set_attr<FInferType>("FInferType", LinalgType)
-    .set_attr<FCompute>(kFComputeCPU, GemmBackward<LinalgGemm2Param>);
+    .set_attr<FCompute>(kFComputeCPU, GemmBackward<cpu, LinalgGemm2Param>);
 
 }  // namespace tessera::op

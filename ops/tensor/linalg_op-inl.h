@@ -181,7 +181,8 @@ MatrixFailure ForEachMatrix(const OpContext& ctx, int64_t count, int64_t work_pe
                    : ctx.requested[0].get_space_typed<T>(size_t(threads * scratch_per_matrix));
   MatrixFailure first;
   if (threads == 1) {
-    for (int64_t b = 0; b < count && first.index < 0; ++b)
+    // Parenthesised: nvcc's front end misreads `b < count && first.index < 0`.
+    for (int64_t b = 0; (b < count) && (first.index < 0); ++b)
       if (int info = fn(b, scratch); info != 0) first = {b, info};
     return first;
   }

@@ -753,6 +753,32 @@ test('index_copy on the GPU matches the CPU, repeated rows and gradients too', f
   end, 'is not a row of old_tensor')
 end)
 
+test('linalg gemm and gemm2 on the GPU match the CPU: transposes, rows on another axis',
+  function()
+  if no_gpu() then return end
+  local V = mx.sym.Variable
+  local cases = {
+    {mx.sym.linalg_gemm{A = V('A'), B = V('B'), C = V('C'), alpha = 2, beta = 0.5,
+      transpose_b = true}, {A = {3, 4, 5}, B = {3, 6, 5}, C = {3, 4, 6}}},
+    {mx.sym.linalg_gemm2{A = V('A'), B = V('B'), transpose_a = true, alpha = -1.5},
+      {A = {2, 3, 5, 4}, B = {2, 3, 5, 6}}},
+    -- Rows on the first axis: each leading index's matrices interleave.
+    {mx.sym.linalg_gemm2{A = V('A'), B = V('B'), axis = 1}, {A = {4, 3, 5}, B = {5, 3, 2}}},
+    {mx.sym.linalg_gemm{A = V('A'), B = V('B'), C = V('C'), axis = 2},
+      {A = {2, 4, 3, 5}, B = {2, 5, 3, 6}, C = {2, 4, 3, 6}}},
+  }
+  for i, c in ipairs(cases) do
+    local cpu = {ctx = mx.cpu(0), type_dict = {}}
+    local gpu = {ctx = mx.gpu(0), type_dict = {}}
+    for name, shape in pairs(c[2]) do
+      cpu[name], gpu[name] = shape, shape
+      cpu.type_dict[name], gpu.type_dict[name] = 'float64', 'float32'
+    end
+    local ok, err = pcall(mx.test_utils.check_consistency, c[1], {cpu, gpu})
+    assert(ok, ('case %d: %s'):format(i, tostring(err)))
+  end
+end)
+
 -- An update op on CPU arrays and on their GPU copies: its outputs and the
 -- inputs it updates in place must agree.
 local function same_update_on_gpu(op, inputs, params, states)
