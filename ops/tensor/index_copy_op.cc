@@ -33,9 +33,10 @@ std::vector<ResourceRequest> IndexCopyTemp(const NodeAttrs&) {
 TS_REGISTER_OP(_contrib_index_copy)
     .describe(R"(A copy of old_tensor whose rows index_vector[i] are new_tensor's rows
 i (MXNet's contrib.index_copy). Indices are 0-based rows of old_tensor; a
-repeated index takes the last of its rows (also when the output is added to). Gradients: old_tensor gets the
-output gradient with the replaced rows zero, new_tensor the replaced rows of
-the output gradient, index_vector none.
+repeated index takes the last of its rows (also when the output is added
+to). Gradients: old_tensor gets the output gradient with the replaced rows
+zero, new_tensor the replaced rows of the output gradient, index_vector
+none.
 
 Example: index_copy(zeros(5, 3), [0, 4, 2], [[1, 2, 3], [4, 5, 6], [7, 8, 9]])
 = [[1, 2, 3], [0, 0, 0], [7, 8, 9], [0, 0, 0], [4, 5, 6]].)")
