@@ -9,6 +9,7 @@
 #include "engine/base/cuda_utils.h"
 #include "engine/op/kernel_launch_cuda.cuh"
 #include "ops/nn/ctc_loss-inl.h"
+#include "ops/tensor/host_copy_cuda.h"
 
 namespace tessera::op {
 namespace {
@@ -50,16 +51,9 @@ template <>
 struct CtcKernels<gpu> {
   static CtcLabels CheckLabels(const NodeAttrs& attrs, const OpContext& ctx,
                                const std::vector<TBlob>& in, int64_t T_, int64_t C, int64_t N) {
-    cudaStream_t stream = ctx.run_ctx.get_stream<cudaStream_t>();
     std::vector<std::vector<unsigned char>> raw(in.size());
     std::vector<TBlob> host(in.size());
-    for (size_t i = 1; i < in.size(); ++i) {
-      raw[i].resize(in[i].bytes());
-      TS_CUDA_CALL(cudaMemcpyAsync(raw[i].data(), in[i].dptr_, raw[i].size(),
-                                   cudaMemcpyDeviceToHost, stream));
-      host[i] = TBlob(raw[i].data(), in[i].shape(), in[i].dtype(), Context::CPU());
-    }
-    TS_CUDA_CALL(cudaStreamSynchronize(stream));
+    for (size_t i = 1; i < in.size(); ++i) host[i] = CopyToHost(ctx.run_ctx, in[i], &raw[i]);
     return CtcCheckLabels(attrs, host, T_, C, N);
   }
 

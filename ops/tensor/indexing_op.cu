@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "engine/op/kernel_launch_cuda.cuh"
+#include "ops/tensor/host_copy_cuda.h"
 #include "ops/tensor/indexing_op-inl.h"
 
 namespace tessera::op {
@@ -13,12 +14,8 @@ namespace tessera::op {
 // every index before the gather runs.
 template <>
 std::vector<int64_t> IndicesToHost<gpu>(const RunContext& rctx, const TBlob& idx) {
-  std::vector<unsigned char> raw(idx.bytes());
-  cudaStream_t stream = rctx.get_stream<cudaStream_t>();
-  TS_CUDA_CALL(cudaMemcpyAsync(raw.data(), idx.dptr_, raw.size(), cudaMemcpyDeviceToHost, stream));
-  TS_CUDA_CALL(cudaStreamSynchronize(stream));
-  TBlob host(raw.data(), idx.shape(), idx.dtype(), Context::CPU());
-  return IndicesToHost<cpu>(rctx, host);
+  std::vector<unsigned char> raw;
+  return IndicesToHost<cpu>(rctx, CopyToHost(rctx, idx, &raw));
 }
 
 namespace {

@@ -16,6 +16,21 @@ local function mlp(hidden, classes)
   return mx.sym.SoftmaxOutput{data = net, name = 'softmax'}
 end
 
+-- Each case {sym, {input = shape, ...}} through check_consistency: float64
+-- on the CPU against float32 on the GPU, outputs and gradients.
+local function consistent_cases(cases)
+  for i, c in ipairs(cases) do
+    local cpu = {ctx = mx.cpu(0), type_dict = {}}
+    local gpu = {ctx = mx.gpu(0), type_dict = {}}
+    for name, shape in pairs(c[2]) do
+      cpu[name], gpu[name] = shape, shape
+      cpu.type_dict[name], gpu.type_dict[name] = 'float64', 'float32'
+    end
+    local ok, err = pcall(mx.test_utils.check_consistency, c[1], {cpu, gpu})
+    assert(ok, ('case %d: %s'):format(i, tostring(err)))
+  end
+end
+
 test('copies to the GPU and back are exact, views too', function()
   if no_gpu() then return end
   local a = mx.nd.array({{1, 2, 3}, {4, 5, 6}})
@@ -583,16 +598,7 @@ test('GridGenerator, BilinearSampler and SpatialTransformer on the GPU match the
     {mx.sym.SpatialTransformer{data = V('data'), loc = V('loc'), target_shape = {4, 6},
       transform_type = 'affine', sampler_type = 'bilinear'}, {data = {2, 3, 5, 5}, loc = {2, 6}}},
   }
-  for i, c in ipairs(cases) do
-    local cpu = {ctx = mx.cpu(0), type_dict = {}}
-    local gpu = {ctx = mx.gpu(0), type_dict = {}}
-    for name, shape in pairs(c[2]) do
-      cpu[name], gpu[name] = shape, shape
-      cpu.type_dict[name], gpu.type_dict[name] = 'float64', 'float32'
-    end
-    local ok, err = pcall(mx.test_utils.check_consistency, c[1], {cpu, gpu})
-    assert(ok, ('case %d: %s'):format(i, tostring(err)))
-  end
+  consistent_cases(cases)
 end)
 
 test('AdaptiveAvgPooling2D, BilinearResize2D, im2col, col2im and Correlation on the GPU',
@@ -767,16 +773,7 @@ test('linalg gemm and gemm2 on the GPU match the CPU: transposes, rows on anothe
     {mx.sym.linalg_gemm{A = V('A'), B = V('B'), C = V('C'), axis = 2},
       {A = {2, 4, 3, 5}, B = {2, 5, 3, 6}, C = {2, 4, 3, 6}}},
   }
-  for i, c in ipairs(cases) do
-    local cpu = {ctx = mx.cpu(0), type_dict = {}}
-    local gpu = {ctx = mx.gpu(0), type_dict = {}}
-    for name, shape in pairs(c[2]) do
-      cpu[name], gpu[name] = shape, shape
-      cpu.type_dict[name], gpu.type_dict[name] = 'float64', 'float32'
-    end
-    local ok, err = pcall(mx.test_utils.check_consistency, c[1], {cpu, gpu})
-    assert(ok, ('case %d: %s'):format(i, tostring(err)))
-  end
+  consistent_cases(cases)
 end)
 
 -- An update op on CPU arrays and on their GPU copies: its outputs and the
