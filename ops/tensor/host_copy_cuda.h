@@ -2,7 +2,7 @@
 // the host (on the op's stream, which the call then waits for), and host
 // integers copied into the op's temp space for its kernels. For the ops that
 // validate indices, labels or boxes before they run (take, gather_nd,
-// CTCLoss, the ROI ops, sample_multinomial, index_copy). Include from .cu
+// CTCLoss, the ROI ops, the samplers, index_copy). Include from .cu
 // files only.
 #pragma once
 
@@ -14,6 +14,7 @@
 #include "engine/base/cuda_utils.h"
 #include "engine/base/tblob.h"
 #include "engine/op/op_attr_types.h"
+#include "ops/tensor/host_values.h"
 
 namespace tessera::op {
 
@@ -33,6 +34,18 @@ inline int64_t* CopyToTemp(const OpContext& ctx, const std::vector<int64_t>& hos
   TS_CUDA_CALL(cudaMemcpyAsync(dev, host.data(), host.size() * sizeof(int64_t),
                                cudaMemcpyHostToDevice, ctx.run_ctx.get_stream<cudaStream_t>()));
   return dev;
+}
+
+// HostValues (host_values.h) of a device array.
+template <>
+inline std::vector<double> HostValues<gpu>(const RunContext& rctx, const TBlob& b) {
+  std::vector<unsigned char> raw;
+  return HostValues<cpu>(rctx, CopyToHost(rctx, b, &raw));
+}
+
+template <>
+inline const int64_t* IntsForKernels<gpu>(const OpContext& ctx, const std::vector<int64_t>& host) {
+  return CopyToTemp(ctx, host);
 }
 
 }  // namespace tessera::op

@@ -15,6 +15,7 @@
 #include "engine/op/op.h"
 #include "engine/op/params.h"
 #include "engine/resource/random_stream.h"
+#include "ops/tensor/host_values.h"
 
 namespace tessera::op {
 
@@ -81,22 +82,6 @@ struct MultinomialGradRow {
     }
   }
 };
-
-// An input's values on the host, as doubles (the GPU copies and waits).
-template <typename xpu>
-std::vector<double> HostValues(const RunContext& rctx, const TBlob& b);
-template <>
-inline std::vector<double> HostValues<cpu>(const RunContext&, const TBlob& b) {
-  std::vector<double> v(static_cast<size_t>(b.Size()));
-  SwitchDType(b.dtype(), [&](auto tag) {
-    using V = typename decltype(tag)::type;
-    const V* p = b.dptr<V>();
-    for (size_t i = 0; i < v.size(); ++i) v[i] = double(p[i]);
-  });
-  return v;
-}
-template <>
-std::vector<double> HostValues<gpu>(const RunContext& rctx, const TBlob& b);
 
 template <typename xpu>
 void MultinomialCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,

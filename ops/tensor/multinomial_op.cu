@@ -8,12 +8,6 @@
 
 namespace tessera::op {
 
-template <>
-std::vector<double> HostValues<gpu>(const RunContext& rctx, const TBlob& b) {
-  std::vector<unsigned char> raw;
-  return HostValues<cpu>(rctx, CopyToHost(rctx, b, &raw));
-}
-
 TS_REGISTER_OP(_sample_multinomial).set_attr<FCompute>(kFComputeGPU, MultinomialCompute<gpu>);
 TS_REGISTER_OP(_backward_sample_multinomial)
     .set_attr<FCompute>(kFComputeGPU, MultinomialBackward<gpu>);

@@ -1,0 +1,41 @@
+// Values crossing between the host and an op's kernels on either device: an
+// input's values on the host, as doubles, for ops that check parameters or
+// positions before their kernels run (sample_multinomial, the _sample_*
+// samplers, ravel_multi_index), and host integers for the kernels to read.
+// The GPU's specialisations are in host_copy_cuda.h (.cu files only).
+#pragma once
+
+#include <vector>
+
+#include "engine/base/dtype.h"
+#include "engine/base/tblob.h"
+#include "engine/op/kernel_launch.h"
+#include "engine/op/op_attr_types.h"
+
+namespace tessera::op {
+
+template <typename xpu>
+std::vector<double> HostValues(const RunContext& rctx, const TBlob& b);
+
+template <>
+inline std::vector<double> HostValues<cpu>(const RunContext&, const TBlob& b) {
+  std::vector<double> v(static_cast<size_t>(b.Size()));
+  SwitchDType(b.dtype(), [&](auto tag) {
+    using V = typename decltype(tag)::type;
+    const V* p = b.dptr<V>();
+    for (size_t i = 0; i < v.size(); ++i) v[i] = double(p[i]);
+  });
+  return v;
+}
+
+// Host integers where device xpu's kernels can read them: the CPU's are the
+// vector's own; the GPU's a copy in the op's temp space (ctx.requested[0]).
+template <typename xpu>
+const int64_t* IntsForKernels(const OpContext& ctx, const std::vector<int64_t>& host);
+
+template <>
+inline const int64_t* IntsForKernels<cpu>(const OpContext&, const std::vector<int64_t>& host) {
+  return host.data();
+}
+
+}  // namespace tessera::op
