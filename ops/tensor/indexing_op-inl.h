@@ -115,6 +115,9 @@ struct take_kernel {
 };
 
 int TakeAxis(const NodeAttrs& attrs, int ndim);
+// take's indices (on the host) as rows of `data` along its axis: checked in
+// mode 'raise', clipped or wrapped otherwise. For the backward's scatter.
+std::vector<int64_t> TakenRows(const NodeAttrs& attrs, std::vector<int64_t> idx, const Shape& data);
 
 template <typename xpu>
 void TakeCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,

@@ -25,6 +25,17 @@ int PickAxis(const NodeAttrs& attrs, int ndim) {
   return NormalizeAxis(*axis, ndim, label.c_str());
 }
 
+std::vector<int64_t> TakenRows(const NodeAttrs& attrs, std::vector<int64_t> idx,
+                               const Shape& data) {
+  const auto& p = ParamsOf<TakeParam>(attrs);
+  const int axis = TakeAxis(attrs, data.ndim());
+  const int64_t n = data[axis];
+  if (p.mode == kIndexRaise) CheckIndicesInRange("take", idx, n, axis, data);
+  for (int64_t& i : idx)
+    i = p.mode == kIndexClip ? MapIndex<kIndexClip>(i, n) : MapIndex<kIndexWrap>(i, n);
+  return idx;
+}
+
 namespace {
 
 Shape JoinDims(const NodeAttrs& attrs, std::vector<int64_t> dims) {
@@ -105,13 +116,10 @@ bool ScatterBackShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vecto
 void TakeBackwardCPU(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                      const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
   if (req[0] == kNullOp) return;
-  const auto& p = ParamsOf<TakeParam>(attrs);
   const int axis = TakeAxis(attrs, out[0].ndim());
   const AxisSplit a = SplitAt(out[0].shape(), axis);
-  std::vector<int64_t> idx = IndicesToHost<cpu>(ctx.run_ctx, in[2]);
-  if (p.mode == kIndexRaise) CheckIndicesInRange("take", idx, a.n, axis, out[0].shape());
-  for (int64_t& i : idx)
-    i = p.mode == kIndexClip ? MapIndex<kIndexClip>(i, a.n) : MapIndex<kIndexWrap>(i, a.n);
+  const std::vector<int64_t> idx =
+      TakenRows(attrs, IndicesToHost<cpu>(ctx.run_ctx, in[2]), out[0].shape());
   if (req[0] != kAddTo) ZeroBlob<cpu>(ctx.run_ctx, out[0]);
   const int64_t m = static_cast<int64_t>(idx.size());
   const int64_t block = a.post >= 4096 ? 1024 : a.post;
@@ -302,6 +310,7 @@ TS_REGISTER_OP(_backward_take)
                              return ScatterBackShape(a, in, out, TakeShape);
                            })
     .set_attr<FInferType>("FInferType", DataType)
+    .set_attr<FResourceRequest>("FResourceRequest", NdTempSpace)  // the GPU's grouped rows
     .set_attr<FCompute>(kFComputeCPU, TakeBackwardCPU);
 
 TS_REGISTER_OP(pick)

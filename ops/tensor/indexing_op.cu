@@ -1,4 +1,4 @@
-// take, pick, gather_nd and scatter_nd on the GPU. Index values are checked
+// take, pick, gather_nd and scatter_nd on the GPU, and their gradients. Index values are checked
 // on the host (mode 'raise', gather_nd's ranges): such an op waits for its
 // stream once, then its kernel gathers.
 #include <algorithm>
@@ -32,8 +32,7 @@ struct NdTuples {
   int64_t count, groups;
 };
 
-NdTuples UploadTuples(const OpContext& ctx, const GatherNdPlan& plan) {
-  const auto& off = plan.offsets;
+NdTuples UploadTuples(const OpContext& ctx, const std::vector<int64_t>& off) {
   const int64_t count = static_cast<int64_t>(off.size());
   std::vector<int64_t> host(size_t(2 * count));  // offsets, then order; then dest, start
   std::copy(off.begin(), off.end(), host.begin());
@@ -89,11 +88,41 @@ struct scatter_nd_gpu {
   }
 };
 
+// Element (p, g, j): the output gradient's rows taken into destination row g
+// added in their order, as the CPU (t's offsets are rows along the axis).
+struct take_backward_gpu {
+  template <typename T>
+  __device__ static void Map(int64_t i, T* grad, const T* ograd, NdTuples t, AxisSplit a) {
+    const int64_t j = i % a.post, g = (i / a.post) % t.groups, p = i / (a.post * t.groups);
+    T& to = grad[(p * a.n + t.dest[g]) * a.post + j];
+    for (int64_t k = t.start[g]; k < t.start[g + 1]; ++k)
+      AssignReq<kAddTo>(to, ograd[(p * t.count + t.order[k]) * a.post + j]);
+  }
+};
+
+// Inputs: output gradient, data (for its shape), indices.
+void TakeBackwardGPU(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                     const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  if (req[0] == kNullOp) return;
+  const AxisSplit a = SplitAt(out[0].shape(), TakeAxis(attrs, out[0].ndim()));
+  const NdTuples t =
+      UploadTuples(ctx, TakenRows(attrs, IndicesToHost<gpu>(ctx.run_ctx, in[2]), out[0].shape()));
+  if (req[0] != kAddTo) ZeroBlob<gpu>(ctx.run_ctx, out[0]);
+  SwitchNumericDType(
+      out[0].dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        Kernel<take_backward_gpu, gpu>::Launch(ctx.run_ctx, a.pre * t.groups * a.post,
+                                               out[0].dptr<T>(), in[0].dptr<T>(), t, a);
+      },
+      "_backward_take");
+}
+
 void GatherNdGPU(const NodeAttrs&, const OpContext& ctx, const std::vector<TBlob>& in,
                  const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
   if (req[0] == kNullOp) return;
   const GatherNdPlan plan = PlanGatherNd<gpu>("gather_nd", in[0].shape(), in[1], ctx.run_ctx);
-  const NdTuples t = UploadTuples(ctx, plan);
+  const NdTuples t = UploadTuples(ctx, plan.offsets);
   SwitchDType(out[0].dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     SwitchReq(req[0], [&](auto r) {
@@ -109,7 +138,7 @@ void GatherNdBackwardGPU(const NodeAttrs&, const OpContext& ctx, const std::vect
   if (req[0] == kNullOp) return;
   const GatherNdPlan plan =
       PlanGatherNd<gpu>("_backward_gather_nd", out[0].shape(), in[2], ctx.run_ctx);
-  const NdTuples t = UploadTuples(ctx, plan);
+  const NdTuples t = UploadTuples(ctx, plan.offsets);
   if (req[0] != kAddTo) ZeroBlob<gpu>(ctx.run_ctx, out[0]);
   SwitchNumericDType(
       out[0].dtype(),
@@ -125,7 +154,7 @@ void ScatterNdGPU(const NodeAttrs&, const OpContext& ctx, const std::vector<TBlo
                   const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
   if (req[0] == kNullOp) return;
   const GatherNdPlan plan = PlanGatherNd<gpu>("scatter_nd", out[0].shape(), in[1], ctx.run_ctx);
-  const NdTuples t = UploadTuples(ctx, plan);
+  const NdTuples t = UploadTuples(ctx, plan.offsets);
   const bool add = req[0] == kAddTo;
   if (!add) ZeroBlob<gpu>(ctx.run_ctx, out[0]);
   SwitchDType(out[0].dtype(), [&](auto tag) {
@@ -147,6 +176,7 @@ TS_REGISTER_OP(gather_nd).set_attr<FCompute>(kFComputeGPU, GatherNdGPU);
 TS_REGISTER_OP(_backward_gather_nd).set_attr<FCompute>(kFComputeGPU, GatherNdBackwardGPU);
 TS_REGISTER_OP(scatter_nd).set_attr<FCompute>(kFComputeGPU, ScatterNdGPU);
 TS_REGISTER_OP(take).set_attr<FCompute>(kFComputeGPU, TakeCompute<gpu>);
+TS_REGISTER_OP(_backward_take).set_attr<FCompute>(kFComputeGPU, TakeBackwardGPU);
 TS_REGISTER_OP(pick).set_attr<FCompute>(kFComputeGPU, PickCompute<gpu>);
 TS_REGISTER_OP(batch_take).set_attr<FCompute>(kFComputeGPU, PickCompute<gpu>);
 TS_REGISTER_OP(_backward_pick).set_attr<FCompute>(kFComputeGPU, PickBackwardCompute<gpu>);
