@@ -1,11 +1,12 @@
 // khatri_rao (MXNet's): the column-wise Kronecker product of matrices with
 // the same number of columns. MXNet gives it no gradient; neither does this.
+// The kernel is khatri_rao_op-inl.h, shared with the GPU (khatri_rao_op.cu).
 #include <vector>
 
 #include "engine/op/infer_utils.h"
-#include "engine/op/kernel_launch.h"
 #include "engine/op/op.h"
 #include "engine/op/params.h"
+#include "ops/tensor/khatri_rao_op-inl.h"
 #include "ops/tensor/shape_grad_util.h"
 
 namespace tessera::op {
@@ -42,32 +43,6 @@ bool KhatriRaoShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<
   return true;
 }
 
-void KhatriRaoCompute(const NodeAttrs&, const OpContext&, const std::vector<TBlob>& in,
-                      const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  if (req[0] == kNullOp) return;
-  const int64_t rows = out[0].shape()[0], cols = out[0].shape()[1];
-  SwitchNumericDType(
-      out[0].dtype(),
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        T* y = out[0].dptr<T>();
-        const bool add = req[0] == kAddTo;
-        for (int64_t r = 0; r < rows; ++r)
-          for (int64_t k = 0; k < cols; ++k) {
-            // Row r in mixed radix, the first matrix's row most significant.
-            int64_t rest = r;
-            AccType<T> v = 1;
-            for (size_t j = in.size(); j-- > 0;) {
-              const int64_t m = in[j].shape()[0];
-              v *= static_cast<AccType<T>>(in[j].dptr<T>()[(rest % m) * cols + k]);
-              rest /= m;
-            }
-            y[r * cols + k] = add ? static_cast<T>(y[r * cols + k] + v) : static_cast<T>(v);
-          }
-      },
-      "khatri_rao");
-}
-
 }  // namespace
 
 TS_REGISTER_OP(khatri_rao)
@@ -89,6 +64,10 @@ Example: khatri_rao([[1, -1], [2, -3]], [[1, 4], [2, 5], [3, 6]]) =
                                })
     .set_attr<FInferShape>("FInferShape", KhatriRaoShape)
     .set_attr<FInferType>("FInferType", ElemwiseType<-1, 1>)
-    .set_attr<FCompute>(kFComputeCPU, KhatriRaoCompute);
+    .set_attr<FResourceRequest>("FResourceRequest",
+                                [](const NodeAttrs&) {
+                                  return std::vector<ResourceRequest>{ResourceRequest::kTempSpace};
+                                })
+    .set_attr<FCompute>(kFComputeCPU, KhatriRaoCompute<cpu>);
 
 }  // namespace tessera::op
