@@ -1,58 +1,18 @@
 // Diagonals and triangles of matrix stacks: linalg.sumlogdiag,
 // linalg.extractdiag / makediag, linalg.extracttrian / maketrian. Each
 // extract op's gradient is its make op and the other way round (adjoints).
+// Shapes and registration; the kernels are linalg_diag_op-inl.h, shared with
+// the GPU (linalg_diag_op.cu).
 #include <cmath>
 
-#include "ops/tensor/linalg_op-inl.h"
+#include "ops/tensor/linalg_diag_op-inl.h"
 
 namespace tessera::op {
 namespace {
 
-// ---------------------------------------------------------------------------
-// Selections: which elements of an n x n matrix, in which order.
-
-// Diagonal k: element i is (i + max(-k, 0), i + max(k, 0)).
-struct DiagSelection {
-  int64_t n = 0;  // the matrix's size
-  int k = 0;
-  int64_t count() const { return n - std::abs(k); }
-  template <typename F>
-  void ForEach(F&& f) const {
-    const int64_t r0 = std::max(-k, 0), c0 = std::max(k, 0);
-    for (int64_t i = 0; i < count(); ++i) f(i, (r0 + i) * n + c0 + i);
-  }
-};
-
-// The triangle of diagonal k: below and on it (k < 0, or k = 0 and lower),
-// packed row by row; else above and on it, packed column by column (the
-// lower packing of the transpose, MXNet's order).
-struct TrianSelection {
-  int64_t n = 0;
-  int k = 0;
-  bool lower = true;
-  int64_t side() const { return n - std::abs(k); }
-  int64_t count() const { return side() * (side() + 1) / 2; }
-  template <typename F>
-  void ForEach(F&& f) const {
-    const int64_t d = std::abs(k);
-    const bool low = k < 0 || (k == 0 && lower);
-    for (int64_t p = 0; p < side(); ++p)
-      for (int64_t q = 0; q <= p; ++q)
-        f(p * (p + 1) / 2 + q, low ? (p + d) * n + q : q * n + p + d);
-  }
-};
-
 template <typename P>
 int OffsetOf(const NodeAttrs& attrs) {
   return ParamsOf<P>(attrs).offset;
-}
-
-DiagSelection DiagOf(const NodeAttrs& attrs, int64_t n) {
-  return {n, OffsetOf<LinalgDiagParam>(attrs)};
-}
-TrianSelection TrianOf(const NodeAttrs& attrs, int64_t n) {
-  const auto& p = ParamsOf<LinalgTrianParam>(attrs);
-  return {n, p.offset, p.lower};
 }
 
 // The matrix size n for a stack of square matrices; offset must leave a
@@ -104,45 +64,12 @@ bool MakeShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape
   return true;
 }
 
-// Packed values <-> matrices, for every matrix of the stack.
-template <bool kTrian, bool kExtract>
-void DiagTrianCompute(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob>& in,
-                      const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  if (req[0] == kNullOp) return;
-  ForFloatAndDouble(attrs, in[0].dtype(), "linalg diag/trian", [&](auto zero) {
-    using T = decltype(zero);
-    const Shape& ms = kExtract ? in[0].shape() : out[0].shape();
-    const int64_t n = ms[ms.ndim() - 1], nn = n * n, count = ms.Size() / nn;
-    const auto run = [&](const auto& sel) {
-      const int64_t len = sel.count();
-      const T* x = in[0].dptr<T>();
-      T* y = out[0].dptr<T>();
-      const bool add = req[0] == kAddTo;
-      if (!kExtract && !add) std::fill(y, y + count * nn, T(0));
-      for (int64_t b = 0; b < count; ++b) {
-        const T* mat = kExtract ? x + b * nn : nullptr;
-        T* dst_mat = kExtract ? nullptr : y + b * nn;
-        sel.ForEach([&](int64_t i, int64_t at) {
-          if constexpr (kExtract)
-            y[b * len + i] = add ? y[b * len + i] + mat[at] : mat[at];
-          else
-            dst_mat[at] = add ? dst_mat[at] + x[b * len + i] : x[b * len + i];
-        });
-      }
-    };
-    if constexpr (kTrian)
-      run(TrianOf(attrs, n));
-    else
-      run(DiagOf(attrs, n));
-  });
-}
-
 // One of the four ops; its gradient is `other` with the same parameters.
 template <bool kTrian, bool kExtract, typename P>
 Op& DefineDiagTrian(Op& op, const char* alias, const char* other, const char* arg_doc,
                     const char* doc) {
   FInferShape shape = kExtract ? ExtractShape<kTrian> : MakeShape<kTrian>;
-  FCompute compute = DiagTrianCompute<kTrian, kExtract>;
+  FCompute compute = DiagTrianCompute<kTrian, kExtract, cpu>;
   FGradient grad = [other](const NodePtr& n, const std::vector<NodeEntry>& og) {
     return MakeGradNode(other, n, {og[0]});
   };
@@ -211,44 +138,6 @@ bool SumLogDiagShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector
   return true;
 }
 
-void SumLogDiagForward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob>& in,
-                       const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  if (req[0] == kNullOp) return;
-  ForFloatAndDouble(attrs, in[0].dtype(), "linalg.sumlogdiag", [&](auto zero) {
-    using T = decltype(zero);
-    const MatrixLayout l = StackOf(attrs, in[0].shape(), "A");
-    const int64_t n = l.rows;
-    const T* a = in[0].dptr<T>();
-    T* y = out[0].dptr<T>();
-    for (int64_t b = 0; b < l.count(); ++b) {
-      T s = 0;
-      for (int64_t i = 0; i < n; ++i) s += std::log(a[b * n * n + i * n + i]);
-      y[b] = req[0] == kAddTo ? y[b] + s : s;
-    }
-  });
-}
-
-// in dOut, A; dA is dOut / A_ii on the diagonal, zero elsewhere.
-void SumLogDiagBackward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob>& in,
-                        const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  if (req[0] == kNullOp) return;
-  ForFloatAndDouble(attrs, in[0].dtype(), "linalg.sumlogdiag backward", [&](auto zero) {
-    using T = decltype(zero);
-    const MatrixLayout l = StackOf(attrs, in[1].shape(), "A");
-    const int64_t n = l.rows, nn = n * n;
-    const T* g = in[0].dptr<T>();
-    const T* a = in[1].dptr<T>();
-    T* da = out[0].dptr<T>();
-    const bool add = req[0] == kAddTo;
-    if (!add) std::fill(da, da + l.count() * nn, T(0));
-    for (int64_t b = 0; b < l.count(); ++b)
-      for (int64_t i = 0; i < n; ++i) {
-        const int64_t at = b * nn + i * n + i;
-        da[at] = (add ? da[at] : T(0)) + g[b] / a[at];
-      }
-  });
-}
-
 }  // namespace
 
 TS_REGISTER_OP(_linalg_sumlogdiag)
@@ -264,7 +153,7 @@ Example: sumlogdiag([[1, 1], [1, 7]]) = [1.9459].)")
     .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"A"}))
     .set_attr<FInferShape>("FInferShape", SumLogDiagShape)
     .set_attr<FInferType>("FInferType", LinalgType)
-    .set_attr<FCompute>(kFComputeCPU, SumLogDiagForward)
+    .set_attr<FCompute>(kFComputeCPU, SumLogDiagForward<cpu>)
     .set_attr<FGradient>("FGradient", ElemwiseGradUseIn{"_backward_linalg_sumlogdiag"});
 
 TS_REGISTER_OP(_backward_linalg_sumlogdiag)
@@ -282,6 +171,6 @@ TS_REGISTER_OP(_backward_linalg_sumlogdiag)
                              return true;
                            })
     .set_attr<FInferType>("FInferType", LinalgType)
-    .set_attr<FCompute>(kFComputeCPU, SumLogDiagBackward);
+    .set_attr<FCompute>(kFComputeCPU, SumLogDiagBackward<cpu>);
 
 }  // namespace tessera::op

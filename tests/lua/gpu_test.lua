@@ -463,6 +463,41 @@ test('gather_nd and scatter_nd on the GPU match the CPU, repeated tuples too', f
   end, 'out of range')
 end)
 
+test('take\'s gradient on the GPU adds repeated rows in the CPU\'s order, every mode and axis',
+  function()
+  if no_gpu() then return end
+  mx.random.seed(4)
+  local data = mx.nd.random.uniform(-1, 1, {3, 4, 5})
+  local idx = mx.nd.array({{1, 3, 1}, {-1, 7, 1}})   -- 1 three times; -1 and 7 clip or wrap
+  for _, c in ipairs({{'clip', 1}, {'wrap', 2}, {'clip', 3}}) do
+    local mode, axis = c[1], c[2]
+    local function run(ctx)
+      local d = data:as_in_context(ctx)
+      d:attach_grad()
+      local y
+      mx.autograd.record(function()
+        y = mx.nd.take(d, idx:as_in_context(ctx), {axis = axis, mode = mode})
+        y:backward(mx.nd.arange(0, y.size, 1, {ctx = ctx}):reshape(y.shape))
+      end)
+      return y:copyto(mx.cpu()), d.grad:copyto(mx.cpu())
+    end
+    local gy, gd = run(mx.gpu(0))
+    local cy, cd = run(mx.cpu())
+    local what = ('take (mode %s, axis %d)'):format(mode, axis)
+    mx.test_utils.assert_almost_equal(gy, cy, {names = {what .. ' on gpu(0)', 'on cpu(0)'}})
+    mx.test_utils.assert_almost_equal(gd, cd, {names = {'its gradient on gpu(0)', 'on cpu(0)'}})
+  end
+  assert_error(function()
+    local d = data:as_in_context(mx.gpu(0))
+    d:attach_grad()
+    mx.autograd.record(function()
+      local y = mx.nd.take(d, mx.nd.array({0, 1}, {ctx = mx.gpu(0)}), {mode = 'raise'})
+      y:backward(mx.nd.ones(y.shape, {ctx = mx.gpu(0)}))
+    end)
+    mx.nd.take(d, mx.nd.array({3}, {ctx = mx.gpu(0)}), {mode = 'raise'}):wait_to_read()
+  end, 'out of range')
+end)
+
 test('SVMOutput on the GPU matches the CPU, L1 and L2; a bad label is an error', function()
   if no_gpu() then return end
   mx.random.seed(5)
@@ -723,6 +758,56 @@ test('sample_multinomial on the GPU draws the CPU\'s classes for one seed, gradi
   end, 'is negative')
 end)
 
+test('the samplers on the GPU draw the CPU\'s values for one seed, and check their parameters',
+  function()
+  if no_gpu() then return end
+  local scalar = {
+    {'random_exponential', {lam = 2}}, {'random_gamma', {alpha = 0.5, beta = 2}},
+    {'random_gamma', {alpha = 3, beta = 0.5}}, {'random_poisson', {lam = 3}},
+    {'random_poisson', {lam = 50}}, {'random_negative_binomial', {k = 3, p = 0.4}},
+    {'random_generalized_negative_binomial', {mu = 2, alpha = 0.5}},
+  }
+  local function draw(ctx, f)
+    mx.random.seed(31)
+    return f(ctx):as_in_context(mx.cpu())
+  end
+  local function same(name, f)
+    local c, g = draw(mx.cpu(), f), draw(mx.gpu(0), f)
+    mx.test_utils.assert_almost_equal(g, c, {rtol = 1e-9, atol = 1e-12,
+                                             names = {name .. ' on gpu(0)', 'on cpu(0)'}})
+  end
+  for _, c in ipairs(scalar) do
+    for _, dtype in ipairs({'float64', 'float32'}) do
+      same(c[1] .. ' ' .. dtype, function(ctx)
+        local kw = {shape = {3000}, dtype = dtype, ctx = tostring(ctx)}
+        for k, v in pairs(c[2]) do kw[k] = v end
+        return mx.nd[c[1]](kw)
+      end)
+    end
+  end
+  local rows = {
+    {'sample_uniform', {{0, -1, 2}, {1, 1, 2.5}}}, {'sample_normal', {{0, 3, -1}, {1, 0.5, 2}}},
+    {'sample_exponential', {{1, 4, 0.5}}}, {'sample_gamma', {{0.5, 2, 9}, {1, 0.5, 3}}},
+    {'sample_poisson', {{0, 4, 40}}}, {'sample_negative_binomial', {{2, 5, 1}, {0.3, 0.9, 1}}},
+    {'sample_generalized_negative_binomial', {{3, 12, 0}, {0.2, 0, 1}}},
+  }
+  for _, c in ipairs(rows) do
+    same(c[1], function(ctx)
+      local args = {}
+      for i, v in ipairs(c[2]) do args[i] = mx.nd.array(v, {ctx = ctx, dtype = 'float64'}) end
+      args[#args + 1] = {shape = {2, 400}}
+      return mx.nd[c[1]](unpack(args))
+    end)
+  end
+  assert_error(function()
+    mx.nd.sample_gamma(mx.nd.array({1, -2}, {ctx = mx.gpu(0)}),
+                       mx.nd.array({1, 1}, {ctx = mx.gpu(0)})):wait_to_read()
+  end, 'in parameter row 1')
+  assert_error(function()
+    mx.nd.sample_poisson(mx.nd.array({1, 0 / 0}, {ctx = mx.gpu(0)})):wait_to_read()
+  end, 'parameters must be finite')
+end)
+
 test('box_iou on the GPU matches the CPU in both formats', function()
   if no_gpu() then return end
   local a = mx.nd.random.uniform(0, 1, {2, 3, 4})
@@ -774,6 +859,62 @@ test('linalg gemm and gemm2 on the GPU match the CPU: transposes, rows on anothe
       {A = {2, 4, 3, 5}, B = {2, 5, 3, 6}, C = {2, 4, 3, 6}}},
   }
   consistent_cases(cases)
+end)
+
+test('linalg diagonal and triangle ops on the GPU match the CPU, gradients too', function()
+  if no_gpu() then return end
+  local V = mx.sym.Variable
+  local cases = {
+    {mx.sym.linalg_extractdiag{A = V('A'), offset = -1}, {A = {3, 4, 4}}},
+    {mx.sym.linalg_makediag{A = V('A'), offset = 2}, {A = {2, 3, 3}}},
+    {mx.sym.linalg_extracttrian{A = V('A')}, {A = {2, 5, 5}}},
+    {mx.sym.linalg_extracttrian{A = V('A'), lower = false}, {A = {5, 5}}},
+    {mx.sym.linalg_extracttrian{A = V('A'), offset = 2}, {A = {3, 6, 6}}},
+    {mx.sym.linalg_maketrian{A = V('A'), offset = -1}, {A = {2, 10}}},
+    {mx.sym.linalg_maketrian{A = V('A'), lower = false}, {A = {3, 6}}},
+  }
+  consistent_cases(cases)
+  -- sumlogdiag needs a positive diagonal.
+  local a = mx.nd.random.uniform(0.5, 2, {3, 4, 4})
+  local res = {}
+  for _, ctx in ipairs({mx.cpu(), mx.gpu(0)}) do
+    local x = a:as_in_context(ctx)
+    x:attach_grad()
+    local y
+    mx.autograd.record(function()
+      y = mx.nd.linalg_sumlogdiag(x)
+      y:backward(mx.nd.array({1, -2, 0.5}, {ctx = ctx}))
+    end)
+    res[#res + 1] = {y:copyto(mx.cpu()), x.grad:copyto(mx.cpu())}
+  end
+  for i, what in ipairs({'sumlogdiag', 'its gradient'}) do
+    mx.test_utils.assert_almost_equal(res[2][i], res[1][i],
+                                      {names = {what .. ' on gpu(0)', 'on cpu(0)'}})
+  end
+end)
+
+test('khatri_rao, ravel_multi_index and unravel_index on the GPU match the CPU', function()
+  if no_gpu() then return end
+  local mats = {mx.nd.random.uniform(-1, 1, {2, 4}), mx.nd.random.uniform(-1, 1, {3, 4}),
+                mx.nd.random.uniform(-1, 1, {5, 4})}
+  local on_gpu = {}
+  for i, m in ipairs(mats) do on_gpu[i] = m:copyto(mx.gpu(0)) end
+  mx.test_utils.assert_almost_equal(mx.nd.khatri_rao(on_gpu):copyto(mx.cpu()),
+                                    mx.nd.khatri_rao(mats), {names = {'khatri_rao on gpu(0)', 'on cpu(0)'}})
+  local tuples = mx.nd.array({{3, 6, 6, 0}, {4, 5, 1, 0}, {0, 2, 7, 9}}, {dtype = 'int64'})
+  local g = tuples:copyto(mx.gpu(0))
+  local flat = mx.nd.ravel_multi_index(g, {shape = {7, 8, 10}})
+  assert_eq(flat:copyto(mx.cpu()):totable(),
+            mx.nd.ravel_multi_index(tuples, {shape = {7, 8, 10}}):totable())
+  assert_eq(mx.nd.unravel_index(flat, {shape = {-1, 8, 10}}):copyto(mx.cpu()):totable(),
+            tuples:totable())
+  assert_error(function()
+    mx.nd.ravel_multi_index(mx.nd.array({{7}, {0}}, {ctx = mx.gpu(0)}), {shape = {7, 6}})
+      :wait_to_read()
+  end, 'position 0 is 7')
+  assert_error(function()
+    mx.nd.unravel_index(mx.nd.array({1.5}, {ctx = mx.gpu(0)}), {shape = {7, 6}}):wait_to_read()
+  end, 'flat position 0 is 1.5')
 end)
 
 -- An update op on CPU arrays and on their GPU copies: its outputs and the

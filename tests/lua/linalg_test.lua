@@ -262,6 +262,25 @@ test('sumlogdiag, extract/make diag and trian: MXNet examples, packing order', f
       end
     end
   end
+  -- The packing order on a large matrix (each packed element finds its row
+  -- from its index): lower row by row, upper column by column.
+  local n = 70
+  local big = mx.nd.arange(0, n * n, 1, {dtype = 'float64'}):reshape({n, n})
+  for _, c in ipairs({{0, true}, {0, false}, {-3, true}, {5, true}}) do
+    local k, lower = c[1], c[2]
+    local want = {}
+    local d = math.abs(k)
+    for p = 0, n - d - 1 do
+      for q = 0, p do
+        if k < 0 or (k == 0 and lower) then
+          want[#want + 1] = (p + d) * n + q
+        else
+          want[#want + 1] = q * n + p + d
+        end
+      end
+    end
+    assert_eq(la.extracttrian(big, {offset = k, lower = lower}):totable(), want)
+  end
   assert_error(function() la.extractdiag(A, {offset = 2}) end, 'offset 2 is outside')
   assert_error(function() la.maketrian(mx.nd.ones({4})) end, 'no triangle')
 end)
