@@ -1,8 +1,6 @@
 // Bounding boxes (MXNet's contrib.box_iou and contrib.box_nms): overlaps
 // of two sets of boxes, and greedy non-maximum suppression. Boxes are
 // 'corner' [xmin, ymin, xmax, ymax] or 'center' [x, y, width, height].
-#include <algorithm>
-#include <numeric>
 #include <vector>
 
 #include "ops/nn/box_ops-inl.h"
@@ -28,41 +26,6 @@ bool BoxIouShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Sha
 // ---------------------------------------------------------------------------
 // box_nms: outputs the kept boxes, best score first, the other rows -1, and
 // (hidden) each output row's index in the input (-1 for none).
-
-struct BoxNmsParam : Params<BoxNmsParam> {
-  float overlap_thresh = 0.5f, valid_thresh = 0;
-  int topk = -1, coord_start = 2, score_index = 1, id_index = -1, background_id = -1;
-  bool force_suppress = false;
-  int in_format = kCorner, out_format = kCorner;
-  static void Declare(ParamDecl<BoxNmsParam>& d) {
-    d.field("overlap_thresh", &BoxNmsParam::overlap_thresh)
-        .set_default(0.5f)
-        .describe("A box overlapping (IoU) a better one by more than this is suppressed.");
-    d.field("valid_thresh", &BoxNmsParam::valid_thresh)
-        .set_default(0.f)
-        .describe("Only boxes scoring above this take part.");
-    d.field("topk", &BoxNmsParam::topk)
-        .set_default(-1)
-        .describe("Only the topk best-scoring boxes take part; -1: all.");
-    d.field("coord_start", &BoxNmsParam::coord_start)
-        .set_default(2)
-        .describe("Position of the 4 coordinates in a box's row.");
-    d.field("score_index", &BoxNmsParam::score_index)
-        .set_default(1)
-        .describe("Position of the score in a box's row.");
-    d.field("id_index", &BoxNmsParam::id_index)
-        .set_default(-1)
-        .describe("Position of the class id in a box's row; -1: none.");
-    d.field("background_id", &BoxNmsParam::background_id)
-        .set_default(-1)
-        .describe("With id_index: boxes of this class are dropped first.");
-    d.field("force_suppress", &BoxNmsParam::force_suppress)
-        .set_default(false)
-        .describe("Suppress across classes (else only within a class, with id_index).");
-    DeclareFormat(d, &BoxNmsParam::in_format, "in_format", "The input boxes' format.");
-    DeclareFormat(d, &BoxNmsParam::out_format, "out_format", "The output boxes' format.");
-  }
-};
 
 // The row width k, after checking that the fields fit and do not collide.
 int64_t CheckRow(const NodeAttrs& attrs, const Shape& s) {
@@ -96,138 +59,8 @@ bool BoxNmsShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Sha
   return true;
 }
 
-// The kept boxes of one batch item, best first (MXNet's filter, sort, topk
-// and greedy suppression).
-template <typename T>
-std::vector<int64_t> KeptBoxes(const BoxNmsParam& p, const T* x, int64_t n, int64_t k) {
-  std::vector<int64_t> order;
-  for (int64_t i = 0; i < n; ++i) {
-    const T* row = x + i * k;
-    if (!(double(row[p.score_index]) > p.valid_thresh)) continue;
-    if (p.id_index >= 0 && double(row[p.id_index]) == p.background_id) continue;
-    order.push_back(i);
-  }
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    return x[a * k + p.score_index] > x[b * k + p.score_index];
-  });
-  if (p.topk >= 0 && int64_t(order.size()) > p.topk) order.resize(size_t(p.topk));
-  std::vector<bool> gone(order.size(), false);
-  std::vector<int64_t> kept;
-  for (size_t a = 0; a < order.size(); ++a) {
-    if (gone[a]) continue;
-    kept.push_back(order[a]);
-    const T* ra = x + order[a] * k;
-    const Corners ca = CornersOf(ra + p.coord_start, p.in_format);
-    for (size_t b = a + 1; b < order.size(); ++b) {
-      if (gone[b]) continue;
-      const T* rb = x + order[b] * k;
-      if (p.id_index >= 0 && !p.force_suppress && ra[p.id_index] != rb[p.id_index]) continue;
-      if (IoU(ca, CornersOf(rb + p.coord_start, p.in_format)) > p.overlap_thresh) gone[b] = true;
-    }
-  }
-  return kept;
-}
-
-// The coordinates of a box in out_format: a linear map of in_format's.
-template <typename T>
-void ConvertBox(const T* in, T* out, int from, int to) {
-  if (from == to) {
-    std::copy(in, in + 4, out);
-  } else if (to == kCenter) {  // corners -> centre and size
-    out[0] = T((double(in[0]) + double(in[2])) / 2);
-    out[1] = T((double(in[1]) + double(in[3])) / 2);
-    out[2] = T(double(in[2]) - double(in[0]));
-    out[3] = T(double(in[3]) - double(in[1]));
-  } else {
-    out[0] = T(double(in[0]) - double(in[2]) / 2);
-    out[1] = T(double(in[1]) - double(in[3]) / 2);
-    out[2] = T(double(in[0]) + double(in[2]) / 2);
-    out[3] = T(double(in[1]) + double(in[3]) / 2);
-  }
-}
-
-// The gradient through ConvertBox: the transpose of its map.
-template <typename T>
-void ConvertBoxGrad(const T* g, T* dx, int from, int to) {
-  if (from == to) {
-    std::copy(g, g + 4, dx);
-  } else if (to == kCenter) {
-    dx[0] = T(double(g[0]) / 2 - double(g[2]));
-    dx[1] = T(double(g[1]) / 2 - double(g[3]));
-    dx[2] = T(double(g[0]) / 2 + double(g[2]));
-    dx[3] = T(double(g[1]) / 2 + double(g[3]));
-  } else {
-    dx[0] = T(double(g[0]) + double(g[2]));
-    dx[1] = T(double(g[1]) + double(g[3]));
-    dx[2] = T((double(g[2]) - double(g[0])) / 2);
-    dx[3] = T((double(g[3]) - double(g[1])) / 2);
-  }
-}
-
-void BoxNmsForward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob>& in,
-                   const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  const auto& p = ParamsOf<BoxNmsParam>(attrs);
-  const Shape& s = in[0].shape();
-  const int64_t k = CheckRow(attrs, s), n = s[s.ndim() - 2], batch = s.Size() / (n * k);
-  ForFloatAndDouble(attrs, in[0].dtype(), "box_nms", [&](auto zero) {
-    using T = decltype(zero);
-    const T* x = in[0].dptr<T>();
-    T* y = out[0].dptr<T>();
-    T* rec = out[1].dptr<T>();
-    // One item's rows and record, then written under each output's request.
-    std::vector<T> rows(static_cast<size_t>(n * k)), order(static_cast<size_t>(n));
-    auto put = [](T* dst, const std::vector<T>& v, OpReqType r) {
-      for (size_t i = 0; i < v.size(); ++i)
-        if (r == kAddTo)
-          dst[i] = T(dst[i] + v[i]);
-        else if (r != kNullOp)
-          dst[i] = v[i];
-    };
-    for (int64_t b = 0; b < batch; ++b) {
-      const T* xb = x + b * n * k;
-      std::fill(rows.begin(), rows.end(), T(-1));
-      std::fill(order.begin(), order.end(), T(-1));
-      const std::vector<int64_t> kept = KeptBoxes(p, xb, n, k);
-      for (size_t o = 0; o < kept.size(); ++o) {
-        const T* src = xb + kept[o] * k;
-        T* dst = rows.data() + int64_t(o) * k;
-        std::copy(src, src + k, dst);
-        ConvertBox(src + p.coord_start, dst + p.coord_start, p.in_format, p.out_format);
-        order[o] = T(kept[o]);
-      }
-      put(y + b * n * k, rows, req[0]);
-      put(rec + b * n, order, req[1]);
-    }
-  });
-}
-
-// in: dOut, dRecord, out, record; d data: each kept box's output gradient
-// back at its input row (through the format conversion), zero elsewhere.
-void BoxNmsBackward(const NodeAttrs& attrs, const OpContext&, const std::vector<TBlob>& in,
-                    const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  if (req[0] == kNullOp) return;
-  const auto& p = ParamsOf<BoxNmsParam>(attrs);
-  const Shape& s = in[0].shape();
-  const int64_t k = s.back(), n = s[s.ndim() - 2], batch = s.Size() / (n * k);
-  ForFloatAndDouble(attrs, in[0].dtype(), "_backward_contrib_box_nms", [&](auto zero) {
-    using T = decltype(zero);
-    const T* g = in[0].dptr<T>();
-    const T* rec = in[3].dptr<T>();
-    T* dx = out[0].dptr<T>();
-    const bool add = req[0] == kAddTo;
-    if (!add) std::fill(dx, dx + s.Size(), T(0));
-    std::vector<T> row(static_cast<size_t>(k));
-    for (int64_t b = 0; b < batch; ++b)
-      for (int64_t o = 0; o < n; ++o) {
-        const double r = double(rec[b * n + o]);
-        if (r < 0 || r >= double(n)) continue;
-        const T* go = g + (b * n + o) * k;
-        std::copy(go, go + k, row.begin());
-        ConvertBoxGrad(go + p.coord_start, row.data() + p.coord_start, p.in_format, p.out_format);
-        T* d = dx + (b * n + int64_t(r)) * k;
-        for (int64_t j = 0; j < k; ++j) d[j] = add ? T(d[j] + row[size_t(j)]) : row[size_t(j)];
-      }
-  });
+std::vector<ResourceRequest> BoxNmsScratch(const NodeAttrs&) {
+  return {ResourceRequest::kTempSpace};
 }
 
 }  // namespace
@@ -279,7 +112,8 @@ box_nms(x, overlap_thresh=0.1, id_index=0, force_suppress=1) =
     .set_attr<FNumVisibleOutputs>("FNumVisibleOutputs", [](const NodeAttrs&) { return 1u; })
     .set_attr<FInferShape>("FInferShape", BoxNmsShape)
     .set_attr<FInferType>("FInferType", FloatSameType)
-    .set_attr<FCompute>(kFComputeCPU, BoxNmsForward)
+    .set_attr<FResourceRequest>("FResourceRequest", BoxNmsScratch)
+    .set_attr<FCompute>(kFComputeCPU, BoxNmsForward<cpu>)
     .set_attr<FGradient>("FGradient", [](const NodePtr& n, const std::vector<NodeEntry>& og) {
       return MakeGradNode("_backward_contrib_box_nms", n,
                           {og[0], og[1], NodeEntry{n, 0, 0}, NodeEntry{n, 1, 0}});
@@ -303,6 +137,6 @@ TS_REGISTER_OP(_backward_contrib_box_nms)
                              return true;
                            })
     .set_attr<FInferType>("FInferType", FloatSameType)
-    .set_attr<FCompute>(kFComputeCPU, BoxNmsBackward);
+    .set_attr<FCompute>(kFComputeCPU, BoxNmsBackward<cpu>);
 
 }  // namespace tessera::op

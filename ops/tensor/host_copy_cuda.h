@@ -44,8 +44,12 @@ inline std::vector<double> HostValues<gpu>(const RunContext& rctx, const TBlob& 
 }
 
 template <>
-inline const int64_t* IntsForKernels<gpu>(const OpContext& ctx, const std::vector<int64_t>& host) {
-  return CopyToTemp(ctx, host);
+inline void CopyHostToSpace<gpu>(const OpContext& ctx, const void* host, size_t bytes,
+                                 void* space) {
+  // From pageable memory the copy is staged before cudaMemcpyAsync returns.
+  if (bytes)
+    TS_CUDA_CALL(cudaMemcpyAsync(space, host, bytes, cudaMemcpyHostToDevice,
+                                 ctx.run_ctx.get_stream<cudaStream_t>()));
 }
 
 }  // namespace tessera::op

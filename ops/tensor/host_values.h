@@ -5,6 +5,7 @@
 // The GPU's specialisations are in host_copy_cuda.h (.cu files only).
 #pragma once
 
+#include <cstring>
 #include <vector>
 
 #include "engine/base/dtype.h"
@@ -28,14 +29,29 @@ inline std::vector<double> HostValues<cpu>(const RunContext&, const TBlob& b) {
   return v;
 }
 
-// Host integers where device xpu's kernels can read them: the CPU's are the
-// vector's own; the GPU's a copy in the op's temp space (ctx.requested[0]).
+// `bytes` of host memory into `space` (memory of device xpu, such as the
+// op's temp space), ordered before the op's later kernels; the host memory
+// may be reused when the call returns.
 template <typename xpu>
-const int64_t* IntsForKernels(const OpContext& ctx, const std::vector<int64_t>& host);
+void CopyHostToSpace(const OpContext& ctx, const void* host, size_t bytes, void* space);
 
 template <>
-inline const int64_t* IntsForKernels<cpu>(const OpContext&, const std::vector<int64_t>& host) {
-  return host.data();
+inline void CopyHostToSpace<cpu>(const OpContext&, const void* host, size_t bytes, void* space) {
+  if (bytes) std::memcpy(space, host, bytes);
+}
+
+// Host values where device xpu's kernels can read them: the CPU's are the
+// vector's own; the GPU's a copy in the op's temp space (ctx.requested[0],
+// which the op must not use for anything else).
+template <typename xpu, typename V>
+const V* ArrayForKernels(const OpContext& ctx, const std::vector<V>& host) {
+  if constexpr (xpu::kDevice == DeviceType::kCPU) {
+    return host.data();
+  } else {
+    V* dev = ctx.requested.at(0).get_space_typed<V>(host.empty() ? 1 : host.size());
+    CopyHostToSpace<xpu>(ctx, host.data(), host.size() * sizeof(V), dev);
+    return dev;
+  }
 }
 
 }  // namespace tessera::op

@@ -46,7 +46,7 @@ void KhatriRaoCompute(const NodeAttrs&, const OpContext& ctx, const std::vector<
     table.push_back(static_cast<int64_t>(reinterpret_cast<uintptr_t>(b.dptr_)));
     table.push_back(b.shape()[0]);
   }
-  const int64_t* dev_table = IntsForKernels<xpu>(ctx, table);
+  const int64_t* dev_table = ArrayForKernels<xpu>(ctx, table);
   SwitchNumericDType(
       out[0].dtype(),
       [&](auto tag) {

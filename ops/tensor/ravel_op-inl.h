@@ -93,7 +93,7 @@ void RavelCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::vecto
     for (int64_t d : dims) total = d > 0 && total > 0 ? total * d : -1;
     for (int64_t i = 0; i < k; ++i) CheckPosition(attrs, x[i], total, "flat position", i);
   }
-  const int64_t* dev_dims = IntsForKernels<xpu>(ctx, dims);
+  const int64_t* dev_dims = ArrayForKernels<xpu>(ctx, dims);
   SwitchNumericDType(
       in[0].dtype(),
       [&](auto tag) {

@@ -2,11 +2,14 @@
 // dtypes, every ret_typ, requests, numeric gradients and errors.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <random>
 
 #include "engine/ndarray/imperative.h"
 #include "engine/resource/resource.h"
+#include "ops/tensor/merge_sort-inl.h"
 #include "ops/tensor/sort_bitonic-inl.h"
 #include "tests/cpp/op_test_util.h"
 #include "tests/cpp/test_util.h"
@@ -170,4 +173,30 @@ TEST_CASE("the GPU's bitonic sort gives the CPU's stable order on every kind of 
           CHECK(((std::isnan(a[j]) && std::isnan(b[j])) || a[j] == b[j]));
       }
     }
+}
+
+namespace {
+// Orders indices by descending key, as the detection ops sort scores.
+struct KeyAbove {
+  const double* key;
+  bool operator()(int64_t a, int64_t b) const { return key[a] > key[b]; }
+};
+}  // namespace
+
+TEST_CASE("StableSortIndices orders as std::stable_sort, ties included") {
+  std::mt19937 gen(11);
+  for (int64_t n : {0, 1, 2, 3, 7, 8, 9, 64, 100, 1000, 1025}) {
+    for (int distinct : {2, 5, 1000}) {
+      std::vector<double> key(static_cast<size_t>(n));
+      std::uniform_int_distribution<int> pick(0, distinct);
+      for (double& k : key) k = double(pick(gen));
+      std::vector<int64_t> want(key.size()), got(key.size()), tmp(key.size());
+      std::iota(want.begin(), want.end(), 0);
+      std::iota(got.begin(), got.end(), 0);
+      const KeyAbove above{key.data()};
+      std::stable_sort(want.begin(), want.end(), above);
+      op::StableSortIndices(got.data(), tmp.data(), n, above);
+      CHECK(got == want);
+    }
+  }
 }

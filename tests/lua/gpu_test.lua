@@ -820,6 +820,89 @@ test('box_iou on the GPU matches the CPU in both formats', function()
   end
 end)
 
+-- Runs f with its array arguments on the CPU and on gpu(0); every output
+-- must agree (the detection ops' sorts and suppressions included).
+local function same_on_gpu(what, f, args, opts)
+  local on_gpu = {}
+  for i, a in ipairs(args) do on_gpu[i] = a:copyto(mx.gpu(0)) end
+  local want, got = {f(unpack(args))}, {f(unpack(on_gpu))}
+  assert_eq(#got, #want)
+  for i = 1, #want do
+    assert_eq(tostring(got[i].context), 'gpu(0)')
+    mx.test_utils.assert_almost_equal(got[i]:copyto(mx.cpu()), want[i], {rtol = 1e-5,
+      atol = 1e-6, names = {what .. ' output ' .. i .. ' on gpu(0)', 'cpu(0)'}})
+  end
+end
+
+test('box_nms and the SSD and Faster R-CNN ops on the GPU match the CPU', function()
+  if no_gpu() then return end
+  mx.random.seed(12)
+  -- box_nms: ties in score, classes, every option; its gradient too.
+  local bt = mx.nd.random.uniform(0, 1, {2, 200, 6}):totable()
+  for _, image in ipairs(bt) do
+    for _, row in ipairs(image) do
+      row[1], row[2] = math.floor(row[1] * 4), math.floor(row[2] * 20) / 20  -- class, score
+    end
+  end
+  local boxes = mx.nd.array(bt)
+  for _, o in ipairs({{overlap_thresh = 0.5}, {overlap_thresh = 0.3, id_index = 0, topk = 40},
+                      {overlap_thresh = 0.3, id_index = 0, force_suppress = true,
+                       out_format = 'center', valid_thresh = 0.2}}) do
+    o.coord_start, o.score_index = 2, 1
+    same_on_gpu('box_nms', function(x) return mx.nd.contrib.box_nms(x, o) end, {boxes})
+    local grads = {}
+    for _, ctx in ipairs({mx.cpu(), mx.gpu(0)}) do
+      local x = boxes:copyto(ctx)
+      x:attach_grad()
+      mx.autograd.record(function()
+        local y = mx.nd.contrib.box_nms(x, o)
+        y:backward(mx.nd.arange(0, y.size, 1, {ctx = ctx}):reshape(y.shape))
+      end)
+      grads[#grads + 1] = x.grad:copyto(mx.cpu())
+    end
+    mx.test_utils.assert_almost_equal(grads[2], grads[1],
+                                      {names = {'box_nms gradient on gpu(0)', 'cpu(0)'}})
+  end
+  -- SSD: priors, targets (with and without mining), detections.
+  local feat = mx.nd.zeros({1, 3, 6, 6})
+  same_on_gpu('MultiBoxPrior', function(x)
+    return mx.nd.contrib.MultiBoxPrior(x, {sizes = {0.3, 0.6}, ratios = {1, 2, 0.5}, clip = true})
+  end, {feat})
+  local anchors = mx.nd.contrib.MultiBoxPrior(feat, {sizes = {0.3, 0.6}, ratios = {1, 2, 0.5}})
+  local n = anchors.shape[2]
+  local label = mx.nd.array({{{1, 0.1, 0.1, 0.4, 0.5}, {3, 0.5, 0.4, 0.9, 0.8}, {-1, -1, -1, -1, -1}},
+                             {{0, 0.2, 0.3, 0.6, 0.6}, {-1, -1, -1, -1, -1}, {-1, -1, -1, -1, -1}}})
+  local cls_pred = mx.nd.random.uniform(-2, 2, {2, 5, n})
+  for _, ratio in ipairs({-1, 3}) do
+    same_on_gpu('MultiBoxTarget', function(a, l, c)
+      return mx.nd.contrib.MultiBoxTarget(a, l, c, {negative_mining_ratio = ratio})
+    end, {anchors, label, cls_pred})
+  end
+  local prob = mx.nd.softmax(mx.nd.random.uniform(-3, 3, {2, 5, n}), {axis = 2})
+  local loc = mx.nd.random.uniform(-0.5, 0.5, {2, n * 4})
+  for _, o in ipairs({{nms_threshold = 0.5}, {nms_threshold = 0.3, force_suppress = true,
+                                              nms_topk = 30}}) do
+    same_on_gpu('MultiBoxDetection', function(c, l, a)
+      return mx.nd.contrib.MultiBoxDetection(c, l, a, o)
+    end, {prob, loc, anchors})
+  end
+  -- Faster R-CNN's proposals, both regressions; an image larger than the map.
+  local na = 12
+  local cls = mx.nd.random.uniform(0, 1, {2, 2 * na, 7, 9})
+  local bbox = mx.nd.random.uniform(-0.3, 0.3, {2, 4 * na, 7, 9})
+  local info = mx.nd.array({{110, 140, 1}, {90, 120, 0.8}})
+  for _, iou_loss in ipairs({false, true}) do
+    same_on_gpu('Proposal', function(c, b, i)
+      return mx.nd.contrib.Proposal(c, b, i, {iou_loss = iou_loss, rpn_post_nms_top_n = 40,
+                                             output_score = true})
+    end, {cls, bbox, info})
+  end
+  assert_error(function()
+    mx.nd.contrib.Proposal(cls:copyto(mx.gpu(0)), bbox:copyto(mx.gpu(0)),
+      mx.nd.array({{110, 140, 1}, {200, 120, 1}}, {ctx = mx.gpu(0)})):wait_to_read()
+  end, 'im_info of image 1')
+end)
+
 test('index_copy on the GPU matches the CPU, repeated rows and gradients too', function()
   if no_gpu() then return end
   local old = mx.nd.random.uniform(-1, 1, {6, 2, 3})
