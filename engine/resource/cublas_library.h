@@ -24,6 +24,8 @@ struct CublasApi {
   decltype(&cublasSetStream_v2) set_stream = nullptr;
   decltype(&cublasSetMathMode) set_math_mode = nullptr;
   decltype(&cublasGemmStridedBatchedEx_64) gemm_strided_batched_ex = nullptr;
+  decltype(&cublasStrsm_v2_64) strsm = nullptr;
+  decltype(&cublasDtrsm_v2_64) dtrsm = nullptr;
   decltype(&cublasGetStatusString) status_string = nullptr;
 };
 

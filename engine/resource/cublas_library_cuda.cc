@@ -35,6 +35,8 @@ CublasApi Open() {
   Resolve(lib, "cublasSetStream_v2", &api.set_stream);
   Resolve(lib, "cublasSetMathMode", &api.set_math_mode);
   Resolve(lib, "cublasGemmStridedBatchedEx_64", &api.gemm_strided_batched_ex);
+  Resolve(lib, "cublasStrsm_v2_64", &api.strsm);
+  Resolve(lib, "cublasDtrsm_v2_64", &api.dtrsm);
   Resolve(lib, "cublasGetStatusString", &api.status_string);
   return api;
 }

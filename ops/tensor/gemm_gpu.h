@@ -31,6 +31,31 @@ struct GpuGemm {
 void GemmGpu(const RunContext& rctx, DType dtype, const GpuGemm& g, const void* a, const void* b,
              void* c, const char* who);
 
+// B_i <- alpha op(A_i)^-1 B_i (or B_i op(A_i)^-1 with rightside), i < batch,
+// for row-major B_i (m x n, contiguous, back to back) and triangular A_i
+// (k x k, k = m or n; lower or upper, the other triangle not read);
+// float32 and float64 (cuBLAS's trsm, one call per matrix).
+struct GpuTrsm {
+  bool rightside = false, lower = true, transpose = false;
+  int64_t m = 0, n = 0, batch = 1;
+  double alpha = 1.0;
+};
+
+void TrsmGpu(const RunContext& rctx, DType dtype, const GpuTrsm& t, const void* a, void* b,
+             const char* who);
+
+// A row-major triangular problem as the column-major one cuBLAS solves: B
+// (m x n) read column-major is B^T (n x m), and op(A) X = B is
+// X^T op(A)^T = B^T, so the side flips, A^T's other triangle is the one
+// stored, and the sizes swap; the transposition flag stays.
+struct ColMajorTrsm {
+  bool left, upper, transpose;
+  int64_t m, n;
+};
+inline ColMajorTrsm ToColMajor(const GpuTrsm& t) {
+  return {t.rightside, t.lower, t.transpose, t.n, t.m};
+}
+
 // The same for the integer types, which cuBLAS does not serve: a plain
 // kernel summing in int64, as the CPU does (gemm_gpu_integer.cu).
 void GemmGpuInteger(const RunContext& rctx, DType dtype, const GpuGemm& g, const void* a,

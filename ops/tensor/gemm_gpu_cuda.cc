@@ -64,4 +64,35 @@ void GemmGpu(const RunContext& rctx, DType dtype, const GpuGemm& g, const void* 
       << g.k << ", batch " << g.batch << ") failed: " << api.status_string(st);
 }
 
+void TrsmGpu(const RunContext& rctx, DType dtype, const GpuTrsm& t, const void* a, void* b,
+             const char* who) {
+  if (t.m == 0 || t.n == 0 || t.batch == 0) return;
+  TS_CHECK(dtype == DType::kFloat32 || dtype == DType::kFloat64)
+      << who << " on the GPU: " << DTypeName(dtype) << " has no triangular solve (float32 and "
+      << "float64 do)";
+  const resource::CublasApi& api = resource::Cublas();
+  cublasHandle_t h = resource::CublasHandle(rctx.get_stream<cudaStream_t>());
+  const ColMajorTrsm c = ToColMajor(t);
+  const int64_t k = t.rightside ? t.n : t.m, size = DTypeSize(dtype);
+  const cublasSideMode_t side = c.left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT;
+  const cublasFillMode_t fill = c.upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
+  const cublasOperation_t op = c.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const double da = t.alpha;
+  const float fa = static_cast<float>(t.alpha);
+  for (int64_t i = 0; i < t.batch; ++i) {
+    const void* ai = static_cast<const char*>(a) + i * k * k * size;
+    void* bi = static_cast<char*>(b) + i * t.m * t.n * size;
+    // Column-major: B^T is c.m x c.n with leading dimension n; A^T's is k.
+    const cublasStatus_t st =
+        dtype == DType::kFloat32
+            ? api.strsm(h, side, fill, op, CUBLAS_DIAG_NON_UNIT, c.m, c.n, &fa,
+                        static_cast<const float*>(ai), k, static_cast<float*>(bi), t.n)
+            : api.dtrsm(h, side, fill, op, CUBLAS_DIAG_NON_UNIT, c.m, c.n, &da,
+                        static_cast<const double*>(ai), k, static_cast<double*>(bi), t.n);
+    TS_CHECK(st == CUBLAS_STATUS_SUCCESS)
+        << who << " on the GPU: cublas?trsm (m " << t.m << ", n " << t.n << ", matrix " << i
+        << ") failed: " << api.status_string(st);
+  }
+}
+
 }  // namespace tessera::op

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ops/tensor/linalg_op-inl.h"
+#include "ops/tensor/matrix_product.h"
 
 namespace tessera::op {
 
@@ -16,15 +17,6 @@ template <typename P>
 int GemmRowAxis(const NodeAttrs& attrs, int ndim) {
   return NormalizeAxis(ParamsOf<P>(attrs).axis, ndim, OpLabel(attrs).c_str());
 }
-
-// c = alpha op(a) op(b) + beta c for every matrix of the batch on xpu.
-template <typename xpu>
-struct MatrixProduct {
-  template <typename T>
-  static void Run(const OpContext& ctx, bool ta, bool tb, T alpha, const T* a,
-                  const MatrixLayout& la, const T* b, const MatrixLayout& lb, T beta, T* c,
-                  const MatrixLayout& lc);
-};
 
 // y[i] = (keep ? y[i] : 0) + s x[i]
 struct ScaledAddElem {

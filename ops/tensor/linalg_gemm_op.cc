@@ -7,14 +7,6 @@
 
 namespace tessera::op {
 
-template <>
-template <typename T>
-void MatrixProduct<cpu>::Run(const OpContext& ctx, bool ta, bool tb, T alpha, const T* a,
-                             const MatrixLayout& la, const T* b, const MatrixLayout& lb, T beta,
-                             T* c, const MatrixLayout& lc) {
-  BatchedProduct(ta, tb, alpha, a, la, b, lb, beta, c, lc, ctx.run_ctx.omp_threads);
-}
-
 namespace {
 
 template <typename P>

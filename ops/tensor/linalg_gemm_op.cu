@@ -2,39 +2,10 @@
 // (gemm_gpu.h) on the op's stream, and the element kernels of
 // linalg_gemm_op-inl.h.
 #include "engine/op/kernel_launch_cuda.cuh"
-#include "ops/tensor/gemm_gpu.h"
 #include "ops/tensor/linalg_gemm_op-inl.h"
+#include "ops/tensor/matrix_product_cuda.h"
 
 namespace tessera::op {
-
-// Matrices stacked on the leading axes (inner 1) are one strided batch;
-// with the rows on another axis, the matrices of one leading index
-// interleave `cols` apart, a strided batch each.
-template <>
-template <typename T>
-void MatrixProduct<gpu>::Run(const OpContext& ctx, bool ta, bool tb, T alpha, const T* a,
-                             const MatrixLayout& la, const T* b, const MatrixLayout& lb, T beta,
-                             T* c, const MatrixLayout& lc) {
-  GpuGemm g;
-  g.trans_a = ta;
-  g.trans_b = tb;
-  g.m = lc.rows;
-  g.n = lc.cols;
-  g.k = ta ? la.rows : la.cols;
-  g.lda = la.ld();
-  g.ldb = lb.ld();
-  g.ldc = lc.ld();
-  g.alpha = double(alpha);
-  g.beta = double(beta);
-  const bool stacked = la.inner == 1 && lb.inner == 1 && lc.inner == 1;
-  g.batch = stacked ? lc.count() : lc.inner;
-  g.stride_a = stacked ? la.rows * la.cols : la.cols;
-  g.stride_b = stacked ? lb.rows * lb.cols : lb.cols;
-  g.stride_c = stacked ? lc.rows * lc.cols : lc.cols;
-  for (int64_t o = 0, groups = stacked ? 1 : lc.outer; o < groups; ++o)
-    GemmGpu(ctx.run_ctx, DTypeOf<T>(), g, a + la.Offset(o * la.inner), b + lb.Offset(o * lb.inner),
-            c + lc.Offset(o * lc.inner), "linalg.gemm");
-}
 
 TS_REGISTER_OP(_linalg_gemm).set_attr<FCompute>(kFComputeGPU, GemmForward<gpu, LinalgGemmParam>);
 TS_REGISTER_OP(_backward_linalg_gemm)

@@ -1,10 +1,24 @@
 // linalg.trmm (alpha op(A) B), linalg.trsm (alpha op(A)^-1 B), each also on
 // the right of B, A triangular; linalg.syrk (alpha A A^T or alpha A^T A).
-#include "ops/tensor/gemm.h"
+// Shapes, registration and the CPU's triangular solve; the computation is
+// linalg_triangular_op-inl.h, shared with the GPU (linalg_triangular_op.cu).
 #include "ops/tensor/lapack.h"
-#include "ops/tensor/linalg_op-inl.h"
+#include "ops/tensor/linalg_triangular_op-inl.h"
 
 namespace tessera::op {
+
+template <typename T>
+void TriangularSolveCpu(const OpContext& ctx, const GpuTrsm& t, const T* a, T* b) {
+  const int64_t k = t.rightside ? t.n : t.m;
+  ForEachMatrix<T>(ctx, t.batch, t.m * t.n * k, 0, [&](int64_t i, T*) {
+    lapack::Trsm(t.rightside, t.lower, t.transpose, t.m, t.n, T(t.alpha), a + i * k * k, k,
+                 b + i * t.m * t.n, t.n);
+    return 0;
+  });
+}
+template void TriangularSolveCpu<float>(const OpContext&, const GpuTrsm&, const float*, float*);
+template void TriangularSolveCpu<double>(const OpContext&, const GpuTrsm&, const double*, double*);
+
 namespace {
 
 // A (.., k, k) triangular and B (.., m, n) with k = m (left) or n (right);
@@ -28,96 +42,6 @@ bool TriangShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Sha
                           : "A (B's batch; B's rows as its size)");
   AssignShape(attrs, out, 0, b, "output");
   return true;
-}
-
-// B (m x n, contiguous) <- alpha op(A) B or alpha B op(A) (trmm), or the
-// solve (trsm), in place.
-template <bool kSolve, typename T>
-void TriangApply(const LinalgTriangParam& p, bool transpose, T alpha, const T* a, int64_t k, T* b,
-                 int64_t m, int64_t n) {
-  if (kSolve)
-    lapack::Trsm(p.rightside, p.lower, transpose, m, n, alpha, a, k, b, n);
-  else
-    lapack::Trmm(p.rightside, p.lower, transpose, m, n, alpha, a, k, b, n);
-}
-
-template <bool kSolve>
-void TriangForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                   const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  if (req[0] == kNullOp) return;
-  const auto& p = ParamsOf<LinalgTriangParam>(attrs);
-  ForFloatAndDouble(attrs, out[0].dtype(), "linalg.trmm", [&](auto zero) {
-    using T = decltype(zero);
-    const MatrixLayout lb = StackOf(attrs, in[1].shape(), "B");
-    const int64_t m = lb.rows, n = lb.cols, k = p.rightside ? n : m, sb = m * n;
-    ReqOutput<T> o(out[0], req[0]);
-    const T* a = in[0].dptr<T>();
-    const T* b = in[1].dptr<T>();
-    ForEachMatrix<T>(ctx, lb.count(), m * n * k, 0, [&](int64_t i, T*) {
-      T* c = o.data() + i * sb;
-      if (c != b + i * sb) std::copy(b + i * sb, b + (i + 1) * sb, c);
-      TriangApply<kSolve>(p, p.transpose, T(p.alpha), a + i * k * k, k, c, m, n);
-      return 0;
-    });
-    o.Commit();
-  });
-}
-
-// The triangle of A a gradient may reach: the other one is never read.
-template <typename T>
-void KeepTriangle(T* g, int64_t k, bool lower) {
-  if (lower)
-    ZeroStrictUpper(g, k, k);
-  else
-    ZeroStrictLower(g, k, k);
-}
-
-// trmm: in dOut, A, B; out dA, dB.
-//   dB = alpha op(A)^T dOut (left) or alpha dOut op(A)^T (right);
-//   dA = tri(alpha dOut B^T) (left), tri(alpha B^T dOut) (right), each
-//   transposed when A was.
-// trsm: in dOut, A, B, C = the forward output; out dA, dB.
-//   dB = alpha op(A)^-T dOut (left) or alpha dOut op(A)^-T (right);
-//   dA = tri(-dB C^T / alpha) (left), tri(-C^T dB / alpha) (right),
-//   transposed likewise.
-template <bool kSolve>
-void TriangBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                    const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  const auto& p = ParamsOf<LinalgTriangParam>(attrs);
-  ForFloatAndDouble(attrs, in[0].dtype(), "linalg.trmm backward", [&](auto zero) {
-    using T = decltype(zero);
-    const MatrixLayout lb = StackOf(attrs, in[2].shape(), "B");
-    const int64_t m = lb.rows, n = lb.cols, k = p.rightside ? n : m, sb = m * n;
-    const T* dc = in[0].dptr<T>();
-    const T* a = in[1].dptr<T>();
-    // trmm's dA pairs dOut with B; trsm's pairs dB with its output C.
-    const T* other = in[kSolve ? 3 : 2].dptr<T>();
-    const T alpha = T(p.alpha), scale = kSolve ? T(-1) / alpha : alpha;
-    ReqOutput<T> da(out[0], req[0]), db(out[1], req[1]);
-    const bool need_db = req[1] != kNullOp || (kSolve && req[0] != kNullOp);
-    ForEachMatrix<T>(ctx, lb.count(), 2 * m * n * k, 0, [&](int64_t i, T*) {
-      T* gb = db.data() + i * sb;
-      if (need_db) {
-        std::copy(dc + i * sb, dc + (i + 1) * sb, gb);
-        TriangApply<kSolve>(p, !p.transpose, alpha, a + i * k * k, k, gb, m, n);
-      }
-      if (req[0] == kNullOp) return 0;
-      const T* g = kSolve ? gb : dc + i * sb;  // the m x n factor beside `other`
-      const T* x = other + i * sb;
-      T* ga = da.data() + i * k * k;
-      // left: g x^T (k = m), right: x^T g (k = n); transposed when A was.
-      if (!p.rightside)
-        p.transpose ? Gemm(false, true, m, m, n, scale, x, n, g, n, T(0), ga, m, 1)
-                    : Gemm(false, true, m, m, n, scale, g, n, x, n, T(0), ga, m, 1);
-      else
-        p.transpose ? Gemm(true, false, n, n, m, scale, g, n, x, n, T(0), ga, n, 1)
-                    : Gemm(true, false, n, n, m, scale, x, n, g, n, T(0), ga, n, 1);
-      KeepTriangle(ga, k, p.lower);
-      return 0;
-    });
-    da.Commit();
-    db.Commit();
-  });
 }
 
 // in dOut, A, B (and trsm's output C): dOut and C have B's shape, A is
@@ -162,50 +86,6 @@ bool SyrkBackwardShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vect
   return true;
 }
 
-void SyrkForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                 const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  if (req[0] == kNullOp) return;
-  const auto& p = ParamsOf<LinalgSyrkParam>(attrs);
-  ForFloatAndDouble(attrs, out[0].dtype(), "linalg.syrk", [&](auto zero) {
-    using T = decltype(zero);
-    const MatrixLayout l = StackOf(attrs, in[0].shape(), "A");
-    const int64_t k = p.transpose ? l.cols : l.rows, inner = p.transpose ? l.rows : l.cols;
-    ReqOutput<T> o(out[0], req[0]);
-    const T* a = in[0].dptr<T>();
-    ForEachMatrix<T>(ctx, l.count(), k * k * inner, 0, [&](int64_t i, T*) {
-      T* c = o.data() + i * k * k;
-      lapack::Syrk(p.transpose, k, inner, T(p.alpha), a + i * l.rows * l.cols, l.cols, T(0), c, k);
-      Symmetrize(c, k, k, /*lower_to_upper=*/true);
-      return 0;
-    });
-    o.Commit();
-  });
-}
-
-// in dOut, A; dA = alpha (dOut + dOut^T) A, or alpha A (dOut + dOut^T).
-void SyrkBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                  const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  if (req[0] == kNullOp) return;
-  const auto& p = ParamsOf<LinalgSyrkParam>(attrs);
-  ForFloatAndDouble(attrs, in[0].dtype(), "linalg.syrk backward", [&](auto zero) {
-    using T = decltype(zero);
-    const MatrixLayout l = StackOf(attrs, in[1].shape(), "A");
-    const int64_t m = l.rows, n = l.cols, k = p.transpose ? n : m;
-    const T* dc = in[0].dptr<T>();
-    const T* a = in[1].dptr<T>();
-    T* da = out[0].dptr<T>();
-    const T beta = req[0] == kAddTo ? T(1) : T(0), alpha = T(p.alpha);
-    ForEachMatrix<T>(ctx, l.count(), 2 * m * n * k, k * k, [&](int64_t i, T* s) {
-      AddTranspose(dc + i * k * k, s, k);
-      if (p.transpose)
-        Gemm(false, false, m, n, n, alpha, a + i * m * n, n, s, n, beta, da + i * m * n, n, 1);
-      else
-        Gemm(false, false, m, n, m, alpha, s, m, a + i * m * n, n, beta, da + i * m * n, n, 1);
-      return 0;
-    });
-  });
-}
-
 // The output may take B's memory.
 std::vector<std::pair<int, int>> InplaceB(const NodeAttrs&) {
   return {{1, 0}};
@@ -215,7 +95,7 @@ std::vector<std::pair<int, int>> InplaceB(const NodeAttrs&) {
 // and parameters; trsm's backward also reads the forward output.
 template <bool kSolve>
 Op& DefineTriang(Op& op, Op& backward, const char* alias, const char* doc) {
-  FCompute forward = TriangForward<kSolve>, grad_compute = TriangBackward<kSolve>;
+  FCompute forward = TriangForward<kSolve, cpu>, grad_compute = TriangBackward<kSolve, cpu>;
   FGradient grad = kSolve ? FGradient(TrsmGrad) : FGradient(TrmmGrad);
   backward
       .describe(std::string("Gradient of ") + alias + ": inputs dOut, A, B" +
@@ -226,6 +106,7 @@ Op& DefineTriang(Op& op, Op& backward, const char* alias, const char* doc) {
       .set_attr<TIsBackward>("TIsBackward", true)
       .set_attr<FInferShape>("FInferShape", TriangBackwardShape)
       .set_attr<FInferType>("FInferType", LinalgType)
+      .set_attr<FResourceRequest>("FResourceRequest", LinalgTempSpace)
       .set_attr<FCompute>(kFComputeCPU, grad_compute);
   return op.describe(doc)
       .set_num_inputs(2)
@@ -238,6 +119,7 @@ Op& DefineTriang(Op& op, Op& backward, const char* alias, const char* doc) {
       .set_attr<FInferShape>("FInferShape", TriangShape)
       .set_attr<FInferType>("FInferType", LinalgType)
       .set_attr<FInplaceOption>("FInplaceOption", InplaceB)
+      .set_attr<FResourceRequest>("FResourceRequest", LinalgTempSpace)
       .set_attr<FCompute>(kFComputeCPU, forward)
       .set_attr<FGradient>("FGradient", grad);
 }
@@ -279,7 +161,7 @@ Example: syrk([[1, 2, 3], [4, 5, 6]]) = [[14, 32], [32, 77]].)")
     .set_attr<FInferShape>("FInferShape", SyrkShape)
     .set_attr<FInferType>("FInferType", LinalgType)
     .set_attr<FResourceRequest>("FResourceRequest", LinalgTempSpace)
-    .set_attr<FCompute>(kFComputeCPU, SyrkForward)
+    .set_attr<FCompute>(kFComputeCPU, SyrkForward<cpu>)
     .set_attr<FGradient>("FGradient", ElemwiseGradUseIn{"_backward_linalg_syrk"});
 
 TS_REGISTER_OP(_backward_linalg_syrk)
@@ -291,6 +173,6 @@ TS_REGISTER_OP(_backward_linalg_syrk)
     .set_attr<FInferShape>("FInferShape", SyrkBackwardShape)
     .set_attr<FInferType>("FInferType", LinalgType)
     .set_attr<FResourceRequest>("FResourceRequest", LinalgTempSpace)
-    .set_attr<FCompute>(kFComputeCPU, SyrkBackward);
+    .set_attr<FCompute>(kFComputeCPU, SyrkBackward<cpu>);
 
 }  // namespace tessera::op

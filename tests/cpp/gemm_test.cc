@@ -11,7 +11,12 @@
 #include <string>
 #include <vector>
 
+#include <cblas.h>
+
 #include "ops/tensor/gemm.h"
+#include "ops/tensor/gemm_gpu.h"
+#include "ops/tensor/lapack.h"
+#include "ops/tensor/openblas_library.h"
 #include "tests/cpp/test_util.h"
 
 using namespace tessera;
@@ -382,4 +387,33 @@ TEST_CASE("fallback: a half type through conversion functors") {
               std::abs(want) / 256 + Tolerance<float>(s.k, ref.magnitude[i]));
     }
   }
+}
+
+// The GPU's triangular solve runs the row-major problem as cuBLAS's
+// column-major one (ToColMajor). The same column-major call through
+// OpenBLAS's cblas must give what the row-major solve gives, for every side,
+// triangle and transposition.
+TEST_CASE("ToColMajor: the column-major triangular solve equals the row-major one") {
+  using ColTrsm = void (*)(CBLAS_ORDER, CBLAS_SIDE, CBLAS_UPLO, CBLAS_TRANSPOSE, CBLAS_DIAG, int,
+                           int, double, const double*, int, double*, int);
+  const auto col_trsm = reinterpret_cast<ColTrsm>(openblas::Symbol("cblas_dtrsm", "test"));
+  std::mt19937 gen(5);
+  std::uniform_real_distribution<double> u(-1, 1);
+  const int64_t m = 4, n = 6;
+  for (bool right : {false, true})
+    for (bool lower : {false, true})
+      for (bool trans : {false, true}) {
+        const GpuTrsm t{right, lower, trans, m, n, 1, 1.5};
+        const int64_t k = right ? n : m;
+        std::vector<double> a(size_t(k * k)), b(size_t(m * n));
+        for (int64_t i = 0; i < k * k; ++i) a[size_t(i)] = u(gen) + (i % (k + 1) == 0 ? 3 : 0);
+        for (double& v : b) v = u(gen);
+        std::vector<double> want = b, got = b;
+        lapack::Trsm(right, lower, trans, m, n, 1.5, a.data(), k, want.data(), n);
+        const ColMajorTrsm c = ToColMajor(t);
+        col_trsm(CblasColMajor, c.left ? CblasLeft : CblasRight, c.upper ? CblasUpper : CblasLower,
+                 c.transpose ? CblasTrans : CblasNoTrans, CblasNonUnit, int(c.m), int(c.n), 1.5,
+                 a.data(), int(k), got.data(), int(n));
+        for (size_t i = 0; i < want.size(); ++i) CHECK(got[i] == doctest::Approx(want[i]));
+      }
 }

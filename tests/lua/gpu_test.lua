@@ -1000,6 +1000,36 @@ test('khatri_rao, ravel_multi_index and unravel_index on the GPU match the CPU',
   end, 'flat position 0 is 1.5')
 end)
 
+test('linalg trmm, trsm and syrk on the GPU match the CPU: every side, triangle, transpose',
+  function()
+  if no_gpu() then return end
+  local V = mx.sym.Variable
+  -- A well conditioned: a unit-scale random matrix plus 3 on the diagonal.
+  local A = mx.nd.random.normal(0, 1, {2, 4, 4}, {dtype = 'float64'}) +
+            mx.nd.eye(4, {dtype = 'float64'}) * 3
+  for _, op in ipairs({'linalg_trmm', 'linalg_trsm'}) do
+    for _, right in ipairs({false, true}) do
+      for _, lower in ipairs({true, false}) do
+        for _, transpose in ipairs({false, true}) do
+          local sym = mx.sym[op]{A = V('A'), B = V('B'), rightside = right, lower = lower,
+                                 transpose = transpose, alpha = 1.5}
+          local bshape = right and {2, 3, 4} or {2, 4, 3}
+          local ok, err = pcall(mx.test_utils.check_consistency, sym, {
+            {ctx = mx.cpu(0), A = {2, 4, 4}, B = bshape, type_dict = {A = 'float64', B = 'float64'}},
+            {ctx = mx.gpu(0), A = {2, 4, 4}, B = bshape, type_dict = {A = 'float32', B = 'float32'}},
+          }, {arg_params = {A = A}})
+          assert(ok, ('%s rightside=%s lower=%s transpose=%s: %s'):format(op, tostring(right),
+                 tostring(lower), tostring(transpose), tostring(err)))
+        end
+      end
+    end
+  end
+  consistent_cases({
+    {mx.sym.linalg_syrk{A = V('A'), alpha = 0.5}, {A = {3, 4, 5}}},
+    {mx.sym.linalg_syrk{A = V('A'), transpose = true}, {A = {2, 4, 3}}},
+  })
+end)
+
 -- An update op on CPU arrays and on their GPU copies: its outputs and the
 -- inputs it updates in place must agree.
 local function same_update_on_gpu(op, inputs, params, states)
