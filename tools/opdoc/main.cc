@@ -2,6 +2,8 @@
 //   opdoc                  print it
 //   opdoc --write FILE     write it to FILE (through a temporary and a rename)
 //   opdoc --check FILE     exit 1, saying where, when FILE differs from it
+// The operator table's GPU column comes from the registry in a CUDA build; a
+// build without CUDA keeps the column FILE has (CI's CUDA build checks it).
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -64,16 +66,26 @@ int Check(const std::string& path, const std::string& text) {
   }
 }
 
+// The file's text, or "" when it cannot be read.
+std::string ReadAll(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream buf;
+  if (f) buf << f.rdbuf();
+  return buf.str();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
-    const std::string text = tessera::opdoc::RenderOperatorReference();
+    if (argc != 1 && argc != 3) return Usage();
+    // A build without CUDA keeps the GPU column the file recorded.
+    const std::string text = tessera::opdoc::RenderOperatorReference(
+        tessera::opdoc::RecordedGpuCells(argc == 3 ? ReadAll(argv[2]) : std::string()));
     if (argc == 1) {
       std::cout << text;
       return 0;
     }
-    if (argc != 3) return Usage();
     const std::string mode = argv[1];
     if (mode == "--write") return Write(argv[2], text);
     if (mode == "--check") return Check(argv[2], text);

@@ -5,6 +5,8 @@
 #include <sstream>
 #include <vector>
 
+#include "engine/base/context.h"
+#include "engine/ndarray/op_attr_ndarray.h"
 #include "engine/op/op.h"
 #include "engine/op/op_attr_types.h"
 
@@ -82,6 +84,20 @@ std::string Anchor(const std::string& title) {
   return a;
 }
 
+constexpr const char* kGpuUnknown = "? (regenerate in a CUDA build)";
+
+// "yes" when the op has a GPU kernel in this (CUDA) build, else "no"; in a
+// build without CUDA, what the document recorded.
+std::string GpuCell(const Entry& e, const GpuCells& recorded) {
+  if (!BuiltWithCUDA()) {
+    auto it = recorded.find(e.title);
+    return it == recorded.end() ? kGpuUnknown : it->second;
+  }
+  op::NodeAttrs attrs;
+  attrs.op = e.op;
+  return op::FindDeviceKernel(attrs, /*on_gpu=*/true).found() ? "yes" : "no";
+}
+
 void RenderOp(std::ostringstream& out, const Entry& e) {
   const Op* op = e.op;
   out << "## " << e.title << "\n\n";
@@ -124,7 +140,22 @@ void RenderOp(std::ostringstream& out, const Entry& e) {
 
 }  // namespace
 
-std::string RenderOperatorReference() {
+GpuCells RecordedGpuCells(const std::string& document) {
+  GpuCells cells;
+  std::istringstream in(document);
+  std::string line;
+  // Rows "| [title](#anchor) | cell |".
+  while (std::getline(in, line)) {
+    if (line.rfind("| [", 0) != 0) continue;
+    const size_t close = line.find("](#");
+    const size_t bar = line.find(" | ", close == std::string::npos ? 0 : close);
+    if (close == std::string::npos || bar == std::string::npos || line.size() < bar + 5) continue;
+    cells[line.substr(3, close - 3)] = line.substr(bar + 3, line.size() - bar - 5);
+  }
+  return cells;
+}
+
+std::string RenderOperatorReference(const GpuCells& recorded) {
   const std::vector<Entry> entries = PublicOperators();
   std::ostringstream out;
   out << "# Operator reference\n\n"
@@ -137,10 +168,12 @@ std::string RenderOperatorReference() {
       << "marked (axis) 1-based. Parameters are passed as key/value strings; dtypes are\n"
       << "spelled `float32`, `float64`, `float16`, `bfloat16`, `uint8`, `int8`, `int32`,\n"
       << "`int64`, `bool`.\n\n"
-      << entries.size() << " operators:";
-  for (size_t i = 0; i < entries.size(); ++i)
-    out << (i ? ", " : " ") << "[" << entries[i].title << "](#" << Anchor(entries[i].title) << ")";
-  out << ".\n\n";
+      << "The " << entries.size() << " operators, and whether each has a GPU kernel (ops\n"
+      << "without one are an error on a GPU context, never a silent copy to the CPU):\n\n"
+      << "| operator | GPU |\n|---|---|\n";
+  for (const Entry& e : entries)
+    out << "| [" << e.title << "](#" << Anchor(e.title) << ") | " << GpuCell(e, recorded) << " |\n";
+  out << "\n";
   for (const Entry& e : entries) RenderOp(out, e);
   std::string text = out.str();
   while (text.size() >= 2 && text[text.size() - 1] == '\n' && text[text.size() - 2] == '\n')
