@@ -26,6 +26,10 @@ struct CublasApi {
   decltype(&cublasGemmStridedBatchedEx_64) gemm_strided_batched_ex = nullptr;
   decltype(&cublasStrsm_v2_64) strsm = nullptr;
   decltype(&cublasDtrsm_v2_64) dtrsm = nullptr;
+  decltype(&cublasSgetrfBatched) sgetrf_batched = nullptr;
+  decltype(&cublasDgetrfBatched) dgetrf_batched = nullptr;
+  decltype(&cublasSgetriBatched) sgetri_batched = nullptr;
+  decltype(&cublasDgetriBatched) dgetri_batched = nullptr;
   decltype(&cublasGetStatusString) status_string = nullptr;
 };
 

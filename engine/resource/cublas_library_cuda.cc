@@ -37,6 +37,10 @@ CublasApi Open() {
   Resolve(lib, "cublasGemmStridedBatchedEx_64", &api.gemm_strided_batched_ex);
   Resolve(lib, "cublasStrsm_v2_64", &api.strsm);
   Resolve(lib, "cublasDtrsm_v2_64", &api.dtrsm);
+  Resolve(lib, "cublasSgetrfBatched", &api.sgetrf_batched);
+  Resolve(lib, "cublasDgetrfBatched", &api.dgetrf_batched);
+  Resolve(lib, "cublasSgetriBatched", &api.sgetri_batched);
+  Resolve(lib, "cublasDgetriBatched", &api.dgetri_batched);
   Resolve(lib, "cublasGetStatusString", &api.status_string);
   return api;
 }

@@ -44,6 +44,18 @@ struct GpuTrsm {
 void TrsmGpu(const RunContext& rctx, DType dtype, const GpuTrsm& t, const void* a, void* b,
              const char* who);
 
+// LU factorisations with partial pivoting of `batch` n x n matrices (float32
+// or float64, back to back), as LAPACK's getrf and getri see row-major
+// matrices: the factors of the transpose (same determinant), pivots 1-based
+// (n per matrix), info per matrix (> 0: an exactly zero pivot). cuBLAS's
+// batched getrf / getri; `ptrs` is device memory for 2 batch pointers.
+// LuFactorGpu factors `a` in place; LuInvertGpu writes the inverse of the
+// factored matrices to `inv` (not `lu`).
+void LuFactorGpu(const RunContext& rctx, DType dtype, int64_t n, int64_t batch, void* a, int* piv,
+                 int* info, void** ptrs, const char* who);
+void LuInvertGpu(const RunContext& rctx, DType dtype, int64_t n, int64_t batch, const void* lu,
+                 const int* piv, void* inv, int* info, void** ptrs, const char* who);
+
 // A row-major triangular problem as the column-major one cuBLAS solves: B
 // (m x n) read column-major is B^T (n x m), and op(A) X = B is
 // X^T op(A)^T = B^T, so the side flips, A^T's other triangle is the one

@@ -3,6 +3,8 @@
 // m with n, and cuBLAS reads every matrix as stored.
 #include "ops/tensor/gemm_gpu.h"
 
+#include <vector>
+
 #include "engine/base/cuda_utils.h"
 #include "engine/base/error.h"
 #include "engine/resource/cublas_library.h"
@@ -93,6 +95,65 @@ void TrsmGpu(const RunContext& rctx, DType dtype, const GpuTrsm& t, const void* 
         << who << " on the GPU: cublas?trsm (m " << t.m << ", n " << t.n << ", matrix " << i
         << ") failed: " << api.status_string(st);
   }
+}
+
+namespace {
+
+// The batch's matrix addresses (`count` of them, `each` bytes apart) in
+// device memory `ptrs`: the batched routines take arrays of pointers.
+void UploadPointers(const RunContext& rctx, const void* base, int64_t count, int64_t each,
+                    void** ptrs) {
+  std::vector<const void*> host(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) host[size_t(i)] = static_cast<const char*>(base) + i * each;
+  // From pageable memory the copy is staged before cudaMemcpyAsync returns.
+  TS_CUDA_CALL(cudaMemcpyAsync(ptrs, host.data(), host.size() * sizeof(void*),
+                               cudaMemcpyHostToDevice, rctx.get_stream<cudaStream_t>()));
+}
+
+void CheckLuType(DType dtype, const char* who) {
+  TS_CHECK(dtype == DType::kFloat32 || dtype == DType::kFloat64)
+      << who << " on the GPU: " << DTypeName(dtype)
+      << " has no LU factorisation (float32 and float64 do)";
+}
+
+}  // namespace
+
+void LuFactorGpu(const RunContext& rctx, DType dtype, int64_t n, int64_t batch, void* a, int* piv,
+                 int* info, void** ptrs, const char* who) {
+  if (n == 0 || batch == 0) return;
+  CheckLuType(dtype, who);
+  const resource::CublasApi& api = resource::Cublas();
+  cublasHandle_t h = resource::CublasHandle(rctx.get_stream<cudaStream_t>());
+  const int in = ToInt(n, "n", who), ib = ToInt(batch, "batch", who);
+  UploadPointers(rctx, a, batch, n * n * int64_t(DTypeSize(dtype)), ptrs);
+  const cublasStatus_t st =
+      dtype == DType::kFloat32
+          ? api.sgetrf_batched(h, in, reinterpret_cast<float* const*>(ptrs), in, piv, info, ib)
+          : api.dgetrf_batched(h, in, reinterpret_cast<double* const*>(ptrs), in, piv, info, ib);
+  TS_CHECK(st == CUBLAS_STATUS_SUCCESS)
+      << who << " on the GPU: cublas?getrfBatched (n " << n << ", batch " << batch
+      << ") failed: " << api.status_string(st);
+}
+
+void LuInvertGpu(const RunContext& rctx, DType dtype, int64_t n, int64_t batch, const void* lu,
+                 const int* piv, void* inv, int* info, void** ptrs, const char* who) {
+  if (n == 0 || batch == 0) return;
+  CheckLuType(dtype, who);
+  const resource::CublasApi& api = resource::Cublas();
+  cublasHandle_t h = resource::CublasHandle(rctx.get_stream<cudaStream_t>());
+  const int in = ToInt(n, "n", who), ib = ToInt(batch, "batch", who);
+  const int64_t each = n * n * int64_t(DTypeSize(dtype));
+  UploadPointers(rctx, lu, batch, each, ptrs);
+  UploadPointers(rctx, inv, batch, each, ptrs + batch);
+  const cublasStatus_t st =
+      dtype == DType::kFloat32
+          ? api.sgetri_batched(h, in, reinterpret_cast<const float* const*>(ptrs), in, piv,
+                               reinterpret_cast<float* const*>(ptrs + batch), in, info, ib)
+          : api.dgetri_batched(h, in, reinterpret_cast<const double* const*>(ptrs), in, piv,
+                               reinterpret_cast<double* const*>(ptrs + batch), in, info, ib);
+  TS_CHECK(st == CUBLAS_STATUS_SUCCESS)
+      << who << " on the GPU: cublas?getriBatched (n " << n << ", batch " << batch
+      << ") failed: " << api.status_string(st);
 }
 
 }  // namespace tessera::op

@@ -1,18 +1,39 @@
 // LU-based ops: linalg.inverse, linalg.det, linalg.slogdet, with MXNet's
 // outputs (det and slogdet keep the LU factors and pivots as hidden outputs
-// for their backward) and gradients.
-#include <cmath>
-#include <limits>
-
-#include "ops/tensor/gemm.h"
+// for their backward) and gradients. Shapes, registration and the CPU's LU
+// routines (LAPACK); the computation is linalg_lu_op-inl.h, shared with the
+// GPU (linalg_lu_op.cu).
 #include "ops/tensor/lapack.h"
-#include "ops/tensor/linalg_op-inl.h"
+#include "ops/tensor/linalg_lu_op-inl.h"
 
 namespace tessera::op {
-namespace {
 
-// Pivots live in scratch of the element type: one int fits in one float.
-static_assert(sizeof(int) <= sizeof(float));
+template <typename T>
+void LuFactorCpu(const OpContext& ctx, int64_t n, int64_t count, T* a, int* piv, int* info) {
+  ForEachMatrix<T>(ctx, count, n * n * n, 0, [&](int64_t i, T*) {
+    info[i] = lapack::Getrf(n, a + i * n * n, n, piv + i * n);
+    return 0;
+  });
+}
+
+template <typename T>
+void LuInvertCpu(const OpContext& ctx, int64_t n, int64_t count, const T* lu, const int* piv,
+                 T* inv, int* info) {
+  ForEachMatrix<T>(ctx, count, 2 * n * n * n, 0, [&](int64_t i, T*) {
+    std::copy(lu + i * n * n, lu + (i + 1) * n * n, inv + i * n * n);
+    info[i] = lapack::Getri(n, inv + i * n * n, n, piv + i * n);
+    return 0;
+  });
+}
+
+template void LuFactorCpu<float>(const OpContext&, int64_t, int64_t, float*, int*, int*);
+template void LuFactorCpu<double>(const OpContext&, int64_t, int64_t, double*, int*, int*);
+template void LuInvertCpu<float>(const OpContext&, int64_t, int64_t, const float*, const int*,
+                                 float*, int*);
+template void LuInvertCpu<double>(const OpContext&, int64_t, int64_t, const double*, const int*,
+                                  double*, int*);
+
+namespace {
 
 MatrixLayout SquareOf(const NodeAttrs& attrs, const Shape& s) {
   const MatrixLayout l = StackOf(attrs, s, "A");
@@ -32,55 +53,9 @@ bool InverseShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Sh
   return true;
 }
 
-void InverseForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                    const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  if (req[0] == kNullOp) return;
-  ForFloatAndDouble(attrs, out[0].dtype(), "linalg.inverse", [&](auto zero) {
-    using T = decltype(zero);
-    const MatrixLayout l = SquareOf(attrs, in[0].shape());
-    const int64_t n = l.rows, nn = n * n;
-    ReqOutput<T> o(out[0], req[0]);
-    const T* a = in[0].dptr<T>();
-    const MatrixFailure f = ForEachMatrix<T>(ctx, l.count(), 2 * n * nn, n, [&](int64_t i, T* s) {
-      T* c = o.data() + i * nn;
-      if (c != a + i * nn) std::copy(a + i * nn, a + (i + 1) * nn, c);
-      int* ipiv = reinterpret_cast<int*>(s);
-      if (int info = lapack::Getrf(n, c, n, ipiv); info != 0) return info;
-      return lapack::Getri(n, c, n, ipiv);
-    });
-    if (f.index >= 0)
-      TS_THROW << OpLabel(attrs) << ": matrix " << f.index
-               << " of the batch is singular (LAPACK getrf/getri info " << f.info << ")";
-    o.Commit();
-  });
-}
-
-// in dY, Y = A^-1; dA = -Y^T dY Y^T.
-void InverseBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                     const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  if (req[0] == kNullOp) return;
-  ForFloatAndDouble(attrs, in[0].dtype(), "linalg.inverse backward", [&](auto zero) {
-    using T = decltype(zero);
-    const MatrixLayout l = SquareOf(attrs, in[1].shape());
-    const int64_t n = l.rows, nn = n * n;
-    const T* dy = in[0].dptr<T>();
-    const T* y = in[1].dptr<T>();
-    T* da = out[0].dptr<T>();
-    const T beta = req[0] == kAddTo ? T(1) : T(0);
-    ForEachMatrix<T>(ctx, l.count(), 2 * n * nn, nn, [&](int64_t i, T* m) {
-      Gemm(true, false, n, n, n, T(1), y + i * nn, n, dy + i * nn, n, T(0), m, n, 1);
-      Gemm(false, true, n, n, n, T(-1), m, n, y + i * nn, n, beta, da + i * nn, n, 1);
-      return 0;
-    });
-  });
-}
-
 // ---------------------------------------------------------------------------
 // det and slogdet: outputs [det] or [sign, logabsdet], then the LU factors
 // (A's shape) and the pivots (A's shape less its last axis, int32).
-
-template <bool kLog>
-constexpr int kNumValues = kLog ? 2 : 1;
 
 template <bool kLog>
 bool DetShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
@@ -102,102 +77,6 @@ bool DetType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>*
   out->push_back(pivots[0]);
   AssignType(attrs, out, kNumValues<kLog> + 1, DType::kInt32, "pivots");
   return known;
-}
-
-// The sign and log |det| of the matrix whose LU factors (of its transpose,
-// which has the same determinant) are in lu, with LAPACK's 1-based pivots.
-template <typename T>
-void SignAndLogAbs(const T* lu, const int* ipiv, int64_t n, T* sign, T* logabs) {
-  T s = 1, l = 0;
-  for (int64_t j = 0; j < n; ++j) {
-    const T u = lu[j * n + j];
-    if (ipiv[j] != j + 1) s = -s;
-    if (u < 0) s = -s;
-    if (u == 0) s = 0;
-    l += std::log(std::abs(u));
-  }
-  *sign = s;
-  *logabs = l;
-}
-
-template <bool kLog>
-void DetForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  constexpr int kLu = kNumValues<kLog>, kPiv = kLu + 1;
-  ForFloatAndDouble(attrs, in[0].dtype(), kLog ? "linalg.slogdet" : "linalg.det", [&](auto zero) {
-    using T = decltype(zero);
-    const MatrixLayout l = SquareOf(attrs, in[0].shape());
-    const int64_t n = l.rows, nn = n * n;
-    ReqOutput<T> first(out[0], req[0]), lu(out[kLu], req[kLu]);
-    ReqOutput<T> second(out[kLog ? 1 : 0], kLog ? req[1] : kNullOp);
-    // The pivots are integers: written directly unless nobody wants them.
-    std::vector<int> own_pivots;
-    int* piv = out[kPiv].dptr<int>();
-    if (req[kPiv] == kNullOp || req[kPiv] == kAddTo) {
-      own_pivots.resize(size_t(l.count() * n));
-      piv = own_pivots.data();
-    }
-    const T* a = in[0].dptr<T>();
-    ForEachMatrix<T>(ctx, l.count(), nn * n, 0, [&](int64_t i, T*) {
-      T* c = lu.data() + i * nn;
-      std::copy(a + i * nn, a + (i + 1) * nn, c);
-      lapack::Getrf(n, c, n, piv + i * n);  // info > 0: a zero pivot, det 0
-      T sign, logabs;
-      SignAndLogAbs(c, piv + i * n, n, &sign, &logabs);
-      if (kLog) {
-        first.data()[i] = sign;
-        second.data()[i] = logabs;
-      } else {
-        first.data()[i] = sign == 0 ? T(0) : sign * std::exp(logabs);
-      }
-      return 0;
-    });
-    first.Commit();
-    if (kLog) second.Commit();
-    lu.Commit();
-  });
-}
-
-// det:     in ddet, det, LU, pivots;            dA = ddet det A^-T.
-// slogdet: in dlogabsdet, sign, logabsdet, LU, pivots; dA = dlogabsdet A^-T.
-// A matrix with det 0 gets a zero gradient (MXNet's rule); sign gets none.
-template <bool kLog>
-void DetBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                 const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  if (req[0] == kNullOp) return;
-  constexpr int kLu = kNumValues<kLog> + 1, kPiv = kLu + 1;
-  ForFloatAndDouble(attrs, in[0].dtype(), "linalg.det backward", [&](auto zero) {
-    using T = decltype(zero);
-    const MatrixLayout l = SquareOf(attrs, in[kLu].shape());
-    const int64_t n = l.rows, nn = n * n;
-    const T* g = in[0].dptr<T>();
-    const T* value = in[kLog ? 2 : 1].dptr<T>();  // logabsdet or det
-    const T* lu = in[kLu].dptr<T>();
-    const int* piv = in[kPiv].dptr<int>();
-    T* da = out[0].dptr<T>();
-    const bool add = req[0] == kAddTo;
-    ForEachMatrix<T>(ctx, l.count(), 2 * n * nn, nn, [&](int64_t i, T* inv) {
-      T* d = da + i * nn;
-      const bool singular = kLog ? std::isinf(value[i]) && value[i] < 0 : value[i] == 0;
-      if (singular) {
-        if (!add) std::fill(d, d + nn, T(0));
-        return 0;
-      }
-      for (int64_t j = 0; j < n; ++j)  // LAPACK reads the rows they name
-        TS_CHECK(piv[i * n + j] >= 1 && piv[i * n + j] <= n)
-            << OpLabel(attrs) << ": pivot " << j << " of matrix " << i << " is " << piv[i * n + j]
-            << ", not a row in [1, " << n << "]";
-      std::copy(lu + i * nn, lu + (i + 1) * nn, inv);
-      lapack::Getri(n, inv, n, piv + i * n);
-      const T scale = kLog ? g[i] : g[i] * value[i];
-      for (int64_t r = 0; r < n; ++r)
-        for (int64_t c = 0; c < n; ++c) {
-          const T v = scale * inv[c * n + r];
-          d[r * n + c] = add ? d[r * n + c] + v : v;
-        }
-      return 0;
-    });
-  });
 }
 
 // in: the output gradient, the forward's values, LU, pivots; each checked
@@ -252,7 +131,7 @@ Example: inverse([[1, 4], [2, 3]]) = [[-0.6, 0.8], [0.4, -0.2]].)")
                               [](const NodeAttrs&) {
                                 return std::vector<std::pair<int, int>>{{0, 0}};
                               })
-    .set_attr<FCompute>(kFComputeCPU, InverseForward)
+    .set_attr<FCompute>(kFComputeCPU, InverseForward<cpu>)
     .set_attr<FGradient>("FGradient", ElemwiseGradUseOut{"_backward_linalg_inverse"});
 
 TS_REGISTER_OP(_backward_linalg_inverse)
@@ -271,7 +150,7 @@ TS_REGISTER_OP(_backward_linalg_inverse)
                            })
     .set_attr<FInferType>("FInferType", LinalgType)
     .set_attr<FResourceRequest>("FResourceRequest", LinalgTempSpace)
-    .set_attr<FCompute>(kFComputeCPU, InverseBackward);
+    .set_attr<FCompute>(kFComputeCPU, InverseBackward<cpu>);
 
 TS_REGISTER_OP(_linalg_det)
     .describe(R"(The determinant of every square matrix of a batch (MXNet's
@@ -291,7 +170,8 @@ Example: det([[1, 4], [2, 3]]) = [-5].)")
     .set_attr<FNumVisibleOutputs>("FNumVisibleOutputs", [](const NodeAttrs&) { return 1u; })
     .set_attr<FInferShape>("FInferShape", DetShape<false>)
     .set_attr<FInferType>("FInferType", DetType<false>)
-    .set_attr<FCompute>(kFComputeCPU, DetForward<false>)
+    .set_attr<FResourceRequest>("FResourceRequest", LinalgTempSpace)
+    .set_attr<FCompute>(kFComputeCPU, DetForward<false, cpu>)
     .set_attr<FGradient>("FGradient", DetGrad<false>);
 
 TS_REGISTER_OP(_backward_linalg_det)
@@ -302,7 +182,7 @@ TS_REGISTER_OP(_backward_linalg_det)
     .set_attr<FInferShape>("FInferShape", DetBackwardShape<false>)
     .set_attr<FInferType>("FInferType", DetBackwardType<false>)
     .set_attr<FResourceRequest>("FResourceRequest", LinalgTempSpace)
-    .set_attr<FCompute>(kFComputeCPU, DetBackward<false>);
+    .set_attr<FCompute>(kFComputeCPU, DetBackward<false, cpu>);
 
 TS_REGISTER_OP(_linalg_slogdet)
     .describe(R"(The sign and the log of the absolute value of the determinant of
@@ -326,7 +206,8 @@ Example: slogdet([[2, 3], [1, 4]]): sign = [1], logabsdet = [1.609438].)")
     .set_attr<FNumVisibleOutputs>("FNumVisibleOutputs", [](const NodeAttrs&) { return 2u; })
     .set_attr<FInferShape>("FInferShape", DetShape<true>)
     .set_attr<FInferType>("FInferType", DetType<true>)
-    .set_attr<FCompute>(kFComputeCPU, DetForward<true>)
+    .set_attr<FResourceRequest>("FResourceRequest", LinalgTempSpace)
+    .set_attr<FCompute>(kFComputeCPU, DetForward<true, cpu>)
     .set_attr<FGradient>("FGradient", DetGrad<true>);
 
 TS_REGISTER_OP(_backward_linalg_slogdet)
@@ -339,6 +220,6 @@ TS_REGISTER_OP(_backward_linalg_slogdet)
     .set_attr<FInferShape>("FInferShape", DetBackwardShape<true>)
     .set_attr<FInferType>("FInferType", DetBackwardType<true>)
     .set_attr<FResourceRequest>("FResourceRequest", LinalgTempSpace)
-    .set_attr<FCompute>(kFComputeCPU, DetBackward<true>);
+    .set_attr<FCompute>(kFComputeCPU, DetBackward<true, cpu>);
 
 }  // namespace tessera::op
