@@ -1,24 +1,51 @@
 // Factorisations: linalg.potrf (Cholesky), linalg.potri (inverse from a
 // Cholesky factor), linalg.gelqf (LQ), linalg.syevd (symmetric
-// eigen-decomposition), with MXNet's gradients.
+// eigen-decomposition), with MXNet's gradients. The Cholesky ops' computation
+// is linalg_cholesky_op-inl.h, shared with the GPU (linalg_cholesky_op.cu).
 #include <cmath>
 #include <limits>
 
 #include "ops/tensor/gemm.h"
 #include "ops/tensor/lapack.h"
+#include "ops/tensor/linalg_factor_op-inl.h"
 #include "ops/tensor/linalg_op-inl.h"
 
 namespace tessera::op {
-namespace {
 
-// Throws when a matrix of the batch failed: "<op>: matrix 3 of the batch
-// <what> (LAPACK <routine> info 2)".
-void CheckFactored(const NodeAttrs& attrs, const MatrixFailure& f, const char* routine,
-                   const std::string& what) {
-  if (f.index < 0) return;
-  TS_THROW << OpLabel(attrs) << ": matrix " << f.index << " of the batch " << what << " (LAPACK "
-           << routine << " info " << f.info << ")";
+template <typename T>
+void CholeskyCpu(const OpContext& ctx, const GpuCholesky& c, T* a, int* info) {
+  ForEachMatrix<T>(
+      ctx, c.batch, c.inverse ? c.n * c.n * c.n : c.n * c.n * c.n / 3, 0, [&](int64_t i, T*) {
+        T* m = a + i * c.n * c.n;
+        info[i] =
+            c.inverse ? lapack::Potri(c.lower, c.n, m, c.n) : lapack::Potrf(c.lower, c.n, m, c.n);
+        return 0;
+      });
 }
+template void CholeskyCpu<float>(const OpContext&, const GpuCholesky&, float*, int*);
+template void CholeskyCpu<double>(const OpContext&, const GpuCholesky&, double*, int*);
+
+template <typename T>
+void LqCpu(const OpContext& ctx, int64_t m, int64_t n, int64_t count, T* q, T* l, int* info) {
+  ForEachMatrix<T>(ctx, count, 4 * m * m * n, 0, [&](int64_t i, T*) {
+    info[i] = lapack::Gelqf(m, n, q + i * m * n, n, l + i * m * m, m);
+    return 0;
+  });
+}
+template void LqCpu<float>(const OpContext&, int64_t, int64_t, int64_t, float*, float*, int*);
+template void LqCpu<double>(const OpContext&, int64_t, int64_t, int64_t, double*, double*, int*);
+
+template <typename T>
+void SymEigCpu(const OpContext& ctx, int64_t n, int64_t count, T* u, T* w, int* info) {
+  ForEachMatrix<T>(ctx, count, 9 * n * n * n, 0, [&](int64_t i, T*) {
+    info[i] = lapack::Syevd(n, u + i * n * n, n, w + i * n);
+    return 0;
+  });
+}
+template void SymEigCpu<float>(const OpContext&, int64_t, int64_t, float*, float*, int*);
+template void SymEigCpu<double>(const OpContext&, int64_t, int64_t, double*, double*, int*);
+
+namespace {
 
 // A stack of square matrices, (..., n, n).
 MatrixLayout SquareStack(const NodeAttrs& attrs, const Shape& s, const char* arg) {
@@ -64,133 +91,6 @@ bool TwoOutputBackwardShape(const NodeAttrs& attrs, std::vector<Shape>* in,
 }
 
 // ---------------------------------------------------------------------------
-// potrf
-
-// dst (n x n) = the lower (or upper) triangle of src, zeros elsewhere; src
-// may be dst.
-template <typename T>
-void CopyTriangle(const T* src, T* dst, int64_t n, bool lower) {
-  for (int64_t r = 0; r < n; ++r) {
-    const int64_t lo = lower ? 0 : r, hi = lower ? r + 1 : n;  // the kept columns
-    if (src != dst) std::copy(src + r * n + lo, src + r * n + hi, dst + r * n + lo);
-    std::fill(dst + r * n, dst + r * n + lo, T(0));
-    std::fill(dst + r * n + hi, dst + (r + 1) * n, T(0));
-  }
-}
-
-void PotrfForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                  const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  if (req[0] == kNullOp) return;
-  const bool lower = ParamsOf<LinalgLowerParam>(attrs).lower;
-  ForFloatAndDouble(attrs, out[0].dtype(), "linalg.potrf", [&](auto zero) {
-    using T = decltype(zero);
-    const MatrixLayout l = SquareStack(attrs, in[0].shape(), "A");
-    const int64_t n = l.rows;
-    ReqOutput<T> o(out[0], req[0]);
-    const T* a = in[0].dptr<T>();
-    const MatrixFailure f = ForEachMatrix<T>(ctx, l.count(), n * n * n / 3, 0, [&](int64_t i, T*) {
-      T* c = o.data() + i * n * n;
-      // The triangle potrf reads and writes, the other one zero: one pass.
-      CopyTriangle(a + i * n * n, c, n, lower);
-      return lapack::Potrf(lower, n, c, n);
-    });
-    CheckFactored(attrs, f, "potrf",
-                  "is not positive definite (the input must be symmetric positive definite; "
-                  "only its " +
-                      std::string(lower ? "lower" : "upper") + " triangle is read)");
-    o.Commit();
-  });
-}
-
-// in dL, L; dA = 0.5 L^-T sym(L^T dL) L^-1, sym mirroring the lower triangle
-// (upper: dA = 0.5 U^-1 sym(dU U^T) U^-T, mirroring the upper). Symmetric:
-// the gradient for symmetric changes of A.
-void PotrfBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                   const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  if (req[0] == kNullOp) return;
-  const bool lower = ParamsOf<LinalgLowerParam>(attrs).lower;
-  ForFloatAndDouble(attrs, in[0].dtype(), "linalg.potrf backward", [&](auto zero) {
-    using T = decltype(zero);
-    const MatrixLayout l = SquareStack(attrs, in[1].shape(), "L");
-    const int64_t n = l.rows;
-    ReqOutput<T> o(out[0], req[0]);
-    const T* dl = in[0].dptr<T>();
-    const T* f = in[1].dptr<T>();
-    ForEachMatrix<T>(ctx, l.count(), 2 * n * n * n, 0, [&](int64_t i, T*) {
-      T* g = o.data() + i * n * n;
-      const T* li = f + i * n * n;
-      std::copy(dl + i * n * n, dl + (i + 1) * n * n, g);
-      // L^T dL (upper: dU U^T), then mirrored from the same triangle.
-      lapack::Trmm(/*right=*/!lower, lower, /*transpose=*/true, n, n, T(1), li, n, g, n);
-      Symmetrize(g, n, n, /*lower_to_upper=*/lower);
-      lapack::Trsm(false, lower, /*transpose=*/lower, n, n, T(1), li, n, g, n);
-      lapack::Trsm(true, lower, /*transpose=*/!lower, n, n, T(0.5), li, n, g, n);
-      return 0;
-    });
-    o.Commit();
-  });
-}
-
-// ---------------------------------------------------------------------------
-// potri
-
-void PotriForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                  const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  if (req[0] == kNullOp) return;
-  const bool lower = ParamsOf<LinalgLowerParam>(attrs).lower;
-  ForFloatAndDouble(attrs, out[0].dtype(), "linalg.potri", [&](auto zero) {
-    using T = decltype(zero);
-    const MatrixLayout l = SquareStack(attrs, in[0].shape(), "A");
-    const int64_t n = l.rows;
-    ReqOutput<T> o(out[0], req[0]);
-    const T* a = in[0].dptr<T>();
-    const MatrixFailure f = ForEachMatrix<T>(ctx, l.count(), n * n * n, 0, [&](int64_t i, T*) {
-      T* c = o.data() + i * n * n;
-      if (c != a + i * n * n) std::copy(a + i * n * n, a + (i + 1) * n * n, c);
-      const int info = lapack::Potri(lower, n, c, n);
-      Symmetrize(c, n, n, /*lower_to_upper=*/lower);
-      return info;
-    });
-    CheckFactored(attrs, f, "potri",
-                  "has a zero on its diagonal (the input must be a Cholesky factor, as "
-                  "linalg.potrf gives)");
-    o.Commit();
-  });
-}
-
-// in dOut, B (the factor), X = the forward output; S = dOut + dOut^T:
-// lower: dB = -tril(X S B^-T); upper: dB = -triu(B^-T S X).
-void PotriBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                   const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  if (req[0] == kNullOp) return;
-  const bool lower = ParamsOf<LinalgLowerParam>(attrs).lower;
-  ForFloatAndDouble(attrs, in[0].dtype(), "linalg.potri backward", [&](auto zero) {
-    using T = decltype(zero);
-    const MatrixLayout l = SquareStack(attrs, in[1].shape(), "A");
-    const int64_t n = l.rows, nn = n * n;
-    ReqOutput<T> o(out[0], req[0]);
-    const T* dx = in[0].dptr<T>();
-    const T* b = in[1].dptr<T>();
-    const T* x = in[2].dptr<T>();
-    ForEachMatrix<T>(ctx, l.count(), 2 * n * nn, nn, [&](int64_t i, T* s) {
-      T* g = o.data() + i * nn;
-      AddTranspose(dx + i * nn, s, n);
-      if (lower) {
-        Gemm(false, false, n, n, n, T(1), x + i * nn, n, s, n, T(0), g, n, 1);
-        lapack::Trsm(true, true, true, n, n, T(-1), b + i * nn, n, g, n);
-        ZeroStrictUpper(g, n, n);
-      } else {
-        Gemm(false, false, n, n, n, T(1), s, n, x + i * nn, n, T(0), g, n, 1);
-        lapack::Trsm(false, false, true, n, n, T(-1), b + i * nn, n, g, n);
-        ZeroStrictLower(g, n, n);
-      }
-      return 0;
-    });
-    o.Commit();
-  });
-}
-
-// ---------------------------------------------------------------------------
 // gelqf
 
 bool GelqfShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
@@ -207,56 +107,6 @@ bool GelqfShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shap
   return true;
 }
 
-void GelqfForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                  const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  if (req[0] == kNullOp && req[1] == kNullOp) return;
-  ForFloatAndDouble(attrs, in[0].dtype(), "linalg.gelqf", [&](auto zero) {
-    using T = decltype(zero);
-    const MatrixLayout l = StackOf(attrs, in[0].shape(), "A");
-    const int64_t m = l.rows, n = l.cols;
-    ReqOutput<T> q(out[0], req[0]), lo(out[1], req[1]);
-    const T* a = in[0].dptr<T>();
-    const MatrixFailure f = ForEachMatrix<T>(ctx, l.count(), 4 * m * m * n, 0, [&](int64_t i, T*) {
-      T* qi = q.data() + i * m * n;
-      if (qi != a + i * m * n) std::copy(a + i * m * n, a + (i + 1) * m * n, qi);
-      return lapack::Gelqf(m, n, qi, n, lo.data() + i * m * m, m);
-    });
-    CheckFactored(attrs, f, "geqrf/orgqr", "could not be factored");
-    q.Commit();
-    lo.Commit();
-  });
-}
-
-// in dQ, dL, Q, L; M = L^T dL - dQ Q^T mirrored from its lower triangle;
-// dA = L^-T (dQ + M Q).
-void GelqfBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                   const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  if (req[0] == kNullOp) return;
-  ForFloatAndDouble(attrs, in[0].dtype(), "linalg.gelqf backward", [&](auto zero) {
-    using T = decltype(zero);
-    const MatrixLayout l = StackOf(attrs, in[2].shape(), "Q");
-    const int64_t m = l.rows, n = l.cols, mn = m * n, mm = m * m;
-    ReqOutput<T> o(out[0], req[0]);
-    const T* dq = in[0].dptr<T>();
-    const T* dl = in[1].dptr<T>();
-    const T* q = in[2].dptr<T>();
-    const T* lf = in[3].dptr<T>();
-    ForEachMatrix<T>(ctx, l.count(), 4 * mm * n, mm, [&](int64_t i, T* mat) {
-      const T* qi = q + i * mn;
-      const T* li = lf + i * mm;
-      Gemm(true, false, m, m, m, T(1), li, m, dl + i * mm, m, T(0), mat, m, 1);
-      Gemm(false, true, m, m, n, T(-1), dq + i * mn, n, qi, n, T(1), mat, m, 1);
-      Symmetrize(mat, m, m, /*lower_to_upper=*/true);
-      T* g = o.data() + i * mn;
-      std::copy(dq + i * mn, dq + (i + 1) * mn, g);
-      Gemm(false, false, m, n, m, T(1), mat, m, qi, n, T(1), g, n, 1);
-      lapack::Trsm(false, true, true, m, n, T(1), li, m, g, n);
-      return 0;
-    });
-    o.Commit();
-  });
-}
-
 // ---------------------------------------------------------------------------
 // syevd
 
@@ -268,78 +118,6 @@ bool SyevdShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shap
   AssignShape(attrs, out, 0, a, "output U");
   AssignShape(attrs, out, 1, Shape(a.begin(), a.end() - 1), "output L");
   return true;
-}
-
-// Each eigenvector (a row of u) turned so that its entry of largest
-// magnitude, the first of equals, is positive: MXNet's rule, which makes the
-// result independent of LAPACK's signs.
-template <typename T>
-void NormaliseSigns(T* u, int64_t n) {
-  for (int64_t r = 0; r < n; ++r) {
-    T* row = u + r * n;
-    int64_t k = 0;
-    for (int64_t j = 1; j < n; ++j)
-      if (std::abs(row[j]) > std::abs(row[k])) k = j;
-    if (row[k] < 0)
-      for (int64_t j = 0; j < n; ++j) row[j] = -row[j];
-  }
-}
-
-void SyevdForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                  const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  if (req[0] == kNullOp && req[1] == kNullOp) return;
-  ForFloatAndDouble(attrs, in[0].dtype(), "linalg.syevd", [&](auto zero) {
-    using T = decltype(zero);
-    const MatrixLayout l = SquareStack(attrs, in[0].shape(), "A");
-    const int64_t n = l.rows;
-    ReqOutput<T> u(out[0], req[0]), w(out[1], req[1]);
-    const T* a = in[0].dptr<T>();
-    const MatrixFailure f = ForEachMatrix<T>(ctx, l.count(), 9 * n * n * n, 0, [&](int64_t i, T*) {
-      T* ui = u.data() + i * n * n;
-      if (ui != a + i * n * n) std::copy(a + i * n * n, a + (i + 1) * n * n, ui);
-      const int info = lapack::Syevd(n, ui, n, w.data() + i * n);
-      NormaliseSigns(ui, n);
-      return info;
-    });
-    CheckFactored(attrs, f, "syevd", "did not converge");
-    u.Commit();
-    w.Commit();
-  });
-}
-
-// in dU, dL, U, L; X = dU U^T; Y symmetric with Y_ii = dL_i and, for i > j,
-// Y_ij = Y_ji = (X_ij - X_ji) / (2 max(L_i - L_j, eps)); dA = U^T Y U.
-// Undefined for repeated eigenvalues (as MXNet's); eps keeps it finite.
-void SyevdBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                   const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  if (req[0] == kNullOp) return;
-  ForFloatAndDouble(attrs, in[0].dtype(), "linalg.syevd backward", [&](auto zero) {
-    using T = decltype(zero);
-    const MatrixLayout l = SquareStack(attrs, in[2].shape(), "U");
-    const int64_t n = l.rows, nn = n * n;
-    const T eps = std::is_same_v<T, float> ? T(1e-30) : T(1e-100);
-    const T* du = in[0].dptr<T>();
-    const T* dw = in[1].dptr<T>();
-    const T* u = in[2].dptr<T>();
-    const T* w = in[3].dptr<T>();
-    T* da = out[0].dptr<T>();
-    const T beta = req[0] == kAddTo ? T(1) : T(0);
-    ForEachMatrix<T>(ctx, l.count(), 3 * n * nn, 2 * nn, [&](int64_t i, T* x) {
-      T* y = x + nn;
-      const T* ui = u + i * nn;
-      const T* wi = w + i * n;
-      Gemm(false, true, n, n, n, T(1), du + i * nn, n, ui, n, T(0), x, n, 1);
-      for (int64_t r = 0; r < n; ++r) {
-        y[r * n + r] = dw[i * n + r];
-        for (int64_t c = 0; c < r; ++c)
-          y[r * n + c] = y[c * n + r] =
-              (x[r * n + c] - x[c * n + r]) / (2 * std::max(wi[r] - wi[c], eps));
-      }
-      Gemm(false, false, n, n, n, T(1), y, n, ui, n, T(0), x, n, 1);  // Y U
-      Gemm(true, false, n, n, n, T(1), ui, n, x, n, beta, da + i * nn, n, 1);
-      return 0;
-    });
-  });
 }
 
 std::vector<NodeEntry> TwoOutputGrad(const char* op, const NodePtr& n,
@@ -376,6 +154,7 @@ Op& DefineCholesky(Op& op, Op& backward, const char* alias, const char* arg_doc,
       .set_attr<FInferShape>("FInferShape", SquareSameShape)
       .set_attr<FInferType>("FInferType", LinalgType)
       .set_attr<FInplaceOption>("FInplaceOption", InplaceA)
+      .set_attr<FResourceRequest>("FResourceRequest", LinalgTempSpace)
       .set_attr<FCompute>(kFComputeCPU, forward)
       .set_attr<FGradient>("FGradient", grad);
 }
@@ -391,20 +170,20 @@ positive definite is an error naming its place in the batch. The gradient is
 symmetric (for symmetric changes of A), as MXNet's. float32 and float64.
 
 Example: potrf([[4, 1], [1, 4.25]]) = [[2, 0], [0.5, 2]].)",
-                   PotrfForward, ElemwiseGradUseOut{"_backward_linalg_potrf"}, PotrfBackward, 2,
-                   "Gradient of linalg.potrf: inputs dL, L; output dA.");
+                   CholeskyForward<false, cpu>, ElemwiseGradUseOut{"_backward_linalg_potrf"},
+                   PotrfBackward<cpu>, 2, "Gradient of linalg.potrf: inputs dL, L; output dA.");
 
-[[maybe_unused]] const Op& kPotri =
-    DefineCholesky(Op::Register("_linalg_potri"), Op::Register("_backward_linalg_potri"),
-                   "linalg_potri", "Cholesky factors, (..., n, n), as linalg.potrf gives.",
-                   R"(The inverse of A = L L^T from its Cholesky factor L (MXNet's
+[[maybe_unused]] const Op& kPotri = DefineCholesky(
+    Op::Register("_linalg_potri"), Op::Register("_backward_linalg_potri"), "linalg_potri",
+    "Cholesky factors, (..., n, n), as linalg.potrf gives.",
+    R"(The inverse of A = L L^T from its Cholesky factor L (MXNet's
 linalg.potri), for every matrix of a batch: out = L^-T L^-1 (with lower=0,
 U^-1 U^-T for A = U^T U). Only the factor's triangle is read; the output is
 symmetric. float32 and float64.
 
 Example: potri([[2, 0], [0.5, 2]]) = [[0.265625, -0.0625], [-0.0625, 0.25]].)",
-                   PotriForward, ElemwiseGradUseInOut{"_backward_linalg_potri"}, PotriBackward, 3,
-                   "Gradient of linalg.potri: inputs dOut, A, the forward output; output dA.");
+    CholeskyForward<true, cpu>, ElemwiseGradUseInOut{"_backward_linalg_potri"}, PotriBackward<cpu>,
+    3, "Gradient of linalg.potri: inputs dOut, A, the forward output; output dA.");
 
 }  // namespace
 
@@ -432,7 +211,8 @@ Example: gelqf([[1, 2, 3], [4, 5, 6]]): Q = [[-0.26726, -0.53452, -0.80178],
                               [](const NodeAttrs&) {
                                 return std::vector<std::pair<int, int>>{{0, 0}};
                               })
-    .set_attr<FCompute>(kFComputeCPU, GelqfForward)
+    .set_attr<FResourceRequest>("FResourceRequest", LinalgTempSpace)
+    .set_attr<FCompute>(kFComputeCPU, GelqfForward<cpu>)
     .set_attr<FGradient>("FGradient", [](const NodePtr& n, const std::vector<NodeEntry>& og) {
       return TwoOutputGrad("_backward_linalg_gelqf", n, og);
     });
@@ -445,7 +225,7 @@ TS_REGISTER_OP(_backward_linalg_gelqf)
     .set_attr<FInferShape>("FInferShape", TwoOutputBackwardShape<GelqfShape>)
     .set_attr<FInferType>("FInferType", LinalgType)
     .set_attr<FResourceRequest>("FResourceRequest", LinalgTempSpace)
-    .set_attr<FCompute>(kFComputeCPU, GelqfBackward);
+    .set_attr<FCompute>(kFComputeCPU, GelqfBackward<cpu>);
 
 TS_REGISTER_OP(_linalg_syevd)
     .describe(R"(Eigen-decomposition of every symmetric matrix of a batch (MXNet's
@@ -470,7 +250,8 @@ Example: syevd([[1, 2], [2, 4]]): U = [[0.89443, -0.44721], [0.44721,
                               [](const NodeAttrs&) {
                                 return std::vector<std::pair<int, int>>{{0, 0}};
                               })
-    .set_attr<FCompute>(kFComputeCPU, SyevdForward)
+    .set_attr<FResourceRequest>("FResourceRequest", LinalgTempSpace)
+    .set_attr<FCompute>(kFComputeCPU, SyevdForward<cpu>)
     .set_attr<FGradient>("FGradient", [](const NodePtr& n, const std::vector<NodeEntry>& og) {
       return TwoOutputGrad("_backward_linalg_syevd", n, og);
     });
@@ -483,6 +264,6 @@ TS_REGISTER_OP(_backward_linalg_syevd)
     .set_attr<FInferShape>("FInferShape", TwoOutputBackwardShape<SyevdShape>)
     .set_attr<FInferType>("FInferType", LinalgType)
     .set_attr<FResourceRequest>("FResourceRequest", LinalgTempSpace)
-    .set_attr<FCompute>(kFComputeCPU, SyevdBackward);
+    .set_attr<FCompute>(kFComputeCPU, SyevdBackward<cpu>);
 
 }  // namespace tessera::op

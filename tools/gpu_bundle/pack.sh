@@ -46,7 +46,7 @@ done
 # the CUDA libraries a GPU machine has (cuBLAS and cuBLASLt alone are some
 # 600 MB; run.sh puts the machine's on the library path).
 skip='^(libc|libm|libdl|libpthread|librt|libutil|ld-linux-x86-64|linux-vdso|libcuda|libnvidia-[a-z]*'
-skip+='|libcublas|libcublasLt|libcudnn[a-z_]*|libnccl|libnvrtc[a-z-]*|libcurand)\.'
+skip+='|libcublas|libcublasLt|libcusolver[a-zA-Z]*|libcudnn[a-z_]*|libnccl|libnvrtc[a-z-]*|libcurand)\.'
 for round in 1 2 3; do
   for f in "$out"/bin/* "$out"/lib/*; do
     LD_LIBRARY_PATH="$out/lib:$build" ldd "$f" 2>/dev/null | awk '$3 ~ /^\// {print $1, $3}'
