@@ -1080,19 +1080,97 @@ end)
 
 test('an op with no GPU kernel is an error naming it, never a silent copy', function()
   if no_gpu() then return end
-  local x = mx.nd.array({{2, 0}, {0, 4}}, {ctx = mx.gpu(0)})
+  local g = mx.gpu(0)
+  -- A tanh RNN: 2 steps, batch 1, 3 inputs, 2 units (2 (3 + 2) + 2 2 = 14 parameters).
+  local x = mx.nd.ones({2, 1, 3}, {ctx = g})
+  local w = mx.nd.ones({14}, {ctx = g}) * 0.1
+  local h = mx.nd.zeros({1, 1, 2}, {ctx = g})
   local ok, err = pcall(function()
-    local y = mx.nd._linalg_inverse(x)
+    local y = mx.nd.RNN({x, w, h}, {state_size = 2, num_layers = 1, mode = 'rnn_tanh'})
     y:wait_to_read()
     return y
   end)
-  if ok then  -- a GPU kernel has come since: it must compute on the GPU
+  if ok then  -- a GPU kernel has come since: it must compute on the GPU, as the CPU does
     assert_eq(tostring(err.context), 'gpu(0)')
-    assert_eq(err:copyto(mx.cpu()):totable(), {{0.5, 0}, {0, 0.25}})
+    local want = mx.nd.RNN({x:copyto(mx.cpu()), w:copyto(mx.cpu()), h:copyto(mx.cpu())},
+                           {state_size = 2, num_layers = 1, mode = 'rnn_tanh'})
+    mx.test_utils.assert_almost_equal(err:copyto(mx.cpu()), want)
   else
-    assert(tostring(err):find('_linalg_inverse') and tostring(err):lower():find('gpu'),
-      tostring(err))
+    assert(tostring(err):find('RNN') and tostring(err):lower():find('gpu'), tostring(err))
   end
+end)
+
+test('linalg gelqf and syevd on the GPU match the CPU, gradients too', function()
+  if no_gpu() then return end
+  local V = mx.sym.Variable
+  local S = mx.nd.random.normal(0, 1, {2, 4, 4}, {dtype = 'float64'})
+  S = S + mx.nd.swapaxes(S, {dim1 = 2, dim2 = 3})
+  for _, c in ipairs({{mx.sym.linalg.gelqf(V('A')), {2, 3, 5}, nil},
+                      {mx.sym.linalg.syevd(V('A')), {2, 4, 4}, S}}) do
+    local ok, err = pcall(mx.test_utils.check_consistency, c[1], {
+      {ctx = mx.cpu(0), A = c[2], type_dict = {A = 'float64'}},
+      {ctx = mx.gpu(0), A = c[2], type_dict = {A = 'float32'}},
+    }, {arg_params = c[3] and {A = c[3]} or nil})
+    assert(ok, tostring(err))
+  end
+end)
+
+test('linalg potrf and potri on the GPU match the CPU, both triangles; bad input is an error',
+  function()
+  if no_gpu() then return end
+  local V = mx.sym.Variable
+  local B = mx.nd.random.normal(0, 1, {2, 4, 4}, {dtype = 'float64'})
+  local A = mx.nd.linalg_gemm2(B, B, {transpose_b = true}) + mx.nd.eye(4, {dtype = 'float64'})
+  local L = mx.nd.linalg_potrf(A)
+  for _, lower in ipairs({true, false}) do
+    for _, c in ipairs({{mx.sym.linalg_potrf{A = V('A'), lower = lower}, A},
+                        {mx.sym.linalg_potri{A = V('A'), lower = lower},
+                         lower and L or mx.nd.swapaxes(L, {dim1 = 2, dim2 = 3})}}) do
+      local ok, err = pcall(mx.test_utils.check_consistency, c[1], {
+        {ctx = mx.cpu(0), A = {2, 4, 4}, type_dict = {A = 'float64'}},
+        {ctx = mx.gpu(0), A = {2, 4, 4}, type_dict = {A = 'float32'}},
+      }, {arg_params = {A = c[2]}})
+      assert(ok, ('lower=%s: %s'):format(tostring(lower), tostring(err)))
+    end
+  end
+  assert_error(function()
+    mx.nd.linalg_potrf(mx.nd.array({{{4, 1}, {1, 4}}, {{1, 2}, {2, 1}}}, {ctx = mx.gpu(0)}))
+      :wait_to_read()
+  end, 'matrix 1 of the batch is not positive definite')
+  assert_error(function()
+    mx.nd.linalg_potri(mx.nd.array({{{2, 0}, {1, 0}}}, {ctx = mx.gpu(0)})):wait_to_read()
+  end, 'matrix 0 of the batch has a zero on its diagonal')
+end)
+
+test('linalg inverse, det and slogdet on the GPU match the CPU; singular matrices too', function()
+  if no_gpu() then return end
+  local V = mx.sym.Variable
+  local A = mx.nd.random.normal(0, 1, {3, 4, 4}, {dtype = 'float64'}) +
+            mx.nd.eye(4, {dtype = 'float64'}) * 3
+  for _, sym in ipairs({mx.sym.linalg_inverse{A = V('A')}, mx.sym.linalg_det{A = V('A')},
+                        mx.sym.linalg_slogdet{A = V('A')}}) do
+    local ok, err = pcall(mx.test_utils.check_consistency, sym, {
+      {ctx = mx.cpu(0), A = {3, 4, 4}, type_dict = {A = 'float64'}},
+      {ctx = mx.gpu(0), A = {3, 4, 4}, type_dict = {A = 'float32'}},
+    }, {arg_params = {A = A}})
+    assert(ok, tostring(err))
+  end
+  -- A singular matrix: det 0, slogdet (0, -inf), a zero gradient; inverse an error.
+  local sing = mx.nd.array({{{1, 2}, {2, 4}}, {{2, 1}, {1, 3}}}, {ctx = mx.gpu(0)})
+  local x = sing:copy()
+  x:attach_grad()
+  mx.autograd.record(function()
+    local d = mx.nd.linalg_det(x)
+    d:backward(mx.nd.ones({2}, {ctx = mx.gpu(0)}))
+    assert_eq(d:copyto(mx.cpu()):totable(), {0, 5})
+  end)
+  mx.test_utils.assert_almost_equal(x.grad:copyto(mx.cpu()),
+                                    mx.nd.array({{{0, 0}, {0, 0}}, {{3, -1}, {-1, 2}}}))
+  local sign, logabs = mx.nd.linalg_slogdet(sing)
+  assert_eq(sign:copyto(mx.cpu()):totable(), {0, 1})
+  assert_eq(logabs:copyto(mx.cpu()):totable()[1], -math.huge)
+  assert_error(function() mx.nd.linalg_inverse(sing):wait_to_read() end,
+               'matrix 0 of the batch is singular')
 end)
 
 test('sort, argsort and topk on the GPU give the CPU\'s stable order, NaN and ties included',
