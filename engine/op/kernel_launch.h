@@ -46,6 +46,16 @@ TS_XINLINE void AssignReq(T& out, V v) {
   }
 }
 
+// The same for a request only known at run time, for kernels that take it
+// as an argument (a per-image pass writing several outputs, say).
+template <typename T, typename V>
+TS_XINLINE void AssignReqAt(T& out, V v, OpReqType req) {
+  if (req == kAddTo)
+    AssignReq<kAddTo>(out, v);
+  else if (req != kNullOp)
+    AssignReq<kWriteTo>(out, v);
+}
+
 // Calls fn(std::integral_constant<int, req>) for the runtime request; kNullOp
 // calls nothing. kWriteInplace behaves as kWriteTo for elementwise kernels.
 template <typename F>

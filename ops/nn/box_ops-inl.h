@@ -181,14 +181,6 @@ TS_XINLINE void ConvertBoxGrad(const T* g, T* dx, int from, int to) {
   }
 }
 
-template <typename T>
-TS_XINLINE void PutReq(T& out, T v, OpReqType req) {
-  if (req == kAddTo)
-    out = T(out + v);
-  else if (req != kNullOp)
-    out = v;
-}
-
 // Image b's suppression, one thread's work (MXNet's filter, sort, topk and
 // greedy suppression), in 3 n integers of scratch: the candidates best
 // first, the sort's scratch, then which candidates are suppressed. Writes
@@ -229,8 +221,8 @@ struct NmsImage {
     for (int64_t o = 0; o < n; ++o) {
       T* dst = y + (b * n + o) * k;
       if (o >= kept) {
-        for (int64_t j = 0; j < k; ++j) PutReq(dst[j], T(-1), ry);
-        PutReq(rec[b * n + o], T(-1), rr);
+        for (int64_t j = 0; j < k; ++j) AssignReqAt(dst[j], T(-1), ry);
+        AssignReqAt(rec[b * n + o], T(-1), rr);
         continue;
       }
       const T* src = xb + order[o] * k;
@@ -238,9 +230,9 @@ struct NmsImage {
       ConvertBox(src + p.coord_start, box, p.in_format, p.out_format);
       for (int64_t j = 0; j < k; ++j) {
         const int64_t c = j - p.coord_start;
-        PutReq(dst[j], c >= 0 && c < 4 ? box[c] : src[j], ry);
+        AssignReqAt(dst[j], c >= 0 && c < 4 ? box[c] : src[j], ry);
       }
-      PutReq(rec[b * n + o], T(order[o]), rr);
+      AssignReqAt(rec[b * n + o], T(order[o]), rr);
     }
   }
 };

@@ -224,10 +224,10 @@ struct TargetImage {
       }
       const int64_t at = (b * n + j) * 4;
       for (int k = 0; k < 4; ++k) {
-        PutReq(loc[at + k], T(t[k]), rl);
-        PutReq(mask[at + k], T(m), rm);
+        AssignReqAt(loc[at + k], T(t[k]), rl);
+        AssignReqAt(mask[at + k], T(m), rm);
       }
-      PutReq(cls_t[b * n + j], T(c), rc);
+      AssignReqAt(cls_t[b * n + j], T(c), rc);
     }
   }
 

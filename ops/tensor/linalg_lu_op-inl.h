@@ -94,14 +94,6 @@ TS_XINLINE double Exp(double u) {
   return exp(u);
 }
 
-template <typename T>
-TS_XINLINE void PutValue(T& o, T v, OpReqType req) {
-  if (req == kAddTo)
-    o = T(o + v);
-  else if (req != kNullOp)
-    o = v;
-}
-
 // Matrix i: the sign and log |det| of the matrix whose LU factors (of its
 // transpose, which has the same determinant) are at lu, with 1-based
 // pivots; det = sign exp(logabs), or both for slogdet.
@@ -118,10 +110,10 @@ struct DetOfLu {
       l += LogAbs(u);
     }
     if (log_out) {
-      PutValue(first[i], s, r0);
-      PutValue(second[i], l, r1);
+      AssignReqAt(first[i], s, r0);
+      AssignReqAt(second[i], l, r1);
     } else {
-      PutValue(first[i], s == 0 ? T(0) : T(s * Exp(l)), r0);
+      AssignReqAt(first[i], s == 0 ? T(0) : T(s * Exp(l)), r0);
     }
   }
 };
