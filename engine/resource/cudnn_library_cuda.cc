@@ -1,31 +1,16 @@
 // Opening cuDNN on first use, and one handle per (device, stream).
 #include "engine/resource/cudnn_library.h"
 
-#include <dlfcn.h>
-
-#include <cstdlib>
-#include <map>
-#include <mutex>
-#include <utility>
-
-#include "engine/base/cuda_utils.h"
+#include "engine/resource/cuda_library.h"
 
 namespace tessera::resource {
 namespace {
 
 CudnnApi Open() {
-  const char* chosen = std::getenv("TESSERA_CUDNN_LIBRARY");
-  const char* path = chosen && *chosen ? chosen : "libcudnn.so.9";
-  void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    const char* why = dlerror();
-    TS_THROW << "cannot open cuDNN (" << (why ? why : path)
-             << "); put cuDNN 9 on LD_LIBRARY_PATH or set TESSERA_CUDNN_LIBRARY";
-  }
+  void* lib = OpenCudaLibrary("cuDNN 9", "libcudnn.so.9", "TESSERA_CUDNN_LIBRARY");
   CudnnApi api;
-#define TS_CUDNN_RESOLVE(name)                                        \
-  api.name = reinterpret_cast<decltype(api.name)>(dlsym(lib, #name)); \
-  TS_CHECK(api.name) << "the cuDNN opened (" << path << ") has no " #name;
+#define TS_CUDNN_RESOLVE(name) \
+  api.name = reinterpret_cast<decltype(api.name)>(CudaLibrarySymbol(lib, #name, "cuDNN"));
   TS_CUDNN_FUNCTIONS(TS_CUDNN_RESOLVE)
 #undef TS_CUDNN_RESOLVE
   return api;
@@ -40,23 +25,17 @@ const CudnnApi& Cudnn() {
 }
 
 cudnnHandle_t CudnnHandle(cudaStream_t stream) {
-  static std::mutex mu;
-  static std::map<std::pair<int, cudaStream_t>, cudnnHandle_t> handles;
-  int device = 0;
-  TS_CUDA_CALL(cudaGetDevice(&device));
-  const CudnnApi& api = Cudnn();
-  std::lock_guard<std::mutex> lock(mu);
-  auto [it, fresh] = handles.try_emplace({device, stream}, nullptr);
-  if (!fresh) return it->second;
-  cudnnHandle_t h = nullptr;
-  cudnnStatus_t st = api.cudnnCreate(&h);
-  if (st == CUDNN_STATUS_SUCCESS) st = api.cudnnSetStream(h, stream);
-  if (st != CUDNN_STATUS_SUCCESS) {
-    handles.erase(it);
-    TS_THROW << "cuDNN: cannot make a handle for gpu(" << device
-             << "): " << api.cudnnGetErrorString(st);
-  }
-  return it->second = h;
+  static StreamHandles<cudnnHandle_t> handles;
+  return handles.Get(stream, [](cudaStream_t s, int device) {
+    const CudnnApi& api = Cudnn();
+    cudnnHandle_t h = nullptr;
+    cudnnStatus_t st = api.cudnnCreate(&h);
+    if (st == CUDNN_STATUS_SUCCESS) st = api.cudnnSetStream(h, s);
+    if (st != CUDNN_STATUS_SUCCESS)
+      TS_THROW << "cuDNN: cannot make a handle for gpu(" << device
+               << "): " << api.cudnnGetErrorString(st);
+    return h;
+  });
 }
 
 }  // namespace tessera::resource

@@ -1,34 +1,19 @@
 // Opening cuSOLVER on first use, and one handle per (device, stream).
 #include "engine/resource/cusolver_library.h"
 
-#include <dlfcn.h>
-
-#include <cstdlib>
-#include <map>
-#include <mutex>
-#include <utility>
-
-#include "engine/base/cuda_utils.h"
 #include "engine/base/error.h"
+#include "engine/resource/cuda_library.h"
 
 namespace tessera::resource {
 namespace {
 
 template <typename Fn>
 void Resolve(void* lib, const char* name, Fn* fn) {
-  *fn = reinterpret_cast<Fn>(dlsym(lib, name));
-  TS_CHECK(*fn) << "the cuSOLVER opened has no " << name;
+  *fn = reinterpret_cast<Fn>(CudaLibrarySymbol(lib, name, "cuSOLVER"));
 }
 
 CusolverApi Open() {
-  const char* chosen = std::getenv("TESSERA_CUSOLVER_LIBRARY");
-  const char* path = chosen && *chosen ? chosen : "libcusolver.so.12";
-  void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    const char* why = dlerror();
-    TS_THROW << "cannot open cuSOLVER (" << (why ? why : path)
-             << "); put the CUDA libraries on LD_LIBRARY_PATH or set TESSERA_CUSOLVER_LIBRARY";
-  }
+  void* lib = OpenCudaLibrary("cuSOLVER", "libcusolver.so.12", "TESSERA_CUSOLVER_LIBRARY");
   CusolverApi api;
   Resolve(lib, "cusolverDnCreate", &api.create);
   Resolve(lib, "cusolverDnSetStream", &api.set_stream);
@@ -64,23 +49,17 @@ const CusolverApi& Cusolver() {
 }
 
 cusolverDnHandle_t CusolverHandle(cudaStream_t stream) {
-  static std::mutex mu;
-  static std::map<std::pair<int, cudaStream_t>, cusolverDnHandle_t> handles;
-  int device = 0;
-  TS_CUDA_CALL(cudaGetDevice(&device));
-  const CusolverApi& api = Cusolver();
-  std::lock_guard<std::mutex> lock(mu);
-  auto [it, fresh] = handles.try_emplace({device, stream}, nullptr);
-  if (!fresh) return it->second;
-  cusolverDnHandle_t h = nullptr;
-  cusolverStatus_t st = api.create(&h);
-  if (st == CUSOLVER_STATUS_SUCCESS) st = api.set_stream(h, stream);
-  if (st != CUSOLVER_STATUS_SUCCESS) {
-    handles.erase(it);
-    TS_THROW << "cuSOLVER: cannot make a handle for gpu(" << device << ") (status " << int(st)
-             << ")";
-  }
-  return it->second = h;
+  static StreamHandles<cusolverDnHandle_t> handles;
+  return handles.Get(stream, [](cudaStream_t s, int device) {
+    const CusolverApi& api = Cusolver();
+    cusolverDnHandle_t h = nullptr;
+    cusolverStatus_t st = api.create(&h);
+    if (st == CUSOLVER_STATUS_SUCCESS) st = api.set_stream(h, s);
+    if (st != CUSOLVER_STATUS_SUCCESS)
+      TS_THROW << "cuSOLVER: cannot make a handle for gpu(" << device << ") (status " << int(st)
+               << ")";
+    return h;
+  });
 }
 
 }  // namespace tessera::resource
