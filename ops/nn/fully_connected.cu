@@ -2,6 +2,7 @@
 // cuBLAS products on the op's stream and two small kernels for the bias.
 #include "engine/op/kernel_launch_cuda.cuh"
 #include "ops/nn/fully_connected-inl.h"
+#include "ops/nn/nn_common.h"
 #include "ops/tensor/gemm_gpu.h"
 
 namespace tessera::op {
@@ -16,19 +17,6 @@ struct AddBiasKernel {
   }
 };
 
-// out[j] (+)= sum_r x[r * n + j]: one thread per column, so neighbouring
-// threads read neighbouring elements of each row.
-struct SumColumnKernel {
-  template <typename T>
-  TS_XINLINE static void Map(int64_t j, const T* x, int64_t rows, int64_t n, T* out,
-                             bool accumulate) {
-    using A = AccType<T>;
-    A acc = accumulate ? static_cast<A>(out[j]) : A(0);
-    for (int64_t r = 0; r < rows; ++r) acc += static_cast<A>(x[r * n + j]);
-    out[j] = static_cast<T>(acc);
-  }
-};
-
 }  // namespace
 
 template <>
@@ -37,17 +25,7 @@ struct FcSteps<gpu> {
   static void Gemm(const RunContext& rctx, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
                    const T* a, int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc,
                    bool accumulate) {
-    GpuGemm g;
-    g.trans_a = ta;
-    g.trans_b = tb;
-    g.m = m;
-    g.n = n;
-    g.k = k;
-    g.lda = lda;
-    g.ldb = ldb;
-    g.ldc = ldc;
-    g.accumulate = accumulate;
-    GemmGpu(rctx, DTypeOf<T>(), g, a, b, c, "FullyConnected");
+    GemmGpuOne(rctx, ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate, "FullyConnected");
   }
   template <typename T>
   static void AddBias(const RunContext& rctx, T* out, const T* bias, int64_t rows, int64_t n) {

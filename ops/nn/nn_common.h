@@ -83,6 +83,19 @@ void SumRows(const RunContext& rctx, const T* x, int64_t rows, int64_t n, T* out
   }
 }
 
+// The GPU's column sums: out[j] (+)= sum_r x[r * n + j], one thread per
+// column, so neighbouring threads read neighbouring elements of each row.
+struct SumColumnKernel {
+  template <typename T>
+  TS_XINLINE static void Map(int64_t j, const T* x, int64_t rows, int64_t n, T* out,
+                             bool accumulate) {
+    using A = AccType<T>;
+    A acc = accumulate ? static_cast<A>(out[j]) : A(0);
+    for (int64_t r = 0; r < rows; ++r) acc += static_cast<A>(x[r * n + j]);
+    out[j] = static_cast<T>(acc);
+  }
+};
+
 inline std::vector<std::string> DataInputName(const NodeAttrs&) {
   return {"data"};
 }

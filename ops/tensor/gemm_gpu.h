@@ -31,6 +31,24 @@ struct GpuGemm {
 void GemmGpu(const RunContext& rctx, DType dtype, const GpuGemm& g, const void* a, const void* b,
              void* c, const char* who);
 
+// One product, c = op(a) op(b) (c += when accumulate), for ops' own loops.
+template <typename T>
+void GemmGpuOne(const RunContext& rctx, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                const T* a, int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc,
+                bool accumulate, const char* who) {
+  GpuGemm g;
+  g.trans_a = ta;
+  g.trans_b = tb;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.lda = lda;
+  g.ldb = ldb;
+  g.ldc = ldc;
+  g.accumulate = accumulate;
+  GemmGpu(rctx, DTypeOf<T>(), g, a, b, c, who);
+}
+
 // B_i <- alpha op(A_i)^-1 B_i (or B_i op(A_i)^-1 with rightside), i < batch,
 // for row-major B_i (m x n, contiguous, back to back) and triangular A_i
 // (k x k, k = m or n; lower or upper, the other triangle not read);

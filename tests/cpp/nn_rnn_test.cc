@@ -1,7 +1,7 @@
 // The RNN op on oneDNN (inference, and training: forward and backward)
 // against its own loop over the BLAS (float32): LSTM and the plain RNNs, one
-// and two layers, one and two directions; and a backward after an inference
-// is refused.
+// and two layers, one and two directions; a backward after an inference
+// is refused; and the GPU's mapping of threads to a step's units.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -9,6 +9,7 @@
 
 #include "engine/ndarray/imperative.h"
 #include "ops/nn/rnn-inl.h"
+#include "ops/nn/rnn_loop-inl.h"
 #include "tests/cpp/op_test_util.h"
 #include "tests/cpp/test_util.h"
 
@@ -145,4 +146,27 @@ TEST_CASE("RNN backward after an inference forward is an error naming the op") {
   });
   CHECK(err.find("_backward_RNN") != std::string::npos);
   CHECK(err.find("inference mode") != std::string::npos);
+}
+
+namespace {
+
+// Counts the visits of each unit (n, j).
+struct CountUnits {
+  static void Row(int64_t n, int64_t j0, int64_t j1, int64_t H, int* seen) {
+    CHECK(0 <= j0);
+    CHECK(j0 < j1);
+    CHECK(j1 <= H);
+    for (int64_t j = j0; j < j1; ++j) ++seen[n * H + j];
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the GPU's threads map to a step's units: every unit once") {
+  for (const int64_t H : {1, 3, 7, 64}) {
+    const int64_t N = 5, n = N * H;
+    std::vector<int> seen(static_cast<size_t>(n), 0);
+    for (int64_t i = 0; i < n; ++i) op::rnn::UnitElements<CountUnits>::Map(i, H, seen.data());
+    CHECK(seen == std::vector<int>(static_cast<size_t>(n), 1));
+  }
 }
