@@ -4,10 +4,10 @@
 // inference runs backwards too: with the output's size known (the RNN op
 // infers it from the data), the inputs with a single unknown dimension (the
 // first layer's i2h weights before the input size is known) get it.
-#include <cstring>
 #include <vector>
 
 #include "ops/nn/nn_common.h"
+#include "ops/nn/rnn_param_concat-inl.h"
 #include "ops/tensor/concat_op-inl.h"
 
 namespace tessera::op {
@@ -65,43 +65,6 @@ bool ParamConcatShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vecto
   return true;
 }
 
-void ParamConcatForward(const NodeAttrs&, const OpContext&, const std::vector<TBlob>& in,
-                        const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  if (req[0] == kNullOp) return;
-  SwitchDType(out[0].dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    T* y = out[0].dptr<T>();
-    for (const TBlob& b : in) {
-      const T* x = b.dptr<T>();
-      const int64_t n = b.Size();
-      if (req[0] == kAddTo)
-        for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(y[i] + x[i]);
-      else if (n > 0)
-        std::memcpy(y, x, static_cast<size_t>(n) * sizeof(T));
-      y += n;
-    }
-  });
-}
-
-// Inputs: ograd, the forward's inputs; outputs: one gradient per forward
-// input, its piece of ograd.
-void ParamConcatBackward(const NodeAttrs&, const OpContext&, const std::vector<TBlob>& in,
-                         const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  SwitchDType(in[0].dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* g = in[0].dptr<T>();
-    for (size_t k = 0; k < out.size(); ++k) {
-      T* d = out[k].dptr<T>();
-      const int64_t n = out[k].Size();
-      if (req[k] == kAddTo)
-        for (int64_t i = 0; i < n; ++i) d[i] = static_cast<T>(d[i] + g[i]);
-      else if (req[k] != kNullOp && n > 0)
-        std::memcpy(d, g, static_cast<size_t>(n) * sizeof(T));
-      g += n;
-    }
-  });
-}
-
 // Inputs: ograd, then the forward's inputs (for their shapes).
 bool ParamConcatBackwardShape(const NodeAttrs& attrs, std::vector<Shape>* in,
                               std::vector<Shape>* out) {
@@ -127,7 +90,7 @@ same size for all of them: the layer's input size).)")
     .add_arguments(ConcatParam::Fields())
     .set_attr<FInferShape>("FInferShape", ParamConcatShape)
     .set_attr<FInferType>("FInferType", SameTypeAll)
-    .set_attr<FCompute>(kFComputeCPU, ParamConcatForward)
+    .set_attr<FCompute>(kFComputeCPU, ParamConcatForward<cpu>)
     .set_attr<FGradient>("FGradient", [](const NodePtr& n, const std::vector<NodeEntry>& ograds) {
       std::vector<NodeEntry> in{ograds[0]};
       in.insert(in.end(), n->inputs.begin(), n->inputs.end());
@@ -153,6 +116,6 @@ TS_REGISTER_OP(_backward_rnn_param_concat)
                               if (t == DType::kUnknown) t = (*in)[0];
                             return (*in)[0] != DType::kUnknown;
                           })
-    .set_attr<FCompute>(kFComputeCPU, ParamConcatBackward);
+    .set_attr<FCompute>(kFComputeCPU, ParamConcatBackward<cpu>);
 
 }  // namespace tessera::op

@@ -1078,25 +1078,108 @@ test('ftml, mixed-precision and multi-weight SGD updates on the GPU match the CP
   end
 end)
 
-test('an op with no GPU kernel is an error naming it, never a silent copy', function()
+-- The fused RNN op: float64 on the CPU (its loop) against float32 on the
+-- GPU, outputs, final states and every gradient, for each mode with layers,
+-- both directions, sequence lengths, the LSTM's clip and projection.
+local function rnn_case(params, T, N, I, lengths)
+  local V = mx.sym.Variable
+  local args = {data = V('data'), parameters = V('parameters'), state = V('state')}
+  if params.mode == 'lstm' then args.state_cell = V('state_cell') end
+  if lengths then args.sequence_length = V('sequence_length') end
+  for k, v in pairs(params) do args[k] = v end
+  args.state_outputs = true
+  args.use_sequence_length = lengths ~= nil
+  local sym = mx.sym.RNN(args)
+  local arg_shapes = sym:infer_shape({data = {T, N, I}})
+  local names = sym:list_arguments()
+  local cpu = {ctx = mx.cpu(0), type_dict = {}}
+  local gpu = {ctx = mx.gpu(0), type_dict = {}}
+  local arg_params = {parameters = mx.nd.random.uniform(-0.4, 0.4, arg_shapes[2],
+                                                        {dtype = 'float64'})}
+  for i, name in ipairs(names) do
+    cpu[name], gpu[name] = arg_shapes[i], arg_shapes[i]
+    cpu.type_dict[name], gpu.type_dict[name] = 'float64', 'float32'
+  end
+  if lengths then arg_params.sequence_length = mx.nd.array(lengths, {dtype = 'float64'}) end
+  local ok, err = pcall(mx.test_utils.check_consistency, sym, {cpu, gpu},
+                        {arg_params = arg_params})
+  local desc = {}
+  for k, v in pairs(params) do desc[#desc + 1] = k .. '=' .. tostring(v) end
+  table.sort(desc)
+  assert(ok, ('RNN %s: %s'):format(table.concat(desc, ' '), tostring(err)))
+end
+
+test('the fused RNN op on the GPU matches the CPU: every mode, layers, directions', function()
+  if no_gpu() then return end
+  for _, mode in ipairs({'lstm', 'gru', 'rnn_tanh', 'rnn_relu'}) do
+    rnn_case({mode = mode, state_size = 6, num_layers = 1}, 5, 3, 4)
+    rnn_case({mode = mode, state_size = 5, num_layers = 2, bidirectional = true}, 4, 2, 3)
+  end
+end)
+
+test('the fused RNN op on the GPU: sequence lengths, clip and projection as the CPU', function()
+  if no_gpu() then return end
+  rnn_case({mode = 'gru', state_size = 4, num_layers = 2, bidirectional = true}, 5, 3, 3,
+           {5, 2, 0})
+  rnn_case({mode = 'lstm', state_size = 6, num_layers = 1, bidirectional = true,
+            lstm_state_clip_min = -0.3, lstm_state_clip_max = 0.4}, 4, 2, 3, {3, 4})
+  rnn_case({mode = 'lstm', state_size = 6, num_layers = 2, projection_size = 3}, 5, 3, 4,
+           {5, 1, 3})
+  rnn_case({mode = 'rnn_tanh', state_size = 4, num_layers = 1}, 6, 4, 2, {6, 0, 2, 5})
+end)
+
+test('the fused RNN op on the GPU: dropout between layers in training only', function()
   if no_gpu() then return end
   local g = mx.gpu(0)
-  -- A tanh RNN: 2 steps, batch 1, 3 inputs, 2 units (2 (3 + 2) + 2 2 = 14 parameters).
-  local x = mx.nd.ones({2, 1, 3}, {ctx = g})
-  local w = mx.nd.ones({14}, {ctx = g}) * 0.1
-  local h = mx.nd.zeros({1, 1, 2}, {ctx = g})
-  local ok, err = pcall(function()
-    local y = mx.nd.RNN({x, w, h}, {state_size = 2, num_layers = 1, mode = 'rnn_tanh'})
-    y:wait_to_read()
-    return y
+  local p = {state_size = 8, num_layers = 2, mode = 'gru'}
+  local x = mx.nd.random.uniform(-1, 1, {6, 4, 5}, {ctx = g})
+  local np = 3 * 8 * (5 + 8) + 3 * 8 * (8 + 8) + 2 * 2 * 3 * 8
+  local w = mx.nd.random.uniform(-0.3, 0.3, {np}, {ctx = g})
+  local h = mx.nd.zeros({2, 4, 8}, {ctx = g})
+  local plain = mx.nd.RNN({x, w, h}, p)
+  local dp = {state_size = 8, num_layers = 2, mode = 'gru', p = 0.5}
+  -- Not training: no mask, the same output to the last bit.
+  assert_eq(mx.nd.RNN({x, w, h}, dp):copyto(mx.cpu()):totable(), plain:copyto(mx.cpu()):totable())
+  -- Training: masked, and the gradient flows (finite, nonzero) through the mask.
+  w:attach_grad()
+  local y
+  mx.autograd.record(function()
+    y = mx.nd.RNN({x, w, h}, dp)
+    y:sum():backward()
   end)
-  if ok then  -- a GPU kernel has come since: it must compute on the GPU, as the CPU does
-    assert_eq(tostring(err.context), 'gpu(0)')
-    local want = mx.nd.RNN({x:copyto(mx.cpu()), w:copyto(mx.cpu()), h:copyto(mx.cpu())},
-                           {state_size = 2, num_layers = 1, mode = 'rnn_tanh'})
-    mx.test_utils.assert_almost_equal(err:copyto(mx.cpu()), want)
-  else
-    assert(tostring(err):find('RNN') and tostring(err):lower():find('gpu'), tostring(err))
+  local diff = (y - plain):abs():sum():asscalar()
+  assert(diff > 0, 'dropout changed nothing in training')
+  local gw = w.grad:copyto(mx.cpu())
+  local s = gw:abs():sum():asscalar()
+  assert(s > 0 and s == s and s < math.huge, 'parameter gradient ' .. tostring(s))
+end)
+
+test('Gluon RNN layers train on the GPU as on the CPU (_rnn_param_concat included)', function()
+  if no_gpu() then return end
+  for _, make in ipairs({function() return mx.gluon.rnn.LSTM(6, {num_layers = 2}) end,
+                         function() return mx.gluon.rnn.GRU(5, {bidirectional = true}) end}) do
+    local outs, grads = {}, {}
+    for k, ctx in ipairs({mx.cpu(0), mx.gpu(0)}) do
+      mx.random.seed(7)  -- the same weights and data on both, drawn on the CPU
+      local layer = make()
+      layer:initialize(mx.init.Uniform(0.3), mx.cpu(0))
+      layer:reset_ctx(ctx)
+      local x = mx.nd.random.uniform(-1, 1, {5, 3, 4}):copyto(ctx)
+      local y
+      mx.autograd.record(function()
+        y = layer(x)
+        y:sum():backward()
+      end)
+      outs[k] = y:copyto(mx.cpu())
+      grads[k] = {}
+      for _, prm in ipairs(layer:collect_params():values()) do
+        grads[k][#grads[k] + 1] = prm:grad(ctx):copyto(mx.cpu())
+      end
+    end
+    mx.test_utils.assert_almost_equal(outs[2], outs[1], {rtol = 1e-4, atol = 1e-5})
+    for i = 1, #grads[1] do
+      mx.test_utils.assert_almost_equal(grads[2][i], grads[1][i], {rtol = 1e-3, atol = 1e-5})
+    end
   end
 end)
 

@@ -55,3 +55,18 @@ test('bad parameters are errors that name the op', function()
   assert_error(function() mx.nd.plugin_quadratic(mx.nd.ones({2}), {d = 1}) end, 'plugin_quadratic')
   assert_error(function() mx.nd.plugin_smooth_l1(mx.nd.ones({2})):wait_to_read() end, 'scalar')
 end)
+
+test('a plugin op with no GPU kernel is an error on gpu(0) naming it, never a silent copy',
+  function()
+  if mx.context.num_gpus() == 0 then
+    print('  skipped: no GPU')
+    return
+  end
+  local x = mx.nd.array({1, 2, 3}, {ctx = mx.gpu(0)})
+  assert_error(function() mx.nd.plugin_quadratic(x, {a = 1}):wait_to_read() end,
+               'plugin_quadratic')
+  local ok, err = pcall(function() mx.nd.plugin_quadratic(x, {a = 1}):wait_to_read() end)
+  assert(not ok and tostring(err):lower():find('gpu'), tostring(err))
+  -- The REPL's state is intact: the same array still works on the GPU.
+  assert_eq((x * 2):copyto(mx.cpu()):totable(), {2, 4, 6})
+end)

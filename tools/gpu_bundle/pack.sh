@@ -58,6 +58,7 @@ strip --strip-debug "$out"/bin/* "$out"/lib/* 2>/dev/null || true
 
 # What the tests and benchmarks read from the source tree.
 cp -r "$src/tests/lua" "$src/tests/data" "$out/src/tests/"
+mkdir -p "$out/src/tests/plugin" && cp "$src"/tests/plugin/*.lua "$out/src/tests/plugin/"
 cp -r "$src/scripts/." "$out/src/scripts/"
 cp -r "$src/docs" "$out/src/"
 # Tests open fixtures (through __FILE__) and the test plugins by the absolute

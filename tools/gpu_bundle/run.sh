@@ -90,6 +90,12 @@ jobs=${GPU_SUITE_JOBS:-$(($(nproc) / 2 > 0 ? $(nproc) / 2 : 1))}
   done
 } | (cd "$testdir" && xargs -P "$jobs" -L 1 bash -c 'run_one "$@"' _) >"$logs/results.txt"
 (cd "$here/src" && run_one lua_tests "$tessera" --test tests/lua) >>"$logs/results.txt"
+# The example C++ plugin, whose ops have no GPU kernel: an error on the GPU.
+example_ops=$(find "$here/src" -name libtessera_example_ops.so 2>/dev/null | head -1)
+if [ -n "$example_ops" ]; then
+  (cd "$here/src" && TESSERA_EXAMPLE_OPS=$example_ops run_one plugin_lua_tests "$tessera" --test \
+    tests/plugin/example_ops_test.lua) >>"$logs/results.txt"
+fi
 sort "$logs/results.txt"
 for name in $(grep '^FAIL' "$logs/results.txt" | awk '{print $2}'); do
   echo "---- $name (last 40 lines)"

@@ -1,0 +1,55 @@
+// The fused RNN op on the GPU: the loop of rnn_loop-inl.h, the CPU's own,
+// with cuBLAS products on the op's stream and the cells as kernels of a
+// unit per thread (a kernel per step; the recurrence is sequential). The
+// sequence lengths are read on the host (the op waits for its stream once)
+// and uploaded to the temp space.
+//
+// The GPU forward always keeps the gates (there is no inference-only path
+// as oneDNN's on the CPU), so its reserve always allows a backward and the
+// backward does not read the reserve's flag back to the host.
+#include "engine/op/kernel_launch_cuda.cuh"
+#include "ops/nn/nn_common.h"
+#include "ops/nn/rnn-inl.h"
+#include "ops/nn/rnn_loop-inl.h"
+#include "ops/tensor/gemm_gpu.h"
+#include "ops/tensor/host_copy_cuda.h"
+
+namespace tessera::op {
+
+template <>
+struct RnnSteps<gpu> {
+  template <typename T>
+  static void Gemm(const RunContext& rctx, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                   const T* a, int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc,
+                   bool accumulate) {
+    GemmGpuOne(rctx, ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate, "RNN");
+  }
+  template <typename T>
+  static void SumRows(const RunContext& rctx, const T* x, int64_t rows, int64_t n, T* out,
+                      bool accumulate) {
+    Kernel<SumColumnKernel, gpu>::Launch(rctx, n, x, rows, n, out, accumulate);
+  }
+};
+
+namespace {
+
+void RnnForwardGpu(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                   const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  ForFloatAndDouble(attrs, in[0].dtype(), "RNN", [&](auto zero) {
+    rnn::LoopForward<gpu, decltype(zero)>(attrs, ctx, in, req, out);
+  });
+}
+
+void RnnBackwardGpu(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                    const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  ForFloatAndDouble(attrs, in[0].dtype(), "_backward_RNN", [&](auto zero) {
+    rnn::LoopBackward<gpu, decltype(zero)>(attrs, ctx, in, req, out);
+  });
+}
+
+}  // namespace
+
+TS_REGISTER_OP(RNN).set_attr<FCompute>(kFComputeGPU, RnnForwardGpu);
+TS_REGISTER_OP(_backward_RNN).set_attr<FCompute>(kFComputeGPU, RnnBackwardGpu);
+
+}  // namespace tessera::op
