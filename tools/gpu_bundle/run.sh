@@ -112,6 +112,9 @@ done
 # Training steps against PyTorch eager on the same GPU (where python3 has it).
 (cd "$here/src" && timeout "${GPU_SUITE_TIMEOUT:-600}" bash scripts/bench/gpu_train_vs_torch.sh \
   "$tessera" python3 2>&1 | tee "$logs/gpu_train_vs_torch.log")
+# The fused RNN op's LSTM against PyTorch's (cuDNN) on the same GPU.
+(cd "$here/src" && timeout "${GPU_SUITE_TIMEOUT:-600}" bash scripts/bench/gpu_lstm_vs_torch.sh \
+  "$tessera" python3 2>&1 | tee "$logs/gpu_lstm_vs_torch.log")
 # The same steps with every GPU op waiting for its stream, as before ops
 # completed on events (docs/engine.md): what completion on events gains.
 (cd "$here/src" && TESSERA_GPU_SYNC_EACH_OP=1 timeout "${GPU_SUITE_TIMEOUT:-600}" \
