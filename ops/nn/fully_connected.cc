@@ -18,15 +18,7 @@ struct FcSteps<cpu> {
   static void Gemm(const RunContext& rctx, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
                    const T* a, int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc,
                    bool accumulate) {
-    if (m == 0 || n == 0) return;
-    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-      op::Gemm(ta, tb, m, n, k, T(1), a, lda, b, ldb, accumulate ? T(1) : T(0), c, ldc,
-               rctx.omp_threads);
-    } else {
-      CheckGemmArgs(ta, tb, m, n, k, lda, ldb, ldc);
-      GemmFallback<T, float>(ta, tb, m, n, k, 1.f, a, lda, b, ldb, accumulate ? 1.f : 0.f, c, ldc,
-                             rctx.omp_threads);
-    }
+    GemmFloatAny(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate, rctx.omp_threads);
   }
   template <typename T>
   static void AddBias(const RunContext& rctx, T* out, const T* bias, int64_t rows, int64_t n) {

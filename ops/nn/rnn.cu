@@ -35,16 +35,22 @@ namespace {
 
 void RnnForwardGpu(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                    const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  ForFloatAndDouble(attrs, in[0].dtype(), "RNN", [&](auto zero) {
-    rnn::LoopForward<gpu, decltype(zero)>(attrs, ctx, in, req, out);
-  });
+  SwitchFloatDType(
+      in[0].dtype(),
+      [&](auto tag) {
+        rnn::LoopForward<gpu, typename decltype(tag)::type>(attrs, ctx, in, req, out);
+      },
+      "RNN");
 }
 
 void RnnBackwardGpu(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                     const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  ForFloatAndDouble(attrs, in[0].dtype(), "_backward_RNN", [&](auto zero) {
-    rnn::LoopBackward<gpu, decltype(zero)>(attrs, ctx, in, req, out);
-  });
+  SwitchFloatDType(
+      in[0].dtype(),
+      [&](auto tag) {
+        rnn::LoopBackward<gpu, typename decltype(tag)::type>(attrs, ctx, in, req, out);
+      },
+      "_backward_RNN");
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 
+#include "engine/base/dtype.h"
 #include "ops/tensor/elemwise_math.h"
 
 namespace tessera::op::rnn {
@@ -29,9 +30,10 @@ TS_XINLINE T Sigmoid(T x) {
   return T(0.5) + T(0.5) * math::tanh(T(0.5) * x);
 }
 
-// The LSTM cell clip (lstm_state_clip_min/max); NaN becomes lo when
-// clip_nan is set (cuDNN's "do not propagate NaN"). Built on the host
-// (the bounds start infinite there) and passed to kernels by value.
+// The LSTM cell clip (lstm_state_clip_min/max) in the arithmetic type; NaN
+// becomes lo when clip_nan is set (cuDNN's "do not propagate NaN"). Built
+// on the host (the bounds start infinite there) and passed to kernels by
+// value.
 template <typename T>
 struct CellClip {
   bool on = false, nan_to_lo = false;
@@ -45,87 +47,94 @@ struct CellClip {
   TS_XINLINE bool Clipped(T c) const { return on && (c <= lo || c >= hi); }
 };
 
+// Each function reads its elements of type T into A = AccType<T> (float
+// for the 16-bit floats), computes there and writes T back: for float and
+// double nothing changes.
+
 // Unit j of an LSTM step: gates i f g o at g[j], g[H + j], ...
-template <typename T>
+template <typename T, typename A = AccType<T>>
 TS_XINLINE void LstmForwardAt(int64_t H, int64_t j, T* g, const T* c_prev, T* c, T* h) {
-  const T i = Sigmoid(g[j]), f = Sigmoid(g[H + j]);
-  const T gg = Tanh(g[2 * H + j]), o = Sigmoid(g[3 * H + j]);
-  const T cn = f * c_prev[j] + i * gg;
-  g[j] = i, g[H + j] = f, g[2 * H + j] = gg, g[3 * H + j] = o;
-  c[j] = cn;
-  h[j] = o * Tanh(cn);
+  const A i = Sigmoid(A(g[j])), f = Sigmoid(A(g[H + j]));
+  const A gg = Tanh(A(g[2 * H + j])), o = Sigmoid(A(g[3 * H + j]));
+  const A cn = f * A(c_prev[j]) + i * gg;
+  g[j] = T(i), g[H + j] = T(f), g[2 * H + j] = T(gg), g[3 * H + j] = T(o);
+  c[j] = T(cn);
+  h[j] = T(o * Tanh(cn));
 }
 
 // Clips a unit's cell state and recomputes h from it: a second pass, so
 // that the common loop stays branch-free and vectorises.
-template <typename T>
-TS_XINLINE void ClipCellAt(int64_t H, int64_t j, const T* g, T* c, T* h, const CellClip<T>& clip) {
-  c[j] = clip.Apply(c[j]);
-  h[j] = g[3 * H + j] * Tanh(c[j]);
+template <typename T, typename A = AccType<T>>
+TS_XINLINE void ClipCellAt(int64_t H, int64_t j, const T* g, T* c, T* h, const CellClip<A>& clip) {
+  const A cj = clip.Apply(A(c[j]));
+  c[j] = T(cj);
+  h[j] = T(A(g[3 * H + j]) * Tanh(cj));
 }
 
 // kClip: no gradient passes through a cell that the clip held at a bound
 // (a template parameter, so that the loop without a clip has no test).
-template <bool kClip, typename T>
+template <bool kClip, typename T, typename A = AccType<T>>
 TS_XINLINE void LstmBackwardAt(int64_t H, int64_t j, const T* g, const T* c_prev, const T* c,
-                               const T* dy, T* dh, T* dc, T* dg, const CellClip<T>& clip) {
-  const T i = g[j], f = g[H + j], gg = g[2 * H + j], o = g[3 * H + j];
-  const T dht = dh[j] + dy[j];
-  const T tc = Tanh(c[j]);
-  T dct = dc[j] + dht * o * (T(1) - tc * tc);
-  if constexpr (kClip) dct = clip.Clipped(c[j]) ? T(0) : dct;
-  dg[j] = dct * gg * i * (T(1) - i);
-  dg[H + j] = dct * c_prev[j] * f * (T(1) - f);
-  dg[2 * H + j] = dct * i * (T(1) - gg * gg);
-  dg[3 * H + j] = dht * tc * o * (T(1) - o);
-  dc[j] = dct * f;
+                               const T* dy, T* dh, T* dc, T* dg, const CellClip<A>& clip) {
+  const A i = A(g[j]), f = A(g[H + j]), gg = A(g[2 * H + j]), o = A(g[3 * H + j]);
+  const A dht = A(dh[j]) + A(dy[j]);
+  const A cj = A(c[j]);
+  const A tc = Tanh(cj);
+  A dct = A(dc[j]) + dht * o * (A(1) - tc * tc);
+  if constexpr (kClip) dct = clip.Clipped(cj) ? A(0) : dct;
+  dg[j] = T(dct * gg * i * (A(1) - i));
+  dg[H + j] = T(dct * A(c_prev[j]) * f * (A(1) - f));
+  dg[2 * H + j] = T(dct * i * (A(1) - gg * gg));
+  dg[3 * H + j] = T(dht * tc * o * (A(1) - o));
+  dc[j] = T(dct * f);
   dh[j] = T(0);
 }
 
 // GRU, cuDNN's form: n = tanh(x_n + r * (U_n h + b_hn)), h' = (1 - z) n + z h.
 // hu: U h without its bias, bh: b_h2h (added here, in the order the sum
 // U h + b_h2h would take); hn_out keeps U_n h + b_hn for the backward.
-template <typename T>
+template <typename T, typename A = AccType<T>>
 TS_XINLINE void GruForwardAt(int64_t H, int64_t j, T* g, const T* hu, const T* bh, const T* h_prev,
                              T* hn_out, T* h) {
-  const T hr = hu[j] + bh[j], hz = hu[H + j] + bh[H + j];
-  const T r = Sigmoid(g[j] + hr), z = Sigmoid(g[H + j] + hz);
-  const T hn = hu[2 * H + j] + bh[2 * H + j];
-  const T n = Tanh(g[2 * H + j] + r * hn);
-  g[j] = r, g[H + j] = z, g[2 * H + j] = n;
-  hn_out[j] = hn;
-  h[j] = (T(1) - z) * n + z * h_prev[j];
+  const A hr = A(hu[j]) + A(bh[j]), hz = A(hu[H + j]) + A(bh[H + j]);
+  const A r = Sigmoid(A(g[j]) + hr), z = Sigmoid(A(g[H + j]) + hz);
+  const A hn = A(hu[2 * H + j]) + A(bh[2 * H + j]);
+  const A n = Tanh(A(g[2 * H + j]) + r * hn);
+  g[j] = T(r), g[H + j] = T(z), g[2 * H + j] = T(n);
+  hn_out[j] = T(hn);
+  h[j] = T((A(1) - z) * n + z * A(h_prev[j]));
 }
 
 // dgx: the gates' gradient as the input projection sees it; dgh: as the
 // recurrent product sees it (the candidate's part scaled by r).
-template <typename T>
+template <typename T, typename A = AccType<T>>
 TS_XINLINE void GruBackwardAt(int64_t H, int64_t j, const T* g, const T* hn, const T* h_prev,
                               const T* dy, T* dh, T* dgx, T* dgh) {
-  const T r = g[j], z = g[H + j], n = g[2 * H + j];
-  const T dht = dh[j] + dy[j];
-  const T dn = dht * (T(1) - z) * (T(1) - n * n);
-  const T dz = dht * (h_prev[j] - n) * z * (T(1) - z);
-  const T dr = dn * hn[j] * r * (T(1) - r);
-  dgx[j] = dgh[j] = dr;
-  dgx[H + j] = dgh[H + j] = dz;
-  dgx[2 * H + j] = dn;
-  dgh[2 * H + j] = dn * r;
-  dh[j] = dht * z;
+  const A r = A(g[j]), z = A(g[H + j]), n = A(g[2 * H + j]);
+  const A dht = A(dh[j]) + A(dy[j]);
+  const A dn = dht * (A(1) - z) * (A(1) - n * n);
+  const A dz = dht * (A(h_prev[j]) - n) * z * (A(1) - z);
+  const A dr = dn * A(hn[j]) * r * (A(1) - r);
+  dgx[j] = dgh[j] = T(dr);
+  dgx[H + j] = dgh[H + j] = T(dz);
+  dgx[2 * H + j] = T(dn);
+  dgh[2 * H + j] = T(dn * r);
+  dh[j] = T(dht * z);
 }
 
 // Plain RNN: h' = act(g); the gate stores h'.
-template <typename T>
+template <typename T, typename A = AccType<T>>
 TS_XINLINE void VanillaForwardAt(int64_t j, bool relu, T* g, T* h) {
-  const T v = relu ? (g[j] > T(0) ? g[j] : T(0)) : Tanh(g[j]);
-  g[j] = v;
-  h[j] = v;
+  const A x = A(g[j]);
+  const A v = relu ? (x > A(0) ? x : A(0)) : Tanh(x);
+  g[j] = T(v);
+  h[j] = T(v);
 }
 
-template <typename T>
+template <typename T, typename A = AccType<T>>
 TS_XINLINE void VanillaBackwardAt(int64_t j, bool relu, const T* g, const T* dy, T* dh, T* dg) {
-  const T dht = dh[j] + dy[j], v = g[j];
-  dg[j] = relu ? (v > T(0) ? dht : T(0)) : dht * (T(1) - v * v);
+  const A dht = A(dh[j]) + A(dy[j]), v = A(g[j]);
+  dg[j] = T(relu ? (v > A(0) ? dht : A(0)) : dht * (A(1) - v * v));
   dh[j] = T(0);
 }
 

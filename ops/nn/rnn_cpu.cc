@@ -22,8 +22,7 @@ struct RnnSteps<cpu> {
   static void Gemm(const RunContext& rctx, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
                    const T* a, int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc,
                    bool accumulate) {
-    op::Gemm(ta, tb, m, n, k, T(1), a, lda, b, ldb, accumulate ? T(1) : T(0), c, ldc,
-             rctx.omp_threads);
+    GemmFloatAny(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate, rctx.omp_threads);
   }
   template <typename T>
   static void SumRows(const RunContext& rctx, const T* x, int64_t rows, int64_t n, T* out,
@@ -156,8 +155,8 @@ void BackwardTyped(const NodeAttrs& attrs, const OpContext& ctx, const std::vect
   const size_t n_og = p.state_outputs ? (p.mode == kLstm ? 3 : 2) : 1;
   const TBlob& data = in[n_og];
   const RnnGeom g(p, data.shape()[0], data.shape()[1], data.shape()[2]);
-  const T flag = in.back().dptr<T>()[g.Flag()];
-  TS_CHECK(flag != T(0))
+  const float flag = static_cast<float>(in.back().dptr<T>()[g.Flag()]);
+  TS_CHECK(flag != 0.f)
       << OpLabel(attrs)
       << ": backward after a forward in inference mode, which keeps nothing for it: run the "
          "forward in training (under mx.autograd.record, or forward{is_train = true})";
@@ -201,14 +200,18 @@ bool SetRnnForceLoop(bool on) {
 
 void RnnForwardCpu(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                    const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  ForFloatAndDouble(attrs, in[0].dtype(), "RNN",
-                    [&](auto zero) { ForwardTyped<decltype(zero)>(attrs, ctx, in, req, out); });
+  SwitchFloatDType(
+      in[0].dtype(),
+      [&](auto tag) { ForwardTyped<typename decltype(tag)::type>(attrs, ctx, in, req, out); },
+      "RNN");
 }
 
 void RnnBackwardCpu(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                     const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  ForFloatAndDouble(attrs, in[0].dtype(), "_backward_RNN",
-                    [&](auto zero) { BackwardTyped<decltype(zero)>(attrs, ctx, in, req, out); });
+  SwitchFloatDType(
+      in[0].dtype(),
+      [&](auto tag) { BackwardTyped<typename decltype(tag)::type>(attrs, ctx, in, req, out); },
+      "_backward_RNN");
 }
 
 }  // namespace tessera::op

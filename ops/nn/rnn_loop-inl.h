@@ -179,7 +179,8 @@ const T* DropoutBetween(const RNNParam& p, const RnnGeom& g, const OpContext& ct
     return hs;
   }
   const float keep = 1.f - p.p;
-  const T scale = keep > 0 ? T(1) / static_cast<T>(keep) : T(0);
+  using A = AccType<T>;
+  const T scale = keep > 0 ? T(A(1) / static_cast<A>(keep)) : T(0);
   Launch<xpu, DropoutMaskKernel>(ctx, n, hs, mask, xbuf, ctx.requested.at(0).get_random(),
                                  static_cast<uint64_t>(g.Mask(l)), keep, scale);
   return xbuf;
@@ -234,7 +235,7 @@ struct Forward : LoopPass<xpu, T> {
                                      g.mode != kGru ? v.bh : nullptr);
   }
 
-  void Step(const DirView<T>& v, int64_t t, T* hu, const CellClip<T>& clip) const {
+  void Step(const DirView<T>& v, int64_t t, T* hu, const CellClip<AccType<T>>& clip) const {
     const StateView<T> hp = v.Prev(v.hs, v.h0, t, g.N);
     const StateView<T> cp = v.Prev({v.extra, g.H}, v.c0, t, g.N);
     T* gt = v.gates + t * g.N * g.GH();
@@ -274,7 +275,7 @@ struct Forward : LoopPass<xpu, T> {
 
   void Direction(const DirView<T>& v, const T* x, int64_t in, T* hu) const {
     ProjectInput(v, x, in);
-    const CellClip<T> clip = MakeClip<T>(p);
+    const CellClip<AccType<T>> clip = MakeClip<AccType<T>>(p);
     for (int64_t s = 0; s < g.T; ++s) Step(v, v.first_step + s * v.step, hu, clip);
   }
 };
@@ -364,7 +365,7 @@ struct Backward : LoopPass<xpu, T> {
   // the initial state's in dh/dc. dy: the gradient of H_l (ld D*S).
   void Steps(const DirView<T>& v, StateView<T> dy) const {
     if (v.pre) return StepsProjected(v, dy);
-    const CellClip<T> clip = MakeClip<T>(p);
+    const CellClip<AccType<T>> clip = MakeClip<AccType<T>>(p);
     const int64_t last = v.first_step + (g.T - 1) * v.step;
     for (int64_t s = 0; s < g.T; ++s) {
       const int64_t t = last - s * v.step;
@@ -381,7 +382,7 @@ struct Backward : LoopPass<xpu, T> {
   // (from the next step and the output) goes back through W_h2r to h, then
   // through the cell; the gates' part reaches the previous r through W_h2h.
   void StepsProjected(const DirView<T>& v, StateView<T> dy) const {
-    const CellClip<T> clip = MakeClip<T>(p);
+    const CellClip<AccType<T>> clip = MakeClip<AccType<T>>(p);
     const int64_t last = v.first_step + (g.T - 1) * v.step, P = g.P, H = g.H;
     Fill<xpu>(ctx, g.N * H, zeros, T(0));
     for (int64_t s = 0; s < g.T; ++s) {

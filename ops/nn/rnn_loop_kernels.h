@@ -84,7 +84,7 @@ struct StepRows {
 struct CellForward {
   template <typename T>
   TS_XINLINE static void Row(int64_t n, int64_t j0, int64_t j1, int64_t H, StepRows<T> s,
-                             CellClip<T> clip) {
+                             CellClip<AccType<T>> clip) {
     if (!Live(s.len, n, s.t)) return Carry(n, j0, j1, H, s);
     const int64_t GH = (s.mode == kLstm ? 4 : s.mode == kGru ? 3 : 1) * H;
     T* g = s.g + n * GH;
@@ -145,7 +145,7 @@ struct BackRows {
 struct CellBackward {
   template <typename T>
   TS_XINLINE static void Row(int64_t n, int64_t j0, int64_t j1, int64_t H, BackRows<T> s,
-                             CellClip<T> clip) {
+                             CellClip<AccType<T>> clip) {
     const int G = s.mode == kLstm ? 4 : s.mode == kGru ? 3 : 1;
     T* gx = s.dgx + n * G * H;
     T* gh = s.dgh + n * G * H;
@@ -203,13 +203,14 @@ struct AddGateBiasBody {
   template <typename T>
   TS_XINLINE static void Row(int64_t r, int64_t j0, int64_t j1, int64_t cols, T* out, const T* bx,
                              const T* bh) {
+    using A = AccType<T>;
     T* row = out + r * cols;
     if (bh) {
       TS_RNN_SIMD
-      for (int64_t j = j0; j < j1; ++j) row[j] += bx[j] + bh[j];
+      for (int64_t j = j0; j < j1; ++j) row[j] = T(A(row[j]) + (A(bx[j]) + A(bh[j])));
     } else {
       TS_RNN_SIMD
-      for (int64_t j = j0; j < j1; ++j) row[j] += bx[j];
+      for (int64_t j = j0; j < j1; ++j) row[j] = T(A(row[j]) + A(bx[j]));
     }
   }
 };
@@ -233,7 +234,7 @@ struct DropoutMaskKernel {
                              uint64_t base, float keep, T scale) {
     const bool kept = resource::RandomUniformFloat(s, base + static_cast<uint64_t>(i)) < keep;
     mask[i] = kept ? scale : T(0);
-    x[i] = hs[i] * mask[i];
+    x[i] = T(AccType<T>(hs[i]) * AccType<T>(mask[i]));
   }
 };
 
@@ -241,7 +242,7 @@ struct DropoutMaskKernel {
 struct MaskProductKernel {
   template <typename T>
   TS_XINLINE static void Map(int64_t i, T* out, const T* a, const T* mask) {
-    out[i] = a[i] * mask[i];
+    out[i] = T(AccType<T>(a[i]) * AccType<T>(mask[i]));
   }
 };
 
@@ -262,7 +263,8 @@ struct ProjectGradKernel {
   TS_XINLINE static void Map(int64_t i, int64_t P, const int64_t* len, int64_t t, T* dr,
                              const T* dh, const T* dy, int64_t ld_dy) {
     const int64_t n = i / P, j = i % P;
-    dr[i] = dh[i] + (Live(len, n, t) ? dy[n * ld_dy + j] : T(0));
+    using A = AccType<T>;
+    dr[i] = T(A(dh[i]) + (Live(len, n, t) ? A(dy[n * ld_dy + j]) : A(0)));
   }
 };
 

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #ifdef _OPENMP
@@ -127,6 +128,24 @@ void GemmBatchedFallback(bool trans_a, bool trans_b, int64_t m, int64_t n, int64
   for (int64_t i = 0; i < batch; ++i)
     GemmFallback<T, Acc>(trans_a, trans_b, m, n, k, alpha, a + i * stride_a, lda, b + i * stride_b,
                          ldb, beta, c + i * stride_c, ldc, num_threads, to_acc, from_acc);
+}
+
+// c = op(a) op(b), or c += op(a) op(b) when accumulate, for the floating
+// element types an op's own loop meets: the BLAS for float and double, the
+// portable kernel summing in float for the 16-bit floats.
+template <typename T>
+void GemmFloatAny(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a,
+                  int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc, bool accumulate,
+                  int num_threads) {
+  if (m == 0 || n == 0) return;
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    Gemm(trans_a, trans_b, m, n, k, T(1), a, lda, b, ldb, accumulate ? T(1) : T(0), c, ldc,
+         num_threads);
+  } else {
+    CheckGemmArgs(trans_a, trans_b, m, n, k, lda, ldb, ldc);
+    GemmFallback<T, float>(trans_a, trans_b, m, n, k, 1.f, a, lda, b, ldb, accumulate ? 1.f : 0.f,
+                           c, ldc, num_threads);
+  }
 }
 
 // ---------------------------------------------------------------------------

@@ -1078,10 +1078,11 @@ test('ftml, mixed-precision and multi-weight SGD updates on the GPU match the CP
   end
 end)
 
--- The fused RNN op: float64 on the CPU (its loop) against float32 on the
--- GPU, outputs, final states and every gradient, for each mode with layers,
--- both directions, sequence lengths, the LSTM's clip and projection.
-local function rnn_case(params, T, N, I, lengths)
+-- The fused RNN op: float64 on the CPU (its loop) against float32 (or a
+-- 16-bit float) on the GPU, outputs, final states and every gradient, for
+-- each mode with layers, both directions, sequence lengths, the LSTM's clip
+-- and projection.
+local function rnn_case(params, T, N, I, lengths, gpu_dtype)
   local V = mx.sym.Variable
   local args = {data = V('data'), parameters = V('parameters'), state = V('state')}
   if params.mode == 'lstm' then args.state_cell = V('state_cell') end
@@ -1098,7 +1099,7 @@ local function rnn_case(params, T, N, I, lengths)
                                                         {dtype = 'float64'})}
   for i, name in ipairs(names) do
     cpu[name], gpu[name] = arg_shapes[i], arg_shapes[i]
-    cpu.type_dict[name], gpu.type_dict[name] = 'float64', 'float32'
+    cpu.type_dict[name], gpu.type_dict[name] = 'float64', gpu_dtype or 'float32'
   end
   if lengths then arg_params.sequence_length = mx.nd.array(lengths, {dtype = 'float64'}) end
   local ok, err = pcall(mx.test_utils.check_consistency, sym, {cpu, gpu},
@@ -1126,6 +1127,15 @@ test('the fused RNN op on the GPU: sequence lengths, clip and projection as the 
   rnn_case({mode = 'lstm', state_size = 6, num_layers = 2, projection_size = 3}, 5, 3, 4,
            {5, 1, 3})
   rnn_case({mode = 'rnn_tanh', state_size = 4, num_layers = 1}, 6, 4, 2, {6, 0, 2, 5})
+end)
+
+test('the fused RNN op on the GPU in float16 and bfloat16 (cells in float)', function()
+  if no_gpu() then return end
+  for _, dt in ipairs({'float16', 'bfloat16'}) do
+    rnn_case({mode = 'lstm', state_size = 8, num_layers = 2, bidirectional = true}, 5, 3, 4,
+             nil, dt)
+    rnn_case({mode = 'gru', state_size = 8, num_layers = 1}, 5, 3, 4, {5, 2, 4}, dt)
+  end
 end)
 
 test('the fused RNN op on the GPU: dropout between layers in training only', function()

@@ -372,3 +372,35 @@ for _, c in ipairs(torch_cases) do
     if c.dc0 then same(c0.grad, c.dc0, 'd state_cell') end
   end)
 end
+
+test('float16 and bfloat16: the loop computes in float, products summed in float', function()
+  local V = mx.sym.Variable
+  for _, dt in ipairs({'float16', 'bfloat16'}) do
+    for _, mode in ipairs({'lstm', 'gru', 'rnn_tanh'}) do
+      local args = {data = V('data'), parameters = V('parameters'), state = V('state'),
+                    mode = mode, state_size = 6, num_layers = 2, bidirectional = true,
+                    state_outputs = true}
+      if mode == 'lstm' then args.state_cell = V('state_cell') end
+      local sym = mx.sym.RNN(args)
+      local arg_shapes = sym:infer_shape({data = {5, 3, 4}})
+      local ref = {ctx = mx.cpu(0), type_dict = {}}
+      local half = {ctx = mx.cpu(0), type_dict = {}}
+      for i, name in ipairs(sym:list_arguments()) do
+        ref[name], half[name] = arg_shapes[i], arg_shapes[i]
+        ref.type_dict[name], half.type_dict[name] = 'float64', dt
+      end
+      local w = mx.nd.random.uniform(-0.4, 0.4, arg_shapes[2], {dtype = 'float64'})
+      local ok, err = pcall(tu.check_consistency, sym, {ref, half}, {arg_params = {parameters = w}})
+      assert(ok, ('%s %s: %s'):format(dt, mode, tostring(err)))
+    end
+  end
+  -- The outputs keep the 16-bit dtype.
+  local x = mx.nd.ones({2, 1, 3}, {dtype = 'float16'})
+  local y = mx.nd.RNN({x, mx.nd.ones({14}, {dtype = 'float16'}) * 0.1,
+                       mx.nd.zeros({1, 1, 2}, {dtype = 'float16'})},
+                      {state_size = 2, num_layers = 1, mode = 'rnn_tanh'})
+  assert_eq(y.dtype, 'float16')
+  tu.assert_almost_equal(y:astype('float32'), mx.nd.RNN({x:astype('float32'),
+      mx.nd.ones({14}) * 0.1, mx.nd.zeros({1, 1, 2})}, {state_size = 2, num_layers = 1,
+      mode = 'rnn_tanh'}), {rtol = 1e-3, atol = 1e-3})
+end)
