@@ -296,6 +296,7 @@ void LoopForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector
   const T* cx = lstm ? in[3].dptr<T>() : nullptr;
   T* res = out.back().dptr<T>();
   TS_DCHECK(static_cast<int64_t>(out.back().Size()) == g.ReserveSize());
+  TS_DCHECK(g.S() <= g.H);  // a carried row copies its S-wide state inside the H-unit loop
 
   // Scratch: the lengths, the dropped-out input of a layer, GRU's U h.
   const int64_t n_len = LengthSlots<T>(host_len);
@@ -448,6 +449,7 @@ void LoopBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vecto
   const T* hx = in[n_og + 2].dptr<T>();
   const T* cx = lstm ? in[n_og + 3].dptr<T>() : nullptr;
   T* res = const_cast<T*>(in.back().dptr<T>());
+  TS_DCHECK(static_cast<int64_t>(in.back().Size()) == g.ReserveSize());
 
   // Scratch: the lengths, two layer-gradient buffers, the dropped-out input
   // of a layer, the gates' gradients, dh, dc and, with a projection, its
