@@ -394,6 +394,23 @@ test('float16 and bfloat16: the loop computes in float, products summed in float
       assert(ok, ('%s %s: %s'):format(dt, mode, tostring(err)))
     end
   end
+  -- The LSTM's projection and clip with sequence lengths (the lengths in the 16-bit type too).
+  local sym = mx.sym.RNN{data = V('data'), parameters = V('parameters'), state = V('state'),
+                         state_cell = V('state_cell'), sequence_length = V('sequence_length'),
+                         mode = 'lstm', state_size = 6, num_layers = 1, bidirectional = true,
+                         projection_size = 3, lstm_state_clip_min = -0.5,
+                         lstm_state_clip_max = 0.5, use_sequence_length = true,
+                         state_outputs = true}
+  local arg_shapes = sym:infer_shape({data = {5, 3, 4}})
+  local ref = {ctx = mx.cpu(0), type_dict = {}}
+  local half = {ctx = mx.cpu(0), type_dict = {}}
+  for i, name in ipairs(sym:list_arguments()) do
+    ref[name], half[name] = arg_shapes[i], arg_shapes[i]
+    ref.type_dict[name], half.type_dict[name] = 'float64', 'float16'
+  end
+  tu.check_consistency(sym, {ref, half}, {arg_params = {
+    parameters = mx.nd.random.uniform(-0.4, 0.4, arg_shapes[2], {dtype = 'float64'}),
+    sequence_length = mx.nd.array({5, 2, 3}, {dtype = 'float64'})}})
   -- The outputs keep the 16-bit dtype.
   local x = mx.nd.ones({2, 1, 3}, {dtype = 'float16'})
   local y = mx.nd.RNN({x, mx.nd.ones({14}, {dtype = 'float16'}) * 0.1,
