@@ -1,5 +1,6 @@
 // The fused RNN operator's parameters and geometry, shared by the shape
-// functions (rnn.cc) and the CPU kernels (rnn_cpu.cc).
+// functions (rnn.cc), the loop both devices run (rnn_loop-inl.h) and the
+// CPU's oneDNN paths (rnn_cpu.cc, rnn_dnnl.cc).
 //
 // Layout, as MXNet's (and cuDNN's), so that MXNet-trained weights load:
 //   data (T, N, I), state (L*D, N, S), state_cell (L*D, N, H) for LSTM,
@@ -119,7 +120,7 @@ inline bool RnnHasCell(const NodeAttrs& attrs) {
   return RnnParams(attrs).mode == kLstm;
 }
 
-// The CPU kernels (rnn_cpu.cc). Forward inputs: data, parameters, state,
+// The CPU kernels (rnn_cpu.cc; the GPU's are in rnn.cu). Forward inputs: data, parameters, state,
 // [state_cell], [sequence_length]; outputs: out, hy, [cy], reserve.
 // Backward inputs: dout, [dhy, [dcy]] (with state_outputs), the forward's
 // inputs, reserve; outputs: ddata, dparameters, dstate, [dstate_cell].

@@ -1,7 +1,8 @@
 // RNN: MXNet's fused recurrent layer (rnn_relu, rnn_tanh, lstm, gru; layers,
 // bidirectional, dropout between layers, sequence lengths): parameters,
 // shape and type inference, the gradient rule and registration. Layouts are
-// in rnn-inl.h, the CPU kernels in rnn_cpu.cc.
+// in rnn-inl.h, the loop both devices run in rnn_loop-inl.h, the CPU kernels
+// in rnn_cpu.cc and the GPU's in rnn.cu.
 #include <string>
 #include <vector>
 
