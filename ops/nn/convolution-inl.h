@@ -65,6 +65,20 @@ struct ConvolutionParam : Params<ConvolutionParam> {
   }
 };
 
+// The attribute parser of Convolution, Deconvolution and their gradients:
+// the fields, then cudnn_tune's value, on every device, so that a graph the
+// CPU runs (where cuDNN is not used) runs on a GPU too. MXNet's enum:
+// None (the default), 'off', 'limited_workspace', 'fastest'.
+template <typename P>
+void CudnnTunedParamParser(NodeAttrs* attrs) {
+  ParamParser<P>(attrs);
+  const std::optional<std::string>& tune = ParamsOf<P>(*attrs).cudnn_tune;
+  TS_CHECK(!tune || *tune == "off" || *tune == "limited_workspace" || *tune == "fastest")
+      << (attrs->op ? attrs->op->name() : std::string("Convolution"))
+      << ": parameter 'cudnn_tune' got '" << *tune
+      << "', expected one of {'off', 'limited_workspace', 'fastest'}";
+}
+
 // The convolution as 2-D: 1-D data is seen as height 1.
 // 1-D and 2-D data are 3-D data of depth (and height) one: the depth fields
 // keep their neutral values there.

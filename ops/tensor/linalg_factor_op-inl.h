@@ -27,6 +27,23 @@ struct MirrorUpper {
   }
 };
 
+// potri's check of its factor, on either device: cuSOLVER's potri does not
+// report a zero on the factor's diagonal as LAPACK's does (seen on an H200),
+// so the op looks for one itself; info becomes its row, 1-based, as LAPACK's.
+struct ZeroOnDiagonal {
+  template <typename T>
+  TS_XINLINE static void Map(int64_t i, const T* a, int* info, int64_t n) {
+    if (info[i] != 0) return;
+    const T* m = a + i * n * n;
+    for (int64_t j = 0; j < n; ++j) {
+      if (m[j * n + j] == T(0)) {
+        info[i] = int(j + 1);
+        return;
+      }
+    }
+  }
+};
+
 template <typename T>
 void CholeskyCpu(const OpContext& ctx, const GpuCholesky& c, T* a, int* info);
 
@@ -83,6 +100,7 @@ void CholeskyForward(const NodeAttrs& attrs, const OpContext& ctx, const std::ve
         else
           Kernel<TriangleOnly, xpu>::Launch(ctx.run_ctx, count * nn, a, m, n, lower);
         Cholesky<xpu>(ctx, c, m, work, lwork, info);
+        if (kInverse) Kernel<ZeroOnDiagonal, xpu>::Launch(ctx.run_ctx, count, a, info, n);
         if (kInverse) {
           if (lower)
             Kernel<MirrorLower, xpu>::Launch(ctx.run_ctx, count * nn, m, n);

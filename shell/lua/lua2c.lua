@@ -19,7 +19,13 @@
 -- The caller defines TS_LUA2C_FN (`static inline`, `__device__ inline`).
 local bit = require 'bit'
 local jutil = require 'jit.util'
-local vmdef = require 'jit.vmdef'
+-- LuaJIT's opcode names; a Lua module installed beside the library.
+local found, vmdef = pcall(require, 'jit.vmdef')
+if not found then
+  error("tessera.lua2c: LuaJIT's module jit.vmdef (the bytecode's opcode names) is not " ..
+        "installed (Debian: libluajit-5.1-common; or put its folder on LUA_PATH)\n" ..
+        tostring(vmdef), 0)
+end
 
 local band, rshift = bit.band, bit.rshift
 

@@ -115,6 +115,15 @@ test('bad parameters raise errors naming the op and the shapes', function()
     'pooling_convention')
   assert_error(function() mx.nd.BatchNorm({x, mx.nd.ones({3}), mx.nd.ones({3}), mx.nd.ones({3}),
     mx.nd.ones({4})}) end, 'BatchNorm.*moving_var')
+  -- cudnn_tune is checked on every device: a graph the CPU accepts runs on a GPU.
+  for op, w in pairs({Convolution = {2, 3, 2, 2}, Deconvolution = {3, 2, 2, 2}}) do
+    assert_error(function() mx.nd[op]({x, mx.nd.ones(w)},
+      {kernel = {2, 2}, num_filter = 2, no_bias = true, cudnn_tune = 'data'}) end,
+      op .. ": parameter 'cudnn_tune' got 'data', expected one of")
+    local y = mx.nd[op]({x, mx.nd.ones(w)},
+      {kernel = {2, 2}, num_filter = 2, no_bias = true, cudnn_tune = 'fastest'})
+    assert_eq(y.shape[2], 2)
+  end
 end)
 
 test('Deconvolution: output sizes, target_shape, float32 (oneDNN) against float64', function()

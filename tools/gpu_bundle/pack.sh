@@ -9,6 +9,7 @@
 #           libjpeg-turbo, libpng, libedit, OpenCV) need, found with ldd;
 #           not the C library (the target's own serves), the driver or
 #           the CUDA toolkit's libraries (the target's serve)
+#   share/  LuaJIT's jit.* Lua modules (jit.vmdef), which mx.rtc reads
 #   src/    the Lua tests with their fixtures, the scripts, the docs (whose
 #           examples the tests run)
 #   run.sh  runs it all (tools/gpu_bundle/run.sh)
@@ -55,6 +56,15 @@ for round in 1 2 3; do
   done
 done
 strip --strip-debug "$out"/bin/* "$out"/lib/* 2>/dev/null || true
+# LuaJIT's own Lua modules (jit.vmdef, jit.util's companions), which mx.rtc's
+# translation of Lua functions reads; Debian keeps them beside the library
+# (libluajit-5.1-common), and run.sh puts them on LUA_PATH.
+vmdef=$(dpkg -L libluajit-5.1-common 2>/dev/null | grep '/jit/vmdef\.lua$' | head -1)
+if [ -n "$vmdef" ]; then
+  mkdir -p "$out/share/lua" && cp -r "$(dirname "$vmdef")" "$out/share/lua/"
+else
+  echo "pack.sh: LuaJIT's jit/vmdef.lua not found; mx.rtc's Lua functions will fail there" >&2
+fi
 
 # What the tests and benchmarks read from the source tree.
 cp -r "$src/tests/lua" "$src/tests/data" "$out/src/tests/"

@@ -25,6 +25,8 @@ if [ -n "$nv" ]; then
   for d in $(find "$nv" -maxdepth 3 -type d -name lib 2>/dev/null); do LD_LIBRARY_PATH+=":$d"; done
 fi
 export TESSERA_DNNL_LIBRARY="$here/lib/libdnnl.so.2"
+# LuaJIT's jit.* modules from the bundle, then Lua's default path (;;).
+export LUA_PATH="$here/share/lua/?.lua;${LUA_PATH:-;}"
 tessera="$here/bin/tessera"
 
 # The source path the tests were built with, linked to src/ if it is free.
