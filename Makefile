@@ -43,6 +43,7 @@ bench-gpu: build
 	@for b in $(BUILD)/tests/gpu_*_bench; do $$b || exit 1; done
 	@bash scripts/bench/gpu_train_vs_torch.sh $(BUILD)/tessera
 	@bash scripts/bench/gpu_lstm_vs_torch.sh $(BUILD)/tessera
+	@bash scripts/bench/gpu_conv_vs_torch.sh $(BUILD)/tessera
 
 # The GPU suite in one folder (and .tar.gz) for a machine that has a GPU but
 # none of the Debian packages: copy it there and run gpu-bundle/run.sh.

@@ -3,6 +3,7 @@
 
 #include "bindings.h"
 #include "engine/base/error.h"
+#include "engine/base/host_sync.h"
 #include "engine/scheduler/profiler.h"
 #include "lua_util.h"
 
@@ -24,8 +25,8 @@ int SetConfig(lua_State* L) {
   while (lua_next(L, 1) != 0) {
     lua_pop(L, 1);
     const std::string key = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "?";
-    static const char* const kKeys[] = {"filename",        "aggregate",       "aggregate_stats",
-                                        "max_events",      "profile_all",     "profile_symbolic",
+    static const char* const kKeys[] = {"filename",           "aggregate",      "aggregate_stats",
+                                        "max_events",         "profile_all",    "profile_symbolic",
                                         "profile_imperative", "profile_memory", "profile_api",
                                         "continuous_dump"};
     bool known = false;
@@ -159,6 +160,11 @@ int RecordMark(lua_State* L) {
   return 0;
 }
 
+int HostSyncs(lua_State* L) {
+  lua_pushnumber(L, static_cast<lua_Number>(HostSyncCount()));
+  return 1;
+}
+
 int Clear(lua_State*) {
   Profiler::Get()->Clear();
   return 0;
@@ -195,7 +201,13 @@ void Open(lua_State* L, int mx) {
        {"table", Guarded<Table>,
         "mx.profiler.table(sort = 'total' | 'name') -> the aggregate table (count, total, "
         "min, max, mean per op name) as text"},
-       {"clear", Guarded<Clear>, "mx.profiler.clear() -> forgets everything recorded"}});
+       {"clear", Guarded<Clear>, "mx.profiler.clear() -> forgets everything recorded"},
+       {"host_syncs", Guarded<HostSyncs>,
+        "mx.profiler.host_syncs() -> how many times an op has waited on the host for its GPU "
+        "stream since the process started (values it checks on the host, copies into host "
+        "memory, every op under TESSERA_GPU_SYNC_EACH_OP=1); while recording, each wait is "
+        "a span 'host sync: ...' in the trace. A training step on data already on the GPU "
+        "has none."}});
   lua_setfield(L, mx, "profiler");
 }
 

@@ -11,7 +11,8 @@ using engine::Engine;
 using engine::FnProperty;
 
 #ifdef TESSERA_WITH_CUDA
-// copy_cuda.cc: an async copy on `stream`, then a wait for it.
+// copy_cuda.cc: an async copy on `stream`, then, where an end is in host
+// memory, a wait for it (between GPUs the op completes on an event).
 void CudaCopyBytes(void* dst, Context dst_ctx, const void* src, Context src_ctx, size_t bytes,
                    void* stream);
 #endif

@@ -4,6 +4,7 @@
 #include <bit>
 
 #include "engine/base/error.h"
+#include "engine/base/host_sync.h"
 #include "engine/base/thread_state.h"
 #include "engine/scheduler/gpu_completion.h"
 #include "engine/scheduler/gpu_streams.h"
@@ -417,11 +418,17 @@ void EngineBase::Execute(OprBlock* blk, const RunContext& rctx, const char* lane
   }
 }
 
+namespace {
+// The ops that run kernels on a compute stream (not copies).
+bool IsComputeOnStream(FnProperty prop) {
+  return prop == FnProperty::kNormal || prop == FnProperty::kGPUPrioritized;
+}
+}  // namespace
+
 bool EngineBase::CompletesOnEvent(const Opr* op, bool profiling) const {
   // Profiled ops wait for their streams, so that their times are the kernels'.
   const GpuStreamOps* ops = GpuStreams();
-  return gpu_event_completion_ && !profiling && ops && ops->record &&
-         (op->prop == FnProperty::kNormal || op->prop == FnProperty::kGPUPrioritized);
+  return gpu_event_completion_ && !profiling && ops && ops->record && IsComputeOnStream(op->prop);
 }
 
 void EngineBase::EndOnStream(const Opr* op, const RunContext& run, bool profiling, ErrorRef* err) {
@@ -433,7 +440,12 @@ void EngineBase::EndOnStream(const Opr* op, const RunContext& run, bool profilin
     }
     // After a throw too: what the op queued before it failed must finish
     // before its variables are released and its inputs perhaps freed.
+    // A compute op that waits outside the profiler (TESSERA_GPU_SYNC_EACH_OP)
+    // is a host synchronisation (host_sync.h); copies report their own.
+    const bool reported = !*err && !profiling && IsComputeOnStream(op->prop);
+    const uint64_t begin_ns = reported ? Profiler::NowNs() : 0;
     GpuStreams()->sync(run.stream);
+    if (reported) ReportHostSync(op->name ? op->name : "unnamed", Profiler::NowNs() - begin_ns);
     ClearQueuedGpuWork(op->vars.writes());
   } catch (...) {
     if (!*err) *err = MakeErrorRecord(std::current_exception(), op->name);

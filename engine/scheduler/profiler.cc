@@ -24,6 +24,7 @@
 
 #include "engine/base/env.h"
 #include "engine/base/error.h"
+#include "engine/base/host_sync.h"
 #include "engine/base/logging.h"
 #include "engine/base/memory_events.h"
 
@@ -203,7 +204,26 @@ Profiler* Profiler::Get() {
   return profiler;
 }
 
+namespace {
+
+// A host synchronisation inside an op (engine/base/host_sync.h): a span on
+// the waiting thread, in the "sync" category, named after what waited.
+void OnHostSync(const char* who, uint64_t wait_ns) {
+  Profiler* p = Profiler::Get();
+  if (!p->enabled()) return;
+  Mark m;
+  m.name = std::string("host sync: ") + who;
+  m.domain = "sync";
+  m.thread = Profiler::ThreadIndex();
+  m.end_ns = Profiler::NowNs();
+  m.begin_ns = m.end_ns - std::min(wait_ns, m.end_ns);
+  p->RecordMark(std::move(m));
+}
+
+}  // namespace
+
 Profiler::Profiler() : impl_(std::make_unique<Impl>()) {
+  SetHostSyncListener(OnHostSync);
   impl_->filename = EnvString("TESSERA_PROFILER_FILE", "profile.json");
   int64_t max_events = EnvInt("TESSERA_PROFILER_MAX_EVENTS", kDefaultMaxEvents);
   TS_CHECK(max_events >= 0) << "TESSERA_PROFILER_MAX_EVENTS must be >= 0, got " << max_events;
@@ -506,12 +526,10 @@ std::string Profiler::DumpsChromeTrace() const {
   Json envelope;
   envelope["traceEvents"] = Json::array();
   envelope["displayTimeUnit"] = "ms";
-  envelope["otherData"] = {{"producer", "tessera"},
-                           {"stored_events", int64_t(snap.events.size())},
-                           {"dropped_events", snap.dropped},
-                           {"stored_marks", int64_t(marks.size())},
-                           {"dropped_marks", dropped_marks},
-                           {"max_events", max}};
+  envelope["otherData"] = {
+      {"producer", "tessera"},          {"stored_events", int64_t(snap.events.size())},
+      {"dropped_events", snap.dropped}, {"stored_marks", int64_t(marks.size())},
+      {"dropped_marks", dropped_marks}, {"max_events", max}};
   if (with_aggregate) {
     Json rows = Json::array();
     for (auto& [name, s] : snap.stats) {
@@ -655,7 +673,8 @@ void OnMemory(Context ctx, size_t in_use, size_t pooled) {
   m.phase = 'C';
   m.thread = Profiler::ThreadIndex();
   m.begin_ns = m.end_ns = Profiler::NowNs();
-  m.values = {{"in_use_MiB", double(in_use) / (1 << 20)}, {"pooled_MiB", double(pooled) / (1 << 20)}};
+  m.values = {{"in_use_MiB", double(in_use) / (1 << 20)},
+              {"pooled_MiB", double(pooled) / (1 << 20)}};
   m.on_device = true;
   m.ctx = ctx;
   p->RecordMark(std::move(m));

@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "engine/base/cuda_utils.h"
+#include "engine/base/host_sync_cuda.h"
 #include "engine/op/kernel_launch_cuda.cuh"
 #include "ops/nn/loss_binary_op-inl.h"
 #include "ops/nn/softmax_output-inl.h"
@@ -36,7 +36,7 @@ Scratch<AccType<T>> PrepareLabels(const NodeAttrs& attrs, const OpContext& ctx, 
   const cudaStream_t s = ctx.run_ctx.get_stream<cudaStream_t>();
   std::vector<T> host(static_cast<size_t>(n));
   TS_CUDA_CALL(cudaMemcpyAsync(host.data(), label.dptr_, n * sizeof(T), cudaMemcpyDeviceToHost, s));
-  TS_CUDA_CALL(cudaStreamSynchronize(s));
+  WaitForStreamOnHost(s, "loss labels to the host");
   std::vector<int64_t> idx(static_cast<size_t>(n));
   for (int64_t r = 0; r < n; ++r) idx[r] = LabelIndex(attrs, host.data(), r, k);
   const size_t label_bytes = (n * sizeof(int64_t) + 15) / 16 * 16;

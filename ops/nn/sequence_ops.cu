@@ -4,7 +4,7 @@
 // int64 into the op's temp space.
 #include <cuda_runtime.h>
 
-#include "engine/base/cuda_utils.h"
+#include "engine/base/host_sync_cuda.h"
 #include "engine/op/kernel_launch_cuda.cuh"
 #include "ops/nn/sequence_ops-inl.h"
 
@@ -22,7 +22,7 @@ struct SeqLengths<gpu> {
       const TBlob& b = in[index];
       host.resize(b.Size() * DTypeSize(b.dtype()));
       TS_CUDA_CALL(cudaMemcpyAsync(host.data(), b.dptr_, host.size(), cudaMemcpyDeviceToHost, s));
-      TS_CUDA_CALL(cudaStreamSynchronize(s));
+      WaitForStreamOnHost(s, "sequence lengths to the host");
     }
     *keep = CheckedLengths(attrs, g, given ? in[index].dtype() : DType::kInt64,
                            given ? host.data() : nullptr, min_len);

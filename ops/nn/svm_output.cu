@@ -3,7 +3,7 @@
 // its row), so the backward waits for its stream once.
 #include <cuda_runtime.h>
 
-#include "engine/base/cuda_utils.h"
+#include "engine/base/host_sync_cuda.h"
 #include "engine/op/kernel_launch_cuda.cuh"
 #include "ops/nn/svm_output-inl.h"
 
@@ -17,7 +17,7 @@ const int64_t* SvmLabels<gpu>::Get(const NodeAttrs& attrs, const OpContext& ctx,
   std::vector<T> host(static_cast<size_t>(rows));
   TS_CUDA_CALL(
       cudaMemcpyAsync(host.data(), label.dptr_, rows * sizeof(T), cudaMemcpyDeviceToHost, s));
-  TS_CUDA_CALL(cudaStreamSynchronize(s));
+  WaitForStreamOnHost(s, "SVMOutput labels to the host");
   *keep = CheckedSvmLabels(attrs, host.data(), rows, k);
   int64_t* dev = ctx.requested.at(0).get_space_typed<int64_t>(keep->size());
   // From pageable memory the copy is staged before cudaMemcpyAsync returns.

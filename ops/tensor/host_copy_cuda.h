@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/base/cuda_utils.h"
+#include "engine/base/host_sync_cuda.h"
 #include "engine/base/tblob.h"
 #include "engine/op/op_attr_types.h"
 #include "ops/tensor/host_values.h"
@@ -23,7 +23,7 @@ inline TBlob CopyToHost(const RunContext& rctx, const TBlob& b, std::vector<unsi
   raw->resize(b.bytes());
   cudaStream_t stream = rctx.get_stream<cudaStream_t>();
   TS_CUDA_CALL(cudaMemcpyAsync(raw->data(), b.dptr_, raw->size(), cudaMemcpyDeviceToHost, stream));
-  TS_CUDA_CALL(cudaStreamSynchronize(stream));
+  WaitForStreamOnHost(stream, "op values to the host");
   return TBlob(raw->data(), b.shape(), b.dtype(), Context::CPU());
 }
 

@@ -2,7 +2,9 @@
 -- batch 64) and ResNet-18 v1 (224x224, batch 32; the model zoo's network
 -- traced into a symbol), forward, backward and an SGD-momentum update, on
 -- random data already on the GPU; float32 (exact: no TF32). Printed as
--- `name: value unit` lines; without a GPU it says so. With `profile` as the
+-- `name: value unit` lines, with the host synchronisations inside the timed
+-- steps (mx.profiler.host_syncs(): ops that waited for their stream; none
+-- is the goal); without a GPU it says so. With `profile` as the
 -- third argument, the ResNet-18 steps are then run again under the
 -- profiler and its table (time per op name) printed.
 --   tessera scripts/bench/gpu_train_step.lua [steps] [resnet_steps] [profile]
@@ -43,10 +45,12 @@ local function module_step(make, shape, classes, n, profiled)
   end
   for _ = 1, 5 do step() end
   mx.nd.waitall()
+  local syncs = mx.profiler.host_syncs()
   local t0 = mx.mod.now()
   for _ = 1, n do step() end
   mx.nd.waitall()
   local ms = (mx.mod.now() - t0) / n * 1e3
+  syncs = (mx.profiler.host_syncs() - syncs) / n
   if profiled then
     mx.profiler.set_state('run')
     for _ = 1, n do step() end
@@ -54,11 +58,13 @@ local function module_step(make, shape, classes, n, profiled)
     mx.profiler.set_state('stop')
     print(mx.profiler.dumps{sort_by = 'total', reset = true})
   end
-  return ms
+  return ms, syncs
 end
 
-print(('tessera_gpu_lenet_step_b64: %.3f ms/step'):format(
-  module_step(lenet, {64, 1, 28, 28}, 10, steps)))
-print(('tessera_gpu_resnet18_step_b32: %.3f ms/step'):format(
-  module_step(gluon.model_zoo.vision.resnet18_v1, {32, 3, 224, 224}, 1000, resnet_steps,
-    profile)))
+local lenet_ms, lenet_syncs = module_step(lenet, {64, 1, 28, 28}, 10, steps)
+print(('tessera_gpu_lenet_step_b64: %.3f ms/step'):format(lenet_ms))
+print(('gpu_lenet_step_b64_host_syncs: %g per step'):format(lenet_syncs))
+local resnet_ms, resnet_syncs = module_step(gluon.model_zoo.vision.resnet18_v1,
+  {32, 3, 224, 224}, 1000, resnet_steps, profile)
+print(('tessera_gpu_resnet18_step_b32: %.3f ms/step'):format(resnet_ms))
+print(('gpu_resnet18_step_b32_host_syncs: %g per step'):format(resnet_syncs))

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/base/error.h"
+#include "engine/base/host_sync.h"
 
 using tessera::Context;
 using tessera::engine::OpAggregate;
@@ -263,6 +264,26 @@ TEST_CASE("stop and start") {
   CHECK(rows[0].name == "kept");
   CHECK(rows[0].count == 2);
   CHECK(p->StoredEvents() == 2);
+}
+
+TEST_CASE("host synchronisations are counted always and traced while recording") {
+  CleanProfiler clean;
+  Profiler* p = clean.p;
+  const uint64_t before = tessera::HostSyncCount();
+  tessera::ReportHostSync("not traced", 1000);
+  CHECK(tessera::HostSyncCount() == before + 1);
+  p->SetState(true);
+  tessera::ReportHostSync("take: indices", 2000);
+  p->SetState(false);
+  CHECK(tessera::HostSyncCount() == before + 2);
+  CHECK(p->Aggregate().empty());  // not ops: the op table is unchanged
+  json doc = json::parse(p->DumpsChromeTrace());
+  std::vector<json> spans;
+  for (const json& e : EventsWithPhase(doc, "X"))
+    if (e.at("cat") == "sync") spans.push_back(e);
+  REQUIRE(spans.size() == 1);
+  CHECK(spans[0].at("name") == "host sync: take: indices");
+  CHECK(spans[0].at("dur").get<double>() == doctest::Approx(2.0));
 }
 
 TEST_CASE("Clear forgets events and aggregates") {

@@ -589,6 +589,42 @@ test('a Module trains on the GPU step for step with the CPU', function()
   end
 end)
 
+test('host_syncs: a Module step on data already on the GPU waits for no stream; take does',
+  function()
+  if no_gpu() then return end
+  local ctx = mx.gpu(0)
+  local mod = mx.mod.Module(mlp(16, 4), {context = ctx})
+  mod:bind{data_shapes = {{name = 'data', shape = {16, 12}}},
+    label_shapes = {{name = 'softmax_label', shape = {16}}}}
+  mod:init_params{initializer = mx.init.Xavier()}
+  mod:init_optimizer{optimizer = 'sgd', optimizer_params = {learning_rate = 0.1, momentum = 0.9}}
+  local labels = {}
+  for i = 1, 16 do labels[i] = i % 4 end
+  local batch = {data = {mx.nd.random.uniform(-1, 1, {16, 12}):as_in_context(ctx)},
+    label = {mx.nd.array(labels):as_in_context(ctx)}}
+  local function step()
+    mod:forward(batch, true)
+    mod:backward()
+    mod:update()
+  end
+  step()
+  mx.nd.waitall()
+  local before = mx.profiler.host_syncs()
+  for _ = 1, 3 do step() end
+  mx.nd.waitall()
+  assert_eq(mx.profiler.host_syncs(), before)
+  -- take in mode 'raise' checks its indices on the host: a wait, in the trace.
+  local a = mx.nd.ones({4, 3}, {ctx = ctx})
+  local idx = mx.nd.array({0, 2}, {ctx = ctx})
+  mx.profiler.set_state('run')
+  mx.nd.take(a, idx, {mode = 'raise'}):wait_to_read()
+  mx.profiler.set_state('stop')
+  assert(mx.profiler.host_syncs() > before, 'take did not count its wait')
+  local trace = mx.profiler.dumps_trace()
+  mx.profiler.clear()
+  assert(trace:find('host sync: op values to the host', 1, true), 'no host sync span in the trace')
+end)
+
 test('L2Normalization, LRN, UpSampling and moments on the GPU match the CPU, with gradients',
   function()
   if no_gpu() then return end

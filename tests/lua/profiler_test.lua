@@ -131,3 +131,13 @@ test('dumps{sort_by, ascending, reset}: the aggregate statistics as text; pause 
   assert_error(function() mx.profiler.set_config { profile_everything = true } end,
     "unknown option 'profile_everything'")
 end)
+
+test('host_syncs: CPU ops and copies between CPU arrays never wait for a GPU', function()
+  local before = mx.profiler.host_syncs()
+  assert(type(before) == 'number' and before >= 0)
+  local a = mx.nd.ones({64, 64})
+  local b = mx.nd.dot(a, a):copyto(mx.cpu(1))
+  mx.nd.take(a, mx.nd.array({0, 3})):wait_to_read()
+  b:wait_to_read()
+  assert_eq(mx.profiler.host_syncs(), before)
+end)

@@ -117,15 +117,18 @@ done
 # The fused RNN op's LSTM against PyTorch's (cuDNN) on the same GPU.
 (cd "$here/src" && timeout "${GPU_SUITE_TIMEOUT:-600}" bash scripts/bench/gpu_lstm_vs_torch.sh \
   "$tessera" python3 2>&1 | tee "$logs/gpu_lstm_vs_torch.log")
+# The 3x3 convolution from a script against PyTorch's (cuDNN) on the same GPU.
+(cd "$here/src" && timeout "${GPU_SUITE_TIMEOUT:-600}" bash scripts/bench/gpu_conv_vs_torch.sh \
+  "$tessera" python3 2>&1 | tee "$logs/gpu_conv_vs_torch.log")
 # The same steps with every GPU op waiting for its stream, as before ops
 # completed on events (docs/engine.md): what completion on events gains.
 (cd "$here/src" && TESSERA_GPU_SYNC_EACH_OP=1 timeout "${GPU_SUITE_TIMEOUT:-600}" \
-  "$tessera" scripts/bench/gpu_train_step.lua 2>&1 | sed 's/^tessera_/sync_each_op_/' |
-  tee "$logs/gpu_train_sync_each_op.log")
+  "$tessera" scripts/bench/gpu_train_step.lua 2>&1 |
+  sed -e 's/^tessera_/sync_each_op_/' -e 's/^gpu_/sync_each_op_gpu_/' | tee "$logs/gpu_train_sync_each_op.log")
 # And with one compute worker (one stream) per GPU instead of two.
 (cd "$here/src" && TESSERA_GPU_WORKER_NTHREADS=1 timeout "${GPU_SUITE_TIMEOUT:-600}" \
-  "$tessera" scripts/bench/gpu_train_step.lua 2>&1 | sed 's/^tessera_/one_worker_/' |
-  tee "$logs/gpu_train_one_worker.log")
+  "$tessera" scripts/bench/gpu_train_step.lua 2>&1 |
+  sed -e 's/^tessera_/one_worker_/' -e 's/^gpu_/one_worker_gpu_/' | tee "$logs/gpu_train_one_worker.log")
 pass=$(grep -c '^PASS' "$logs/results.txt")
 fail=$(grep -c '^FAIL' "$logs/results.txt")
 echo "gpu suite: $pass passed, $fail failed"
