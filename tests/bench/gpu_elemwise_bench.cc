@@ -5,7 +5,9 @@
 // The add moves 12 bytes per element (two reads, one write), the copy 8.
 // Then the cost of one call: a 1-element add on gpu(0) waited for after
 // every call (the engine's round trip: push, launch, stream synchronise,
-// completion, wake), and 1000 such calls pushed before one wait.
+// completion, wake), against a 4-byte copy and a stream synchronize called
+// directly (the floor without the engine), and 1000 such calls pushed
+// before one wait.
 // Prints `name: value unit` lines; without a GPU it says so and exits 0.
 #include <cstdio>
 
@@ -82,7 +84,24 @@ int main() {
         one_out.WaitToRead();
       },
       5);
+  // The floor of a waited call without the engine: a 4-byte
+  // device-to-device copy on a stream of its own, then a synchronize (a
+  // launch and a wait, the same loop shape).
+  cudaStream_t s = nullptr;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  void* from = one.data().dptr_;
+  void* to = one_out.data().dptr_;
+  const double t_direct = bench::MedianMs(
+      [&] {
+        for (int i = 0; i < 100; ++i) {
+          cudaMemcpyAsync(to, from, sizeof(float), cudaMemcpyDeviceToDevice, s);
+          cudaStreamSynchronize(s);
+        }
+      },
+      5);
+  cudaStreamDestroy(s);
   std::printf("gpu_add_1_wait_each: %.2f us/call\n", t_wait * 1e3 / 100);
+  std::printf("gpu_copy_4B_sync_each_direct: %.2f us/call\n", t_direct * 1e3 / 100);
   std::printf("gpu_add_1_pushed_1000: %.2f us/call\n", t_batch * 1e3 / 1000);
   return 0;
 #endif
