@@ -117,6 +117,8 @@ void WaitForAll(lua_State* L) {
   if (!in->running_work().empty())
     TS_THROW << "wait_for_all inside engine op '" << in->running_work().back().name
              << "' would wait for the op itself";
+  // Nothing pending: no op can need this thread, so no helper is needed.
+  if (g_abandoned.empty() && Engine::Get()->WaitForAllIfIdle()) return;
   Wait(L, [] { Engine::Get()->WaitForAll(); });
 }
 

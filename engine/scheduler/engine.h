@@ -180,6 +180,12 @@ class Engine {
   virtual void WaitForVar(VarHandle var, WaitMode mode = WaitMode::kRead) = 0;
   // Waits for every pushed op; rethrows the first error not yet reported.
   virtual void WaitForAll() = 0;
+  // WaitForAll when every pushed op has finished (the GPU work they queued
+  // is waited for and unreported errors rethrown, as WaitForAll does);
+  // otherwise false, having waited for nothing. For a thread that must not
+  // block on ops, which may need it (the shell's interpreter): a wait with
+  // nothing pending then costs no hand-over to a helper thread.
+  virtual bool WaitForAllIfIdle() = 0;
   // Without blocking: calls `fn` once every op pushed before on `vars` has
   // finished (kWrite) or every write pushed before (kRead, what a reader
   // waits for), on the thread that finishes the last of them (or at once),

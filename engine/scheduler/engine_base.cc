@@ -644,6 +644,18 @@ void EngineBase::WaitForAll() {
     TS_THROW << "WaitForAll inside engine op '" << op->name << "' would wait for the op itself";
   if (!WorkerPool::Current()) HelpWithAll();  // as WaitForVar: run ready work here
   ParkWaiter([&] { return Pending() == 0; }, /*for_room=*/false);
+  SettleDevicesAndReport();
+}
+
+bool EngineBase::WaitForAllIfIdle() {
+  if (const Opr* op = tls_current_op)
+    TS_THROW << "WaitForAll inside engine op '" << op->name << "' would wait for the op itself";
+  if (Pending() != 0) return false;
+  SettleDevicesAndReport();
+  return true;
+}
+
+void EngineBase::SettleDevicesAndReport() {
   std::exception_ptr device_error;
   for (uint64_t devs = gpu_devices_queued_.load(std::memory_order_relaxed); devs;
        devs &= devs - 1) {

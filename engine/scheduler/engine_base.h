@@ -34,6 +34,7 @@ class EngineBase : public Engine {
   void DeleteOperator(OprHandle op) override;
   void WaitForVar(VarHandle var, WaitMode mode) override;
   void WaitForAll() override;
+  bool WaitForAllIfIdle() override;
   void NotifyWhenSettled(VarList vars, std::function<void(std::exception_ptr)> fn,
                          WaitMode mode) override;
   void SetMaxInflight(const InflightBound& bound) override {
@@ -139,6 +140,9 @@ class EngineBase : public Engine {
   // Blocks the calling thread among the waiters OpFinished wakes, until `done`.
   // `for_room`: a run-ahead waiter (waiting for InflightRoom).
   void ParkWaiter(const std::function<bool()>& done, bool for_room);
+  // WaitForAll's end, once nothing is pending: waits for the GPU work the
+  // ops queued, then rethrows the first error no wait has reported.
+  void SettleDevicesAndReport();
   Opr* NewTempOpr(VarList const_vars, VarList mutate_vars, FnProperty prop, const char* name,
                   bool persistent = false);
   static void FreeOpr(Opr* op);

@@ -95,6 +95,18 @@ test('a failed C++ op surfaces in a Lua wait', function()
   assert_error(function() engine.wait_for_var(v) end, "cpp_fail.*bad things")
 end)
 
+test('wait_for_all with nothing pending still reports a failure no wait has seen', function()
+  local v = engine.new_var()
+  engine._fail('idle boom', { write = { v }, name = 'idle_fail' })
+  -- Let the op finish first, so the wait finds nothing pending.
+  local deadline = os.clock() + 5
+  while engine.stats().pending > 0 and os.clock() < deadline do end
+  assert_eq(engine.stats().pending, 0)
+  assert_error(function() engine.wait_for_all() end, 'idle_fail.*idle boom')
+  engine.wait_for_all()  -- reported once
+  assert_error(function() engine.wait_for_var(v) end, 'idle boom')  -- v stays poisoned
+end)
+
 test('waiting inside an op on what the op writes is an error, not a hang', function()
   local v = engine.new_var()
   engine.push(function() engine.wait_for_var(v) end, { write = { v }, name = 'self_waiter' })
