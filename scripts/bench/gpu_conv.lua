@@ -29,20 +29,8 @@ local function backward(y)
   mx.nd.waitall()
 end
 
-backward(forward())
-local fwd, bwd = {}, {}
-for i = 1, reps do
-  local t0 = mx.mod.now()
-  local y = forward()
-  local t1 = mx.mod.now()
-  backward(y)
-  fwd[i], bwd[i] = t1 - t0, mx.mod.now() - t1
-end
-local function median(t)
-  table.sort(t)
-  return t[math.floor((#t + 1) / 2)]
-end
-local f, bk = median(fwd) * 1e3, median(bwd) * 1e3
+local timing = dofile((arg[0]:match('^(.*/)') or './') .. 'step_timing.lua')
+local f, bk = timing.forward_backward(forward, backward, reps)
 print(('gpu_conv3x3_64_b32_56_forward: %.3f ms'):format(f))
 print(('gpu_conv3x3_64_b32_56_backward: %.3f ms'):format(bk))
 print(('tessera_gpu_conv3x3_64_b32_56_step: %.3f ms'):format(f + bk))

@@ -40,20 +40,8 @@ local function backward(y)
   mx.nd.waitall()
 end
 
-backward(forward())
-local fwd, bwd = {}, {}
-for i = 1, reps do
-  local t0 = mx.mod.now()
-  local y = forward()
-  local t1 = mx.mod.now()
-  backward(y)
-  fwd[i], bwd[i] = t1 - t0, mx.mod.now() - t1
-end
-local function median(t)
-  table.sort(t)
-  return t[math.floor((#t + 1) / 2)]
-end
-local f, b = median(fwd) * 1e3, median(bwd) * 1e3
+local timing = dofile((arg[0]:match('^(.*/)') or './') .. 'step_timing.lua')
+local f, b = timing.forward_backward(forward, backward, reps)
 print(('%s%s2x512_t35_b32_forward: %.2f ms'):format(prefix, mode, f))
 print(('%s%s2x512_t35_b32_backward: %.2f ms'):format(prefix, mode, b))
 if on_gpu then print(('tessera_gpu_%s2x512_t35_b32_step: %.2f ms'):format(mode, f + b)) end
