@@ -204,8 +204,8 @@ void Open(lua_State* L, int mx) {
        {"clear", Guarded<Clear>, "mx.profiler.clear() -> forgets everything recorded"},
        {"host_syncs", Guarded<HostSyncs>,
         "mx.profiler.host_syncs() -> how many times an op has waited on the host for its GPU "
-        "stream since the process started (values it checks on the host, copies into host "
-        "memory, every op under TESSERA_GPU_SYNC_EACH_OP=1); while recording, each wait is "
+        "stream since the process started (values it checks on the host, copies between host "
+        "and GPU memory, every op under TESSERA_GPU_SYNC_EACH_OP=1); while recording, each wait is "
         "a span 'host sync: ...' in the trace. A training step on data already on the GPU "
         "has none."}});
   lua_setfield(L, mx, "profiler");
