@@ -1,6 +1,6 @@
 // Host synchronisations inside engine ops: an op that waits for its GPU
-// stream (to read values it checks on the host, or to finish a copy into
-// host memory) holds its worker until the GPU has drained the stream, so the
+// stream (to read values it checks on the host, or to finish a copy between
+// host and GPU memory) holds its worker until the GPU has drained the stream, so the
 // next kernels are not queued while it waits. A training step should have
 // none between the waits its script asks for; each one is counted here
 // (mx.profiler.host_syncs()) and, while the profiler records, shown in its

@@ -1,5 +1,5 @@
 // The host's wait for a CUDA stream, reported (host_sync.h): the one way an
-// op or a copy into host memory waits for its stream. Include only from
+// op or a copy between host and GPU memory waits for its stream. Include only from
 // files built with CUDA.
 #pragma once
 
@@ -14,7 +14,8 @@
 namespace tessera {
 
 // Blocks until `stream` has drained; `who` names the wait in the count and
-// the profiler's trace ("copy to host", "take: indices", ...).
+// the profiler's trace ("op values to the host",
+// "copy to or from host memory", ...).
 inline void WaitForStreamOnHost(cudaStream_t stream, const char* who) {
   const auto t0 = std::chrono::steady_clock::now();
   TS_CUDA_CALL(cudaStreamSynchronize(stream));
