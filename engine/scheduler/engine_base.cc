@@ -501,54 +501,94 @@ void EngineBase::Complete(OprBlock* blk, ErrorRef err, bool new_error, bool free
 
 // ---- running on the calling thread -----------------------------------------
 
+bool EngineBase::HoldNow(std::span<const VarHandle> reads, std::span<const VarHandle> writes,
+                         uint32_t updated, VarEntry* entries) {
+  size_t r = 0, w = 0;
+  bool free = true;
+  for (; free && r < reads.size(); ++r) {
+    if (!reads[r]->TryHoldRead()) break;
+    free = !PoisonOf(reads[r]);
+  }
+  if (r < reads.size() || !free) {
+    ReleaseNow(reads.first(r), {}, false);
+    return false;
+  }
+  for (; free && w < writes.size(); ++w) {
+    if (!writes[w]->TryHoldWrite(&entries[w])) break;
+    free = !(updated >> std::min<size_t>(w, 31) & 1) || !PoisonOf(writes[w]);
+  }
+  if (w < writes.size() || !free) {
+    ReleaseNow(reads, writes.first(w), false);
+    return false;
+  }
+  return true;
+}
+
+void EngineBase::ReleaseNow(std::span<const VarHandle> reads, std::span<const VarHandle> writes,
+                            bool wrote) {
+  auto grant = [this](OprBlock* b, const VarEntry* newest) { Grant(b, newest); };
+  for (VarHandle v : reads) v->CompleteRead(grant);
+  for (VarHandle v : writes) v->CompleteWrite(grant, wrote);
+}
+
 bool EngineBase::TryRunNowImpl(void (*call)(void*), void* fn, VarList const_vars,
                                VarList mutate_vars, const char* name) {
-  constexpr size_t kMaxReads = 8, kMaxWrites = 4;
-  if (const_vars.size() > kMaxReads || mutate_vars.size() > kMaxWrites) return false;
+  if (const_vars.size() > kMaxReadsNow || mutate_vars.size() > kMaxWritesNow) return false;
   if (Profiler::Get()->enabled()) return false;  // a pushed op shows in the trace
   // Null or deleted variables are left to the push, which reports them.
   for (VarList list : {const_vars, mutate_vars})
     for (VarHandle v : list)
       if (Unusable(v)) return false;
   // Each variable once, as a push normalises them (`a * a` reads a twice).
-  VarHandle vars[kMaxReads + kMaxWrites];
+  VarHandle vars[kMaxReadsNow + kMaxWritesNow];
   const NormalVars n = NormaliseVars(const_vars, mutate_vars, vars);
-  const size_t n_writes = n.n_writes, n_reads = n.n_reads;
-  VarHandle* writes = vars;
-  VarHandle* reads = vars + n_writes;
-  auto grant = [this](OprBlock* b, const VarEntry* newest) { Grant(b, newest); };
-  size_t held_reads = 0, held_writes = 0;
-  VarEntry entries[kMaxWrites];
-  auto release = [&](bool wrote) {
-    for (size_t i = 0; i < held_reads; ++i) reads[i]->CompleteRead(grant);
-    for (size_t i = 0; i < held_writes; ++i) writes[i]->CompleteWrite(grant, wrote);
-  };
+  const std::span<const VarHandle> writes(vars, n.n_writes), reads(vars + n.n_writes, n.n_reads);
   // Poisoned variables too are left to the push, which skips the op.
-  bool free = true;
-  for (size_t i = 0; free && i < n_reads; ++i) {
-    if (!(free = reads[i]->TryHoldRead())) break;
-    ++held_reads;
-    free = !PoisonOf(reads[i]);
-  }
-  for (size_t i = 0; free && i < n_writes; ++i) {
-    if (!(free = writes[i]->TryHoldWrite(&entries[i]))) break;
-    ++held_writes;
-    free = !(n.updated >> std::min<size_t>(i, 31) & 1) || !PoisonOf(writes[i]);
-  }
-  if (!free) {
-    release(false);
-    return false;
-  }
+  VarEntry entries[kMaxWritesNow];
+  if (!HoldNow(reads, writes, n.updated, entries)) return false;
   ErrorRef err;
   try {
-    WaitForQueuedGpuWork({reads, n_reads}, {writes, n_writes}, nullptr);
+    WaitForQueuedGpuWork(reads, writes, nullptr);
     call(fn);
   } catch (...) {
     err = MakeErrorRecord(std::current_exception(), name ? name : "unnamed");
   }
-  PublishOutcome({writes, n_writes}, err, true);
+  PublishOutcome(writes, err, true);
   if (err) RecordError(err);
-  release(true);
+  ReleaseNow(reads, writes, true);
+  return true;
+}
+
+bool EngineBase::RunPushedNow(Opr* op, Context ctx) {
+  // Everything a queued run does beyond the function and the grants is
+  // left to it: async ends, streams, waiters and deletions, the profiler's
+  // events, groups, the run-ahead count.
+  if (op->is_async() || ctx.is_gpu() || op->always_run || op->prop == FnProperty::kDeleteVar ||
+      op->inflight_kib || op->vars.writes().size() > kMaxWritesNow || tls_push_group ||
+      Profiler::Get()->enabled())
+    return false;
+  const auto reads = op->vars.reads(), writes = op->vars.writes();
+  VarEntry entries[kMaxWritesNow];
+  if (!HoldNow(reads, writes, op->vars.updated_bits(), entries)) return false;
+  ErrorRef err;
+  {
+    CurrentOpScope scope(op);
+    try {
+      WaitForQueuedGpuWork(reads, writes, nullptr);
+      if (op->sync_fn()) op->sync_fn()(RunContext{ctx, nullptr, op_threads_});
+    } catch (...) {
+      err = MakeErrorRecord(std::current_exception(), op->name);
+    }
+  }
+  PublishOutcome(writes, err, true);
+  if (err) RecordError(err);
+  ReleaseNow(reads, writes, true);
+  // As Complete: a persistent op's count, or a temporary op with its block.
+  if (op->refs) {
+    if (op->refs->n.fetch_sub(1, std::memory_order_acq_rel) == 1) FreeOpr(op);
+  } else if (op->home) {
+    FreeOpr(op);
+  }
   return true;
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <span>
 #include <vector>
 
 #include "engine/base/error.h"
@@ -86,6 +87,13 @@ class EngineBase : public Engine {
   void Complete(OprBlock* blk, ErrorRef err, bool new_error, bool free_block = true);
 
   OprBlock* NewBlock(Opr* opr, Context ctx, int priority);
+  // Runs `op`, just pushed, to its end on the calling thread when nothing
+  // asks for it to be queued: a sync CPU op whose variables are all free and
+  // clean, outside the profiler and push groups, adding no counted memory.
+  // Then takes the op (freeing a temporary one) and returns true; else
+  // returns false having changed nothing. The naive engine's usual push: no
+  // block, no queue entries, no pending count, no wake-up.
+  bool RunPushedNow(Opr* op, Context ctx);
   // Set once by the engine's constructor; carried to kernels in RunContext.
   void SetOpThreads(int n) {
 #ifdef _OPENMP
@@ -172,6 +180,17 @@ class EngineBase : public Engine {
   }
   void RecordError(const ErrorRef& err);
   void WakeWaiters();
+  // The variables of a run on the calling thread (TryRunNow, RunPushedNow),
+  // in normal form: true, holding each, when all were free and none of the
+  // reads or `updated` writes (bits as OprVars) is poisoned; else holds
+  // none. `entries` has room for the writes.
+  bool HoldNow(std::span<const VarHandle> reads, std::span<const VarHandle> writes,
+               uint32_t updated, VarEntry* entries);
+  // Ends what HoldNow took; `wrote`: the writes count as versions.
+  void ReleaseNow(std::span<const VarHandle> reads, std::span<const VarHandle> writes, bool wrote);
+  // The most variables a run on the calling thread takes (its entries and
+  // normal form live on the stack).
+  static constexpr size_t kMaxReadsNow = 8, kMaxWritesNow = 4;
 
   int op_threads_ = 1;
   bool gpu_event_completion_ = false;

@@ -70,6 +70,7 @@ void NaiveEngine::Submit(Opr* opr, Context ctx, int priority) {
       TS_THROW << "engine op '" << opr->name << "' pushed inside engine op '" << HoldName(ahead)
                << "' needs variables that op holds; the naive engine runs every push at once, "
                   "so it would wait for the op itself";
+  if (RunPushedNow(opr, ctx)) return;
   DeviceScope device(ctx, static_cast<int>(streams_.size()));  // these three throw
   void* stream = ctx.is_gpu() ? StreamFor(ctx) : nullptr;      // before any state changes
   EnterInflight(opr, ctx);

@@ -59,6 +59,7 @@ class OprVars {
   bool updated(size_t write_index) const {
     return updated_ >> std::min<size_t>(write_index, 31) & 1;
   }
+  uint32_t updated_bits() const { return updated_; }
 
  private:
   static constexpr size_t kInline = 6;

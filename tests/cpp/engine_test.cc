@@ -16,6 +16,7 @@
 
 #include "engine/base/error.h"
 #include "engine/scheduler/engine.h"
+#include "engine/scheduler/profiler.h"
 
 #include "tests/cpp/test_util.h"
 
@@ -811,6 +812,55 @@ TEST_CASE("the naive engine runs each push before returning") {
   eng->PushSync([&](RunContext) { ran = true; }, kCPU, {}, {v});
   CHECK(ran);
   CHECK(Engine::VarVersion(v) == 1);
+}
+
+// The naive engine runs a push on the spot when its variables are free; a
+// push that another thread's running op holds a variable of queues behind
+// that op instead, and profiled pushes still show in the profiler.
+TEST_CASE("the naive engine queues a push behind another thread's op, and profiles its pushes") {
+  auto eng = CreateEngine(EngineType::kNaive);
+  VarHandle v = eng->NewVariable(), w = eng->NewVariable();
+  std::atomic<bool> holding{false}, release{false};
+  std::vector<int> order;
+  std::thread other([&] {
+    eng->PushSync(
+        [&](RunContext) {
+          holding = true;
+          while (!release.load()) std::this_thread::yield();
+          order.push_back(1);
+        },
+        kCPU, {}, {v}, FnProperty::kNormal, 0, "holder");
+  });
+  REQUIRE(WaitFlag(holding));
+  // w is free: runs now, though v is held.
+  bool ran_w = false;
+  eng->PushSync([&](RunContext) { ran_w = true; }, kCPU, {}, {w});
+  CHECK(ran_w);
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(20ms);
+    release = true;
+  });
+  eng->PushSync([&](RunContext) { order.push_back(2); }, kCPU, {v}, {w}, FnProperty::kNormal, 0,
+                "reader");
+  CHECK(order == std::vector<int>{1, 2});
+  other.join();
+  releaser.join();
+  CHECK(Engine::VarVersion(v) == 1);
+  CHECK(Engine::VarVersion(w) == 2);
+
+  Profiler* prof = Profiler::Get();
+  prof->Clear();
+  prof->SetState(true);
+  eng->PushSync([](RunContext) {}, kCPU, {}, {v}, FnProperty::kNormal, 0, "naive_profiled_op");
+  prof->SetState(false);
+  size_t count = 0;
+  for (const OpAggregate& a : prof->Aggregate())
+    if (a.name == "naive_profiled_op") count += a.count;
+  prof->Clear();
+  CHECK(count == 1);
+  eng->DeleteVariable({}, kCPU, v);
+  eng->DeleteVariable({}, kCPU, w);
+  eng->WaitForAll();
 }
 
 TEST_CASE("long chains of inline ops do not exhaust the stack") {
