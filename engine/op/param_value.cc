@@ -1,5 +1,6 @@
 #include "engine/op/param_value.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -55,19 +56,35 @@ bool ParseTuple(std::string_view s, std::vector<T>* out, F parse_item) {
   return true;
 }
 
+// The number of significant digits of the shortest decimal that reads back
+// as `v` (nonzero and finite), from to_chars's shortest round trip.
+template <typename T>
+int ShortestDigits(T v) {
+  char b[40];
+  const auto r = std::to_chars(b, b + sizeof b, v, std::chars_format::scientific);
+  int digits = 0;
+  for (const char* c = b; c != r.ptr && *c != 'e'; ++c) digits += *c >= '0' && *c <= '9';
+  return digits;
+}
+
 template <typename T>
 std::string FormatReal(T v) {
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   if (std::isnan(v)) return "nan";
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", static_cast<double>(v));
-  // The shortest spelling that reads back the same value.
-  for (int prec = 1; prec <= 17; ++prec) {
-    char b[40];
-    std::snprintf(b, sizeof b, "%.*g", prec, static_cast<double>(v));
-    if (static_cast<T>(std::strtod(b, nullptr)) == v) return b;
+  // The shortest %g spelling that reads back the same value. No precision
+  // below the shortest round trip's digit count can (nothing that short
+  // reads back), so the search starts there and nearly always ends there:
+  // every real parameter's default is formatted at start-up.
+  // to_chars's general format with a precision is printf's %.*g.
+  char b[40];
+  int prec = v == 0 ? 1 : std::max(1, ShortestDigits(v));
+  for (;; ++prec) {
+    const auto r =
+        std::to_chars(b, b + sizeof b, static_cast<double>(v), std::chars_format::general, prec);
+    double back = 0;
+    std::from_chars(b, r.ptr, back);
+    if (static_cast<T>(back) == v || prec == 17) return std::string(b, r.ptr);
   }
-  return buf;
 }
 
 }  // namespace
