@@ -13,7 +13,7 @@ namespace {
 // RegistrationGuard began; 0 when there is none, which protects nothing.
 thread_local uint32_t t_guard_boundary = 0;
 
-void CheckNotProtected(const Op& existing, const std::string& name, const char* what) {
+void CheckNotProtected(const Op& existing, std::string_view name, const char* what) {
   TS_CHECK(existing.index() >= t_guard_boundary)
       << what << " '" << name << "' already exists"
       << (name == existing.name() ? "" : " (an alias of '" + existing.name() + "')")
@@ -24,7 +24,12 @@ struct Registry {
   std::mutex mu;
   std::deque<Op*> ops;  // index order
   std::map<std::string, Op*, std::less<>> by_name;
-  std::unordered_map<std::string, OpMapBase*> attrs;
+  // Transparent, so that a key is found from a view without a string.
+  struct KeyHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view k) const { return std::hash<std::string_view>{}(k); }
+  };
+  std::unordered_map<std::string, OpMapBase*, KeyHash, std::equal_to<>> attrs;
 
   static Registry& Get() {
     static Registry* r = new Registry();  // never destroyed: ops outlive static teardown
@@ -106,22 +111,24 @@ Op& Op::add_alias(std::string alias) {
   return *this;
 }
 
-OpMapBase*& Op::AttrSlot(const std::string& key, const std::type_info& type) {
+OpMapBase*& Op::AttrSlot(std::string_view key, const std::type_info& type) {
   Registry& r = Registry::Get();
   std::lock_guard lock(r.mu);
-  OpMapBase*& slot = r.attrs[key];
+  auto it = r.attrs.find(key);
+  if (it == r.attrs.end()) it = r.attrs.emplace(std::string(key), nullptr).first;
+  OpMapBase*& slot = it->second;
   TS_CHECK(!slot || *slot->type == type)
       << "operator attribute " << key << " registered with two different types";
   return slot;
 }
 
-bool Op::HasAttrKey(const std::string& key) {
+bool Op::HasAttrKey(std::string_view key) {
   Registry& r = Registry::Get();
   std::lock_guard lock(r.mu);
-  return r.attrs.count(key) != 0;
+  return r.attrs.find(key) != r.attrs.end();
 }
 
-Op& Op::Register(const std::string& name) {
+Op& Op::Register(std::string_view name) {
   Registry& r = Registry::Get();
   std::lock_guard lock(r.mu);
   auto it = r.by_name.find(name);
@@ -129,9 +136,9 @@ Op& Op::Register(const std::string& name) {
     CheckNotProtected(*it->second, name, "operator");
     return *it->second;
   }
-  Op* op = new Op(name, static_cast<uint32_t>(r.ops.size()));
+  Op* op = new Op(std::string(name), static_cast<uint32_t>(r.ops.size()));
   r.ops.push_back(op);
-  r.by_name[name] = op;
+  r.by_name.emplace(op->name(), op);
   return *op;
 }
 

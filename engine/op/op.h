@@ -119,7 +119,7 @@ class Op {
   Op& add_alias(std::string alias);
 
   template <typename T>
-  Op& set_attr(const std::string& key, T value) {
+  Op& set_attr(std::string_view key, T value) {
     OpMap<T>& map = MutableAttrMap<T>(key);
     if (map.data_.size() <= index_) map.data_.resize(index_ + 1);
     if (map.data_[index_])
@@ -130,15 +130,15 @@ class Op {
   }
 
   template <typename T>
-  static const OpMap<T>& GetAttr(const std::string& key) {
+  static const OpMap<T>& GetAttr(std::string_view key) {
     return MutableAttrMap<T>(key);
   }
   // True when any op registered attribute `key` (of any type).
-  static bool HasAttrKey(const std::string& key);
+  static bool HasAttrKey(std::string_view key);
 
   // Registration (static initialisers and plugins). Registering a name again
   // returns the existing op, as NNVM does.
-  static Op& Register(const std::string& name);
+  static Op& Register(std::string_view name);
   // The op named `name` (or an alias); an error naming it when unknown.
   static const Op* Get(std::string_view name);
   // Null when unknown.
@@ -148,9 +148,11 @@ class Op {
 
  private:
   explicit Op(std::string name, uint32_t index) : name_(std::move(name)), index_(index) {}
-  static OpMapBase*& AttrSlot(const std::string& key, const std::type_info& type);
+  // Keys are looked up as views: registration names thousands of them as
+  // literals, and making a string of each was a part of start-up.
+  static OpMapBase*& AttrSlot(std::string_view key, const std::type_info& type);
   template <typename T>
-  static OpMap<T>& MutableAttrMap(const std::string& key) {
+  static OpMap<T>& MutableAttrMap(std::string_view key) {
     OpMapBase*& slot = AttrSlot(key, typeid(OpMap<T>));
     if (!slot) {
       auto* m = new OpMap<T>();  // lives as long as the registry: the process
