@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <utility>
 
-#include "engine/base/memory_events.h"
 #include "engine/base/error.h"
 #include "engine/base/format_bytes.h"
+#include "engine/base/memory_events.h"
 
 namespace tessera::storage {
 

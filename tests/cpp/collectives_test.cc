@@ -74,8 +74,8 @@ TEST_CASE("randomized: engine work in any order, collectives in push order, as a
   // model[p][i]: array i's value on process p (every element equal).
   std::vector<std::vector<double>> model(static_cast<size_t>(n), std::vector<double>(kArrays, 1));
   for (int i = 0; i < kArrays; ++i) arrays.push_back(Filled(4 + i, 1.0f));
-  std::mt19937 same(7);          // the same choices on every process
-  std::mt19937 own(100 + r);     // timing of this process's own
+  std::mt19937 same(7);       // the same choices on every process
+  std::mt19937 own(100 + r);  // timing of this process's own
   for (int step = 0; step < kSteps; ++step) {
     const int kind = static_cast<int>(same() % 3);
     if (kind == 0) {
@@ -140,7 +140,9 @@ TEST_CASE("bad calls are errors that name the call") {
   NDArray d(Shape({2}), Context::CPU(), DType::kFloat64);
   CHECK(Contains(ErrorOf([&] { c.PushAllreduce({h}, Collectives::Reduce::kSum, 0, "k"); }),
                  "kvstore allreduce (k): dtype float16 is not carried"));
-  CHECK(Contains(ErrorOf([&] { c.PushAllreduce({f, d}, Collectives::Reduce::kSum, 0, "k"); }),
+  CHECK(Contains(ErrorOf([&] {
+                   c.PushAllreduce({f, d}, Collectives::Reduce::kSum, 0, "k");
+                 }),
                  "share a dtype"));
   CHECK(Contains(ErrorOf([&] { c.PushAllreduce({}, Collectives::Reduce::kSum, 0, "k"); }),
                  "no arrays"));
