@@ -562,10 +562,10 @@ bool EngineBase::TryRunNowImpl(void (*call)(void*), void* fn, VarList const_vars
 bool EngineBase::RunPushedNow(Opr* op, Context ctx) {
   // Everything a queued run does beyond the function and the grants is
   // left to it: async ends, streams, waiters and deletions, the profiler's
-  // events, groups, the run-ahead count.
+  // events, groups. The run-ahead bound has nothing to count: the op has
+  // run when its push returns.
   if (op->is_async() || ctx.is_gpu() || op->always_run || op->prop == FnProperty::kDeleteVar ||
-      op->inflight_kib || op->vars.writes().size() > kMaxWritesNow || tls_push_group ||
-      Profiler::Get()->enabled())
+      op->vars.writes().size() > kMaxWritesNow || tls_push_group || Profiler::Get()->enabled())
     return false;
   const auto reads = op->vars.reads(), writes = op->vars.writes();
   VarEntry entries[kMaxWritesNow];

@@ -89,7 +89,7 @@ class EngineBase : public Engine {
   OprBlock* NewBlock(Opr* opr, Context ctx, int priority);
   // Runs `op`, just pushed, to its end on the calling thread when nothing
   // asks for it to be queued: a sync CPU op whose variables are all free and
-  // clean, outside the profiler and push groups, adding no counted memory.
+  // clean, outside the profiler and push groups.
   // Then takes the op (freeing a temporary one) and returns true; else
   // returns false having changed nothing. The naive engine's usual push: no
   // block, no queue entries, no pending count, no wake-up.
