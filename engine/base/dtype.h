@@ -27,68 +27,40 @@ enum class DType : int8_t {
   kBFloat16 = 12,
 };
 
-// The C++ type of each DType and back.
-template <DType T>
-struct CType;
-template <>
-struct CType<DType::kFloat32> {
-  using type = float;
-};
-template <>
-struct CType<DType::kFloat64> {
-  using type = double;
-};
-template <>
-struct CType<DType::kFloat16> {
-  using type = float16;
-};
-template <>
-struct CType<DType::kBFloat16> {
-  using type = bfloat16;
-};
-template <>
-struct CType<DType::kUint8> {
-  using type = uint8_t;
-};
-template <>
-struct CType<DType::kInt8> {
-  using type = int8_t;
-};
-template <>
-struct CType<DType::kInt32> {
-  using type = int32_t;
-};
-template <>
-struct CType<DType::kInt64> {
-  using type = int64_t;
-};
-template <>
-struct CType<DType::kBool> {
-  using type = bool;
+// The C++ type of each DType and back, one row per element type:
+// CType<DType::kInt32>::type is int32_t and DTypeOf<int32_t>() is kInt32.
+namespace dtype_detail {
+template <DType D, typename T>
+struct Row {};
+struct Table : Row<DType::kFloat32, float>,
+               Row<DType::kFloat64, double>,
+               Row<DType::kFloat16, float16>,
+               Row<DType::kBFloat16, bfloat16>,
+               Row<DType::kUint8, uint8_t>,
+               Row<DType::kInt8, int8_t>,
+               Row<DType::kInt32, int32_t>,
+               Row<DType::kInt64, int64_t>,
+               Row<DType::kBool, bool> {};
+// Given one side of a row, a call with a Table deduces the other from the
+// one base that matches (and fails to compile for a type not in the table).
+template <DType D, typename T>
+T TypeOfRow(Row<D, T>);  // only named in decltype
+template <typename T, DType D>
+constexpr DType DTypeOfRow(Row<D, T>) {
+  return D;
+}
+}  // namespace dtype_detail
+
+template <DType D>
+struct CType {
+  using type = decltype(dtype_detail::TypeOfRow<D>(dtype_detail::Table{}));
 };
 
 template <typename T>
 constexpr DType DTypeOf() {
-  if constexpr (std::is_same_v<T, float>)
-    return DType::kFloat32;
-  else if constexpr (std::is_same_v<T, double>)
-    return DType::kFloat64;
-  else if constexpr (std::is_same_v<T, float16>)
-    return DType::kFloat16;
-  else if constexpr (std::is_same_v<T, bfloat16>)
-    return DType::kBFloat16;
-  else if constexpr (std::is_same_v<T, uint8_t>)
-    return DType::kUint8;
-  else if constexpr (std::is_same_v<T, int8_t>)
-    return DType::kInt8;
-  else if constexpr (std::is_same_v<T, int32_t>)
-    return DType::kInt32;
-  else if constexpr (std::is_same_v<T, int64_t>)
-    return DType::kInt64;
-  else if constexpr (std::is_same_v<T, bool>)
-    return DType::kBool;
-  else
-    static_assert(sizeof(T) == 0, "not an element type");
+  static_assert(
+      requires { dtype_detail::DTypeOfRow<T>(dtype_detail::Table{}); }, "not an element type");
+  return dtype_detail::DTypeOfRow<T>(dtype_detail::Table{});
 }
 
 namespace dtype_detail {
@@ -128,72 +100,47 @@ struct TypeTag {
 
 [[noreturn]] void ThrowUnsupportedDType(DType t, const char* what);
 
+namespace dtype_detail {
+template <DType... Ds>
+struct List {};
+// The dtypes each switch below accepts, in the order it tries them.
+using Floats = List<DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16>;
+using Numerics = List<DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16,
+                      DType::kUint8, DType::kInt8, DType::kInt32, DType::kInt64>;
+using All = List<DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16, DType::kUint8,
+                 DType::kInt8, DType::kInt32, DType::kInt64, DType::kBool>;
+
+// fn(tag) for the first of D, Rest... that `t` is; an error naming `what`
+// when it is none of them.
+template <DType D, DType... Rest, typename F>
+decltype(auto) SwitchAmong(DType t, F& fn, const char* what) {
+  if (t == D) return fn(TypeTag<typename CType<D>::type>{});
+  if constexpr (sizeof...(Rest) == 0)
+    ThrowUnsupportedDType(t, what);
+  else
+    return SwitchAmong<Rest...>(t, fn, what);
+}
+template <DType... Ds, typename F>
+decltype(auto) SwitchIn(List<Ds...>, DType t, F& fn, const char* what) {
+  return SwitchAmong<Ds...>(t, fn, what);
+}
+}  // namespace dtype_detail
+
 template <typename F>
 decltype(auto) SwitchDType(DType t, F&& fn, const char* what = "this operation") {
-  switch (t) {
-    case DType::kFloat32:
-      return fn(TypeTag<float>{});
-    case DType::kFloat64:
-      return fn(TypeTag<double>{});
-    case DType::kFloat16:
-      return fn(TypeTag<float16>{});
-    case DType::kBFloat16:
-      return fn(TypeTag<bfloat16>{});
-    case DType::kUint8:
-      return fn(TypeTag<uint8_t>{});
-    case DType::kInt8:
-      return fn(TypeTag<int8_t>{});
-    case DType::kInt32:
-      return fn(TypeTag<int32_t>{});
-    case DType::kInt64:
-      return fn(TypeTag<int64_t>{});
-    case DType::kBool:
-      return fn(TypeTag<bool>{});
-    default:
-      ThrowUnsupportedDType(t, what);
-  }
+  return dtype_detail::SwitchIn(dtype_detail::All{}, t, fn, what);
 }
 
 // Floating-point types only (transcendental functions, softmax, ...).
 template <typename F>
 decltype(auto) SwitchFloatDType(DType t, F&& fn, const char* what = "this operation") {
-  switch (t) {
-    case DType::kFloat32:
-      return fn(TypeTag<float>{});
-    case DType::kFloat64:
-      return fn(TypeTag<double>{});
-    case DType::kFloat16:
-      return fn(TypeTag<float16>{});
-    case DType::kBFloat16:
-      return fn(TypeTag<bfloat16>{});
-    default:
-      ThrowUnsupportedDType(t, what);
-  }
+  return dtype_detail::SwitchIn(dtype_detail::Floats{}, t, fn, what);
 }
 
 // Every type but bool (arithmetic).
 template <typename F>
 decltype(auto) SwitchNumericDType(DType t, F&& fn, const char* what = "this operation") {
-  switch (t) {
-    case DType::kFloat32:
-      return fn(TypeTag<float>{});
-    case DType::kFloat64:
-      return fn(TypeTag<double>{});
-    case DType::kFloat16:
-      return fn(TypeTag<float16>{});
-    case DType::kBFloat16:
-      return fn(TypeTag<bfloat16>{});
-    case DType::kUint8:
-      return fn(TypeTag<uint8_t>{});
-    case DType::kInt8:
-      return fn(TypeTag<int8_t>{});
-    case DType::kInt32:
-      return fn(TypeTag<int32_t>{});
-    case DType::kInt64:
-      return fn(TypeTag<int64_t>{});
-    default:
-      ThrowUnsupportedDType(t, what);
-  }
+  return dtype_detail::SwitchIn(dtype_detail::Numerics{}, t, fn, what);
 }
 
 }  // namespace tessera
