@@ -17,6 +17,7 @@
 #include <exception>
 
 #include "engine/base/regular_file.h"
+#include "engine/base/shared_library.h"
 #include "interrupt.h"
 
 namespace tessera::shell {
@@ -26,28 +27,25 @@ namespace {
 // and -e never need it, and loading it (with libtinfo, libbsd and libmd)
 // bound a twentieth of the start-up. Without it the prompt reads plain
 // lines. The header gives the functions' types.
+#define TS_LIBEDIT_FUNCTIONS(X) \
+  X(init, el_init)              \
+  X(end, el_end)                \
+  X(get, el_get)                \
+  X(set, el_set)                \
+  X(wset, el_wset)              \
+  X(gets, el_gets)              \
+  X(line, el_line)              \
+  X(insertstr, el_insertstr)    \
+  X(reset, el_reset)            \
+  X(source, el_source)          \
+  X(hist_init, history_init)    \
+  X(hist_end, history_end)      \
+  X(hist, history)
+
 struct EditApi {
-  decltype(&el_init) init = nullptr;
-  decltype(&el_end) end = nullptr;
-  decltype(&el_get) get = nullptr;
-  decltype(&el_set) set = nullptr;
-  decltype(&el_wset) wset = nullptr;
-  decltype(&el_gets) gets = nullptr;
-  decltype(&el_line) line = nullptr;
-  decltype(&el_insertstr) insertstr = nullptr;
-  decltype(&el_reset) reset = nullptr;
-  decltype(&el_source) source = nullptr;
-  decltype(&::history_init) hist_init = nullptr;
-  decltype(&::history_end) hist_end = nullptr;
-  decltype(&::history) hist = nullptr;
+  TS_LIBRARY_FUNCTIONS(TS_LIBEDIT_FUNCTIONS)
   bool ok = false;
 };
-
-template <typename F>
-bool Find(void* lib, const char* name, F* out) {
-  *out = reinterpret_cast<F>(dlsym(lib, name));
-  return *out != nullptr;
-}
 
 EditApi OpenLibedit() {
   EditApi a;
@@ -55,13 +53,7 @@ EditApi OpenLibedit() {
   for (const char* path : {TESSERA_LIBEDIT_LIBRARY, "libedit.so.2"})
     if ((lib = dlopen(path, RTLD_NOW | RTLD_LOCAL))) break;
   if (!lib) return a;
-  a.ok = Find(lib, "el_init", &a.init) && Find(lib, "el_end", &a.end) &&
-         Find(lib, "el_get", &a.get) && Find(lib, "el_set", &a.set) &&
-         Find(lib, "el_wset", &a.wset) && Find(lib, "el_gets", &a.gets) &&
-         Find(lib, "el_line", &a.line) && Find(lib, "el_insertstr", &a.insertstr) &&
-         Find(lib, "el_reset", &a.reset) && Find(lib, "el_source", &a.source) &&
-         Find(lib, "history_init", &a.hist_init) && Find(lib, "history_end", &a.hist_end) &&
-         Find(lib, "history", &a.hist);
+  a.ok = a.TryBind(lib);
   return a;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "engine/base/error.h"
+#include "engine/base/shared_library.h"
 #include "engine/io/jpeg_region.h"
 
 namespace tessera::io {
@@ -19,20 +20,32 @@ namespace {
 // libjpeg-turbo and libpng are opened by the first image call, not with the
 // program (start-up binds neither); the headers give the functions' types.
 
-struct Codecs {
-  decltype(&tjInitDecompress) init_decompress;
-  decltype(&tjInitCompress) init_compress;
-  decltype(&tjDecompressHeader3) decompress_header;
-  decltype(&tjDecompress2) decompress;
-  decltype(&tjCompress2) compress;
-  decltype(&tjGetErrorStr2) error_str;
-  decltype(&tjDestroy) destroy;
-  decltype(&tjFree) free;
-  decltype(&png_image_begin_read_from_memory) png_begin_read;
-  decltype(&png_image_finish_read) png_finish_read;
-  decltype(&png_image_free) png_free;
-  decltype(&png_image_write_to_memory) png_write;
+#define TS_TURBOJPEG_FUNCTIONS(X)           \
+  X(init_decompress, tjInitDecompress)      \
+  X(init_compress, tjInitCompress)          \
+  X(decompress_header, tjDecompressHeader3) \
+  X(decompress, tjDecompress2)              \
+  X(compress, tjCompress2)                  \
+  X(error_str, tjGetErrorStr2)              \
+  X(destroy, tjDestroy)                     \
+  X(free, tjFree)
+
+#define TS_PNG_FUNCTIONS(X)                           \
+  X(png_begin_read, png_image_begin_read_from_memory) \
+  X(png_finish_read, png_image_finish_read)           \
+  X(png_free, png_image_free)                         \
+  X(png_write, png_image_write_to_memory)
+
+struct TurboJpeg {
+  TS_LIBRARY_FUNCTIONS(TS_TURBOJPEG_FUNCTIONS)
 };
+
+struct Png {
+  TS_LIBRARY_FUNCTIONS(TS_PNG_FUNCTIONS)
+};
+
+// Both, opened together by the first image call.
+struct Codecs : TurboJpeg, Png {};
 
 void* OpenLibrary(const char* const* names, const char* package) {
   std::string tried;
@@ -44,31 +57,14 @@ void* OpenLibrary(const char* const* names, const char* package) {
   TS_THROW << "images: cannot load " << names[0] << " (install " << package << "): " << tried;
 }
 
-template <typename F>
-void Find(void* lib, const char* name, F* out) {
-  void* f = dlsym(lib, name);
-  TS_CHECK(f) << "images: the library loaded has no " << name;
-  *out = reinterpret_cast<F>(f);
-}
-
 Codecs LoadCodecs() {
   static const char* const kJpeg[] = {TESSERA_TURBOJPEG_LIBRARY, "libturbojpeg.so.0", nullptr};
   static const char* const kPng[] = {TESSERA_PNG_LIBRARY, "libpng16.so.16", nullptr};
   void* tj = OpenLibrary(kJpeg, "libturbojpeg0");
   void* png = OpenLibrary(kPng, "libpng16-16");
   Codecs c;
-  Find(tj, "tjInitDecompress", &c.init_decompress);
-  Find(tj, "tjInitCompress", &c.init_compress);
-  Find(tj, "tjDecompressHeader3", &c.decompress_header);
-  Find(tj, "tjDecompress2", &c.decompress);
-  Find(tj, "tjCompress2", &c.compress);
-  Find(tj, "tjGetErrorStr2", &c.error_str);
-  Find(tj, "tjDestroy", &c.destroy);
-  Find(tj, "tjFree", &c.free);
-  Find(png, "png_image_begin_read_from_memory", &c.png_begin_read);
-  Find(png, "png_image_finish_read", &c.png_finish_read);
-  Find(png, "png_image_free", &c.png_free);
-  Find(png, "png_image_write_to_memory", &c.png_write);
+  c.TurboJpeg::Bind(tj, "images: the library loaded");
+  c.Png::Bind(png, "images: the library loaded");
   return c;
 }
 

@@ -13,31 +13,28 @@
 #include <jpeglib.h>
 
 #include "engine/base/error.h"
+#include "engine/base/shared_library.h"
 
 namespace tessera::io {
 namespace {
 
 // ---- libjpeg, opened on first use (the header gives the types) ----
 
-struct Libjpeg {
-  decltype(&jpeg_std_error) std_error;
-  decltype(&jpeg_CreateDecompress) create;
-  decltype(&jpeg_mem_src) mem_src;
-  decltype(&jpeg_read_header) read_header;
-  decltype(&jpeg_start_decompress) start;
-  decltype(&jpeg_crop_scanline) crop_scanline;
-  decltype(&jpeg_skip_scanlines) skip_scanlines;
-  decltype(&jpeg_read_scanlines) read_scanlines;
-  decltype(&jpeg_abort_decompress) abort;
-  decltype(&jpeg_destroy_decompress) destroy;
-};
+#define TS_LIBJPEG_FUNCTIONS(X)          \
+  X(std_error, jpeg_std_error)           \
+  X(create, jpeg_CreateDecompress)       \
+  X(mem_src, jpeg_mem_src)               \
+  X(read_header, jpeg_read_header)       \
+  X(start, jpeg_start_decompress)        \
+  X(crop_scanline, jpeg_crop_scanline)   \
+  X(skip_scanlines, jpeg_skip_scanlines) \
+  X(read_scanlines, jpeg_read_scanlines) \
+  X(abort, jpeg_abort_decompress)        \
+  X(destroy, jpeg_destroy_decompress)
 
-template <typename F>
-void Find(void* lib, const char* name, F* out) {
-  void* f = dlsym(lib, name);
-  TS_CHECK(f) << "images: the libjpeg loaded has no " << name;
-  *out = reinterpret_cast<F>(f);
-}
+struct Libjpeg {
+  TS_LIBRARY_FUNCTIONS(TS_LIBJPEG_FUNCTIONS)
+};
 
 Libjpeg LoadLibjpeg() {
   void* lib = nullptr;
@@ -45,16 +42,7 @@ Libjpeg LoadLibjpeg() {
     if ((lib = dlopen(name, RTLD_NOW | RTLD_LOCAL))) break;
   TS_CHECK(lib) << "images: cannot load libjpeg.so.62 (install libjpeg62-turbo): " << dlerror();
   Libjpeg l;
-  Find(lib, "jpeg_std_error", &l.std_error);
-  Find(lib, "jpeg_CreateDecompress", &l.create);
-  Find(lib, "jpeg_mem_src", &l.mem_src);
-  Find(lib, "jpeg_read_header", &l.read_header);
-  Find(lib, "jpeg_start_decompress", &l.start);
-  Find(lib, "jpeg_crop_scanline", &l.crop_scanline);
-  Find(lib, "jpeg_skip_scanlines", &l.skip_scanlines);
-  Find(lib, "jpeg_read_scanlines", &l.read_scanlines);
-  Find(lib, "jpeg_abort_decompress", &l.abort);
-  Find(lib, "jpeg_destroy_decompress", &l.destroy);
+  l.Bind(lib, "images: the libjpeg loaded");
   return l;
 }
 

@@ -20,6 +20,7 @@
 
 #include "engine/base/env.h"
 #include "engine/base/error.h"
+#include "engine/base/shared_library.h"
 #include "engine/scheduler/engine.h"
 #include "engine/scheduler/push_group.h"
 
@@ -30,25 +31,25 @@ using Clock = std::chrono::steady_clock;
 
 // ---- libtessera_mpi.so -------------------------------------------------------
 
-struct MpiApi {
-  int (*init)(int*, int*, char*, size_t);
-  int (*allreduce)(void*, int, int, int, char*, size_t);
-  int (*bcast)(void*, int, int, int, char*, size_t);
-  int (*ibarrier)(void**, char*, size_t);
-  int (*test)(void*, int*, char*, size_t);
-  void (*abort)(int);
-  void (*finalize)();
-  int (*win_allocate)(size_t, int, const void*, void**, void**, char*, size_t);
-  void (*win_free)(void*);
-  int (*rma)(void*, int, int, void*, int, int, char*, size_t);
-  void (*progress)();
-};
+// The shim's entry points, X(member, symbol, signature) for each: the shim
+// is built apart (it links libmpi), so no header declares them here.
+#define TS_MPI_FUNCTIONS(X)                                                     \
+  X(init, tessera_mpi_init, int(int*, int*, char*, size_t))                     \
+  X(allreduce, tessera_mpi_allreduce, int(void*, int, int, int, char*, size_t)) \
+  X(bcast, tessera_mpi_bcast, int(void*, int, int, int, char*, size_t))         \
+  X(ibarrier, tessera_mpi_ibarrier, int(void**, char*, size_t))                 \
+  X(test, tessera_mpi_test, int(void*, int*, char*, size_t))                    \
+  X(abort, tessera_mpi_abort, void(int))                                        \
+  X(finalize, tessera_mpi_finalize, void())                                     \
+  X(win_allocate, tessera_mpi_win_allocate,                                     \
+    int(size_t, int, const void*, void**, void**, char*, size_t))               \
+  X(win_free, tessera_mpi_win_free, void(void*))                                \
+  X(rma, tessera_mpi_rma, int(void*, int, int, void*, int, int, char*, size_t)) \
+  X(progress, tessera_mpi_progress, void())
 
-template <typename F>
-void Bind(void* lib, const char* name, F* fn) {
-  *fn = reinterpret_cast<F>(dlsym(lib, name));
-  TS_CHECK(*fn) << "kvstore: the MPI library has no " << name;
-}
+struct MpiApi {
+  TS_LIBRARY_FUNCTIONS_SIGNED(TS_MPI_FUNCTIONS)
+};
 
 // RTLD_GLOBAL: Open MPI's components, opened by libmpi itself, resolve
 // their symbols against libmpi and libopen-pal, which must be global.
@@ -57,17 +58,7 @@ MpiApi LoadMpi() {
   for (const char* path : {TESSERA_MPI_LIBRARY, "libtessera_mpi.so"}) {
     if (void* lib = dlopen(path, RTLD_NOW | RTLD_GLOBAL)) {
       MpiApi api{};
-      Bind(lib, "tessera_mpi_init", &api.init);
-      Bind(lib, "tessera_mpi_allreduce", &api.allreduce);
-      Bind(lib, "tessera_mpi_bcast", &api.bcast);
-      Bind(lib, "tessera_mpi_ibarrier", &api.ibarrier);
-      Bind(lib, "tessera_mpi_test", &api.test);
-      Bind(lib, "tessera_mpi_abort", &api.abort);
-      Bind(lib, "tessera_mpi_finalize", &api.finalize);
-      Bind(lib, "tessera_mpi_win_allocate", &api.win_allocate);
-      Bind(lib, "tessera_mpi_win_free", &api.win_free);
-      Bind(lib, "tessera_mpi_rma", &api.rma);
-      Bind(lib, "tessera_mpi_progress", &api.progress);
+      api.Bind(lib, "kvstore: the MPI library");
       return api;
     }
     const char* why = dlerror();

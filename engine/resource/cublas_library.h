@@ -16,21 +16,27 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include "engine/base/shared_library.h"
+
 namespace tessera::resource {
 
-// The entry points Tessera calls, resolved from the opened library.
+// The entry points Tessera calls, X(member, symbol) for each, resolved from
+// the opened library.
+#define TS_CUBLAS_FUNCTIONS(X)                              \
+  X(create, cublasCreate_v2)                                \
+  X(set_stream, cublasSetStream_v2)                         \
+  X(set_math_mode, cublasSetMathMode)                       \
+  X(gemm_strided_batched_ex, cublasGemmStridedBatchedEx_64) \
+  X(strsm, cublasStrsm_v2_64)                               \
+  X(dtrsm, cublasDtrsm_v2_64)                               \
+  X(sgetrf_batched, cublasSgetrfBatched)                    \
+  X(dgetrf_batched, cublasDgetrfBatched)                    \
+  X(sgetri_batched, cublasSgetriBatched)                    \
+  X(dgetri_batched, cublasDgetriBatched)                    \
+  X(status_string, cublasGetStatusString)
+
 struct CublasApi {
-  decltype(&cublasCreate_v2) create = nullptr;
-  decltype(&cublasSetStream_v2) set_stream = nullptr;
-  decltype(&cublasSetMathMode) set_math_mode = nullptr;
-  decltype(&cublasGemmStridedBatchedEx_64) gemm_strided_batched_ex = nullptr;
-  decltype(&cublasStrsm_v2_64) strsm = nullptr;
-  decltype(&cublasDtrsm_v2_64) dtrsm = nullptr;
-  decltype(&cublasSgetrfBatched) sgetrf_batched = nullptr;
-  decltype(&cublasDgetrfBatched) dgetrf_batched = nullptr;
-  decltype(&cublasSgetriBatched) sgetri_batched = nullptr;
-  decltype(&cublasDgetriBatched) dgetri_batched = nullptr;
-  decltype(&cublasGetStatusString) status_string = nullptr;
+  TS_LIBRARY_FUNCTIONS(TS_CUBLAS_FUNCTIONS)
 };
 
 // The library, opened once; throws tessera::Error naming what was tried

@@ -10,25 +10,10 @@
 namespace tessera::resource {
 namespace {
 
-template <typename Fn>
-void Resolve(void* lib, const char* name, Fn* fn) {
-  *fn = reinterpret_cast<Fn>(CudaLibrarySymbol(lib, name, "cuBLAS"));
-}
-
 CublasApi Open() {
-  void* lib = OpenCudaLibrary("cuBLAS", "libcublas.so.13", "TESSERA_CUBLAS_LIBRARY");
   CublasApi api;
-  Resolve(lib, "cublasCreate_v2", &api.create);
-  Resolve(lib, "cublasSetStream_v2", &api.set_stream);
-  Resolve(lib, "cublasSetMathMode", &api.set_math_mode);
-  Resolve(lib, "cublasGemmStridedBatchedEx_64", &api.gemm_strided_batched_ex);
-  Resolve(lib, "cublasStrsm_v2_64", &api.strsm);
-  Resolve(lib, "cublasDtrsm_v2_64", &api.dtrsm);
-  Resolve(lib, "cublasSgetrfBatched", &api.sgetrf_batched);
-  Resolve(lib, "cublasDgetrfBatched", &api.dgetrf_batched);
-  Resolve(lib, "cublasSgetriBatched", &api.sgetri_batched);
-  Resolve(lib, "cublasDgetriBatched", &api.dgetri_batched);
-  Resolve(lib, "cublasGetStatusString", &api.status_string);
+  api.Bind(OpenCudaLibrary("cuBLAS", "libcublas.so.13", "TESSERA_CUBLAS_LIBRARY"),
+           "the cuBLAS opened");
   return api;
 }
 

@@ -20,9 +20,6 @@ namespace tessera::resource {
 // naming `what`, the file and `env` when it cannot be opened.
 void* OpenCudaLibrary(const char* what, const char* default_name, const char* env);
 
-// The address of `name` in `lib`; throws naming `what` when it is missing.
-void* CudaLibrarySymbol(void* lib, const char* name, const char* what);
-
 template <typename Handle>
 class StreamHandles {
  public:

@@ -21,10 +21,4 @@ void* OpenCudaLibrary(const char* what, const char* default_name, const char* en
   return lib;
 }
 
-void* CudaLibrarySymbol(void* lib, const char* name, const char* what) {
-  void* fn = dlsym(lib, name);
-  TS_CHECK(fn) << "the " << what << " opened has no " << name;
-  return fn;
-}
-
 }  // namespace tessera::resource

@@ -1,6 +1,7 @@
 // Opening cuDNN on first use, and one handle per (device, stream).
 #include "engine/resource/cudnn_library.h"
 
+#include "engine/base/shared_library.h"
 #include "engine/resource/cuda_library.h"
 
 namespace tessera::resource {
@@ -9,8 +10,7 @@ namespace {
 CudnnApi Open() {
   void* lib = OpenCudaLibrary("cuDNN 9", "libcudnn.so.9", "TESSERA_CUDNN_LIBRARY");
   CudnnApi api;
-#define TS_CUDNN_RESOLVE(name) \
-  api.name = reinterpret_cast<decltype(api.name)>(CudaLibrarySymbol(lib, #name, "cuDNN"));
+#define TS_CUDNN_RESOLVE(name) BindSymbol(lib, #name, "the cuDNN opened", &api.name);
   TS_CUDNN_FUNCTIONS(TS_CUDNN_RESOLVE)
 #undef TS_CUDNN_RESOLVE
   return api;

@@ -9,32 +9,38 @@
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
 
+#include "engine/base/shared_library.h"
+
 namespace tessera::resource {
 
-// The entry points Tessera calls, resolved from the opened library.
+// The entry points Tessera calls, X(member, symbol) for each, resolved from
+// the opened library.
+#define TS_CUSOLVER_FUNCTIONS(X)                \
+  X(create, cusolverDnCreate)                   \
+  X(set_stream, cusolverDnSetStream)            \
+  X(spotrf_buffer, cusolverDnSpotrf_bufferSize) \
+  X(dpotrf_buffer, cusolverDnDpotrf_bufferSize) \
+  X(spotrf, cusolverDnSpotrf)                   \
+  X(dpotrf, cusolverDnDpotrf)                   \
+  X(spotri_buffer, cusolverDnSpotri_bufferSize) \
+  X(dpotri_buffer, cusolverDnDpotri_bufferSize) \
+  X(spotri, cusolverDnSpotri)                   \
+  X(dpotri, cusolverDnDpotri)                   \
+  X(sgeqrf_buffer, cusolverDnSgeqrf_bufferSize) \
+  X(dgeqrf_buffer, cusolverDnDgeqrf_bufferSize) \
+  X(sgeqrf, cusolverDnSgeqrf)                   \
+  X(dgeqrf, cusolverDnDgeqrf)                   \
+  X(sorgqr_buffer, cusolverDnSorgqr_bufferSize) \
+  X(dorgqr_buffer, cusolverDnDorgqr_bufferSize) \
+  X(sorgqr, cusolverDnSorgqr)                   \
+  X(dorgqr, cusolverDnDorgqr)                   \
+  X(ssyevd_buffer, cusolverDnSsyevd_bufferSize) \
+  X(dsyevd_buffer, cusolverDnDsyevd_bufferSize) \
+  X(ssyevd, cusolverDnSsyevd)                   \
+  X(dsyevd, cusolverDnDsyevd)
+
 struct CusolverApi {
-  decltype(&cusolverDnCreate) create = nullptr;
-  decltype(&cusolverDnSetStream) set_stream = nullptr;
-  decltype(&cusolverDnSpotrf_bufferSize) spotrf_buffer = nullptr;
-  decltype(&cusolverDnDpotrf_bufferSize) dpotrf_buffer = nullptr;
-  decltype(&cusolverDnSpotrf) spotrf = nullptr;
-  decltype(&cusolverDnDpotrf) dpotrf = nullptr;
-  decltype(&cusolverDnSpotri_bufferSize) spotri_buffer = nullptr;
-  decltype(&cusolverDnDpotri_bufferSize) dpotri_buffer = nullptr;
-  decltype(&cusolverDnSpotri) spotri = nullptr;
-  decltype(&cusolverDnDpotri) dpotri = nullptr;
-  decltype(&cusolverDnSgeqrf_bufferSize) sgeqrf_buffer = nullptr;
-  decltype(&cusolverDnDgeqrf_bufferSize) dgeqrf_buffer = nullptr;
-  decltype(&cusolverDnSgeqrf) sgeqrf = nullptr;
-  decltype(&cusolverDnDgeqrf) dgeqrf = nullptr;
-  decltype(&cusolverDnSorgqr_bufferSize) sorgqr_buffer = nullptr;
-  decltype(&cusolverDnDorgqr_bufferSize) dorgqr_buffer = nullptr;
-  decltype(&cusolverDnSorgqr) sorgqr = nullptr;
-  decltype(&cusolverDnDorgqr) dorgqr = nullptr;
-  decltype(&cusolverDnSsyevd_bufferSize) ssyevd_buffer = nullptr;
-  decltype(&cusolverDnDsyevd_bufferSize) dsyevd_buffer = nullptr;
-  decltype(&cusolverDnSsyevd) ssyevd = nullptr;
-  decltype(&cusolverDnDsyevd) dsyevd = nullptr;
+  TS_LIBRARY_FUNCTIONS(TS_CUSOLVER_FUNCTIONS)
 };
 
 // The library, opened once; throws tessera::Error naming what was tried

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "engine/base/error.h"
+#include "engine/base/shared_library.h"
 #include "engine/scheduler/engine.h"
 
 namespace tessera::op {
@@ -21,33 +22,35 @@ namespace {
 // Declared here with the C ABI both libraries export, so the compiling half
 // builds without the CUDA headers.
 using nvrtcProgram = struct NvrtcProgram*;
+
+#define TS_NVRTC_FUNCTIONS(X)                                                                  \
+  X(create, nvrtcCreateProgram,                                                                \
+    int(nvrtcProgram*, const char*, const char*, int, const char* const*, const char* const*)) \
+  X(destroy, nvrtcDestroyProgram, int(nvrtcProgram*))                                          \
+  X(compile, nvrtcCompileProgram, int(nvrtcProgram, int, const char* const*))                  \
+  X(ptx_size, nvrtcGetPTXSize, int(nvrtcProgram, size_t*))                                     \
+  X(ptx, nvrtcGetPTX, int(nvrtcProgram, char*))                                                \
+  X(log_size, nvrtcGetProgramLogSize, int(nvrtcProgram, size_t*))                              \
+  X(log, nvrtcGetProgramLog, int(nvrtcProgram, char*))                                         \
+  X(add_name, nvrtcAddNameExpression, int(nvrtcProgram, const char*))                          \
+  X(lowered_name, nvrtcGetLoweredName, int(nvrtcProgram, const char*, const char**))           \
+  X(error_string, nvrtcGetErrorString, const char*(int))
+
 struct Nvrtc {
-  int (*create)(nvrtcProgram*, const char*, const char*, int, const char* const*,
-                const char* const*);
-  int (*destroy)(nvrtcProgram*);
-  int (*compile)(nvrtcProgram, int, const char* const*);
-  int (*ptx_size)(nvrtcProgram, size_t*);
-  int (*ptx)(nvrtcProgram, char*);
-  int (*log_size)(nvrtcProgram, size_t*);
-  int (*log)(nvrtcProgram, char*);
-  int (*add_name)(nvrtcProgram, const char*);
-  int (*lowered_name)(nvrtcProgram, const char*, const char**);
-  const char* (*error_string)(int);
+  TS_LIBRARY_FUNCTIONS_SIGNED(TS_NVRTC_FUNCTIONS)
 };
+
+#define TS_CUDA_DRIVER_FUNCTIONS(X)                                                         \
+  X(module_load_data, cuModuleLoadData, int(void**, const void*))                           \
+  X(module_get_function, cuModuleGetFunction, int(void**, void*, const char*))              \
+  X(launch_kernel, cuLaunchKernel,                                                          \
+    int(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*, \
+        void**, void**))                                                                    \
+  X(error_string, cuGetErrorString, int(int, const char**))
 
 struct CudaDriver {
-  int (*module_load_data)(void**, const void*);
-  int (*module_get_function)(void**, void*, const char*);
-  int (*launch_kernel)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                       void*, void**, void**);
-  int (*error_string)(int, const char**);
+  TS_LIBRARY_FUNCTIONS_SIGNED(TS_CUDA_DRIVER_FUNCTIONS)
 };
-
-template <typename Fn>
-void Resolve(void* lib, const char* what, const char* name, Fn* fn) {
-  *fn = reinterpret_cast<Fn>(dlsym(lib, name));
-  TS_CHECK(*fn) << "the " << what << " library opened has no " << name;
-}
 
 void* OpenFirst(const std::vector<std::string>& paths, std::string* tried) {
   for (const std::string& p : paths) {
@@ -72,16 +75,7 @@ Nvrtc OpenNvrtc() {
   TS_CHECK(lib) << "mx.rtc: cannot open NVRTC (tried " << tried
                 << "); install the CUDA toolkit, or set TESSERA_NVRTC_LIBRARY or CUDA_HOME";
   Nvrtc api;
-  Resolve(lib, "NVRTC", "nvrtcCreateProgram", &api.create);
-  Resolve(lib, "NVRTC", "nvrtcDestroyProgram", &api.destroy);
-  Resolve(lib, "NVRTC", "nvrtcCompileProgram", &api.compile);
-  Resolve(lib, "NVRTC", "nvrtcGetPTXSize", &api.ptx_size);
-  Resolve(lib, "NVRTC", "nvrtcGetPTX", &api.ptx);
-  Resolve(lib, "NVRTC", "nvrtcGetProgramLogSize", &api.log_size);
-  Resolve(lib, "NVRTC", "nvrtcGetProgramLog", &api.log);
-  Resolve(lib, "NVRTC", "nvrtcAddNameExpression", &api.add_name);
-  Resolve(lib, "NVRTC", "nvrtcGetLoweredName", &api.lowered_name);
-  Resolve(lib, "NVRTC", "nvrtcGetErrorString", &api.error_string);
+  api.Bind(lib, "the NVRTC library opened");
   return api;
 }
 
@@ -96,10 +90,7 @@ const CudaDriver& Driver() {
     void* lib = OpenFirst({"libcuda.so.1", "libcuda.so"}, &tried);
     TS_CHECK(lib) << "mx.rtc: cannot open the CUDA driver (" << tried << ")";
     CudaDriver d;
-    Resolve(lib, "CUDA driver", "cuModuleLoadData", &d.module_load_data);
-    Resolve(lib, "CUDA driver", "cuModuleGetFunction", &d.module_get_function);
-    Resolve(lib, "CUDA driver", "cuLaunchKernel", &d.launch_kernel);
-    Resolve(lib, "CUDA driver", "cuGetErrorString", &d.error_string);
+    d.Bind(lib, "the CUDA driver library opened");
     return d;
   }();
   return api;
