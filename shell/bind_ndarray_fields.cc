@@ -106,14 +106,7 @@ void OpenFields(lua_State* L, int meta, int methods, int nd) {
   // the methods through getmetatable(a), which __metatable answers with a
   // stand-in whose __index is the methods table and whose __keys lists the
   // fields.
-  lua_createtable(L, 0, 3);
-  lua_pushvalue(L, methods);
-  lua_setfield(L, -2, "__index");
-  lua_pushcfunction(L, FieldKeys);
-  lua_setfield(L, -2, "__keys");
-  lua_pushliteral(L, "NDArray");
-  lua_setfield(L, -2, "__name");
-  lua_setfield(L, meta, "__metatable");
+  SetStandInMetatable(L, meta, methods, "NDArray", FieldKeys);
 
   lua_pushvalue(L, methods);
   lua_pushvalue(L, nd);

@@ -18,6 +18,7 @@
 #include "engine/ndarray/imperative.h"
 #include "engine/op/op.h"
 #include "lua_util.h"
+#include "op_call_options.h"
 
 namespace tessera::shell::nd {
 namespace {
@@ -57,12 +58,6 @@ bool IsNDArrayList(lua_State* L, int index) {
   bool yes = ToNDArray(L, -1) != nullptr;
   lua_pop(L, 1);
   return yes;
-}
-
-const op::FieldInfo* FindField(const op::Op* op, std::string_view key) {
-  for (const op::FieldInfo& f : op->params())
-    if (f.name == key) return &f;
-  return nullptr;
 }
 
 // mx.nd.<op>(inputs..., {params, out = ...}). Upvalue 1: the Op.
@@ -107,22 +102,9 @@ int CallOp(lua_State* L) {
     // `out` sits at a fixed stack slot from here on.
     lua_getfield(L, opts, "out");
     if (!lua_isnil(L, -1)) out_index = lua_gettop(L);
-    lua_pushnil(L);
-    while (lua_next(L, opts) != 0) {
-      if (lua_type(L, -2) != LUA_TSTRING) {
-        // {a, b, dim = 1}: list items are positional inputs, taken below.
-        if (lua_type(L, -2) == LUA_TNUMBER && ToNDArray(L, -1)) {
-          lua_pop(L, 1);
-          continue;
-        }
-        luaL_error(L, "%s: parameter keys must be names, got a %s", op->name().c_str(),
-                   luaL_typename(L, -2));
-      }
-      std::string key = CheckKey(L, -2, op->name() + ": a parameter name");
-      if (key == "out") {
-        lua_pop(L, 1);
-        continue;
-      }
+    // List items are positional inputs, taken below.
+    ForEachNamedOption(L, opts, op, ToNDArray, [&](const std::string& key) {
+      if (key == "out") return;
       if (NDArray* a = ToNDArray(L, -1)) {
         named_inputs[key] = *a;  // an input passed by name: {data = x}
       } else {
@@ -130,8 +112,7 @@ int CallOp(lua_State* L) {
         axis_given = axis_given || (f && f->is_axis);
         params[key] = ParamText(L, -1, f && f->is_axis, op->name(), key);
       }
-      lua_pop(L, 1);
-    }
+    });
   }
   if (opts)
     for (int j = 1, n = static_cast<int>(lua_objlen(L, opts)); j <= n; ++j) {

@@ -273,12 +273,7 @@ void Open(lua_State* L, int mx) {
   OpenControlFlow(L, symt);
   OpenExecutor(L, symt, methods);
 
-  lua_createtable(L, 0, 2);
-  lua_pushvalue(L, methods);
-  lua_setfield(L, -2, "__index");
-  lua_pushliteral(L, "Symbol");
-  lua_setfield(L, -2, "__name");
-  lua_setfield(L, meta, "__metatable");
+  SetStandInMetatable(L, meta, methods, "Symbol");
 
   lua_pushvalue(L, methods);
   lua_pushcclosure(L, Guarded<SymIndex>, 1);

@@ -19,6 +19,7 @@
 #include "engine/base/error.h"
 #include "engine/op/op_attr_types.h"
 #include "lua_util.h"
+#include "op_call_options.h"
 
 namespace tessera::shell::sym {
 
@@ -32,12 +33,6 @@ bool IsSymbolList(lua_State* L, int index) {
   const bool yes = ToSymbol(L, -1) != nullptr;
   lua_pop(L, 1);
   return yes;
-}
-
-const op::FieldInfo* FindField(const op::Op* op, std::string_view key) {
-  for (const op::FieldInfo& f : op->params())
-    if (f.name == key) return &f;
-  return nullptr;
 }
 
 // Attribute values as MXNet stores them: strings, numbers, booleans.
@@ -78,18 +73,8 @@ int CallOp(lua_State* L) {
   std::map<std::string, Symbol> kwargs;
   std::string name;
   if (opts) {
-    lua_pushnil(L);
-    while (lua_next(L, opts) != 0) {
-      if (lua_type(L, -2) != LUA_TSTRING) {
-        // {a, b, data = x}: list items are positional inputs.
-        if (lua_type(L, -2) == LUA_TNUMBER && ToSymbol(L, -1)) {
-          lua_pop(L, 1);
-          continue;
-        }
-        luaL_error(L, "%s: parameter keys must be names, got a %s", op->name().c_str(),
-                   luaL_typename(L, -2));
-      }
-      std::string key = CheckKey(L, -2, op->name() + ": a parameter name");
+    // {a, b, data = x}: list items are positional inputs.
+    ForEachNamedOption(L, opts, op, ToSymbol, [&](const std::string& key) {
       if (Symbol* s = ToSymbol(L, -1)) {
         kwargs[key] = *s;
       } else if (key == "name") {
@@ -100,8 +85,7 @@ int CallOp(lua_State* L) {
         const op::FieldInfo* f = FindField(op, key);
         params[key] = nd::ParamText(L, -1, f && f->is_axis, op->name(), key);
       }
-      lua_pop(L, 1);
-    }
+    });
     AppendSymbolList(L, opts, op->name().c_str(), &args);
   }
   PushSymbol(L, Symbol::Create(op, std::move(params), args, kwargs, std::move(name)));

@@ -39,6 +39,20 @@ void NewUserdataMeta(lua_State* L, const char* name, lua_CFunction gc,
   lua_pop(L, 1);
 }
 
+void SetStandInMetatable(lua_State* L, int meta, int methods, const char* type_name,
+                         lua_CFunction keys) {
+  lua_createtable(L, 0, keys ? 3 : 2);
+  lua_pushvalue(L, methods);
+  lua_setfield(L, -2, "__index");
+  if (keys) {
+    lua_pushcfunction(L, keys);
+    lua_setfield(L, -2, "__keys");
+  }
+  lua_pushstring(L, type_name);
+  lua_setfield(L, -2, "__name");
+  lua_setfield(L, meta, "__metatable");
+}
+
 std::vector<std::string> CheckStrings(lua_State* L, int index, const char* what) {
   luaL_checktype(L, index, LUA_TTABLE);
   std::vector<std::string> out;

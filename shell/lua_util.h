@@ -81,6 +81,13 @@ void SetFunctions(lua_State* L, int table, std::initializer_list<LuaFunction> fn
 // __gc. Leaves the stack as it was.
 void NewUserdataMeta(lua_State* L, const char* name, lua_CFunction gc,
                      std::initializer_list<LuaFunction> methods);
+// Makes getmetatable(x) of userdata with the metatable at `meta` answer
+// a stand-in, for completion to read when __index is a function: a table
+// whose __index is the table at `methods`, whose __name is `type_name` and,
+// when `keys` is given, whose __keys lists the fields. `meta` and `methods`
+// are absolute indices; leaves the stack as it was.
+void SetStandInMetatable(lua_State* L, int meta, int methods, const char* type_name,
+                         lua_CFunction keys = nullptr);
 // Records `doc` for the value at `index` (any function or table).
 void SetDoc(lua_State* L, int index, const char* doc);
 
