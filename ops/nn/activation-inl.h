@@ -1,9 +1,12 @@
-// Activation and LeakyReLU: parameters and element functors, shared by the
-// CPU registration (activation.cc) and a future GPU one.
+// Activation and LeakyReLU: parameters, element functors and the computes,
+// shared by the CPU registration (activation.cc) and the GPU's (activation.cu).
 #pragma once
 
+#include <algorithm>
+#include <type_traits>
 #include <vector>
 
+#include "engine/resource/random_stream.h"
 #include "ops/nn/nn_common.h"
 #include "ops/tensor/elemwise_common.h"
 #include "ops/tensor/elemwise_math.h"
@@ -149,22 +152,40 @@ struct softsign {
   }
 };
 
-template <int req, typename F>
-struct forward {
-  template <typename T>
-  TS_XINLINE static void Map(int64_t i, T* out, const T* in) {
-    AssignReq<req>(out[i], F::Map(static_cast<AccType<T>>(in[i])));
+// out[i] (req)= V::Value(i, p...) for i in [0, n): on the CPU the vectorised,
+// threaded loop of the tensor unary ops (CpuMap), on the device a Kernel.
+template <int req, typename V>
+struct value_kernel {
+  template <typename T, typename... P>
+  TS_XINLINE static void Map(int64_t i, T* out, P... p) {
+    AssignReq<req>(out[i], V::Value(i, p...));
   }
 };
 
-// in_grad = g * f'(y, x); x may be null for the functors that read only y.
-template <int req, typename F>
+template <typename xpu, int req, typename V, typename T, typename... P>
+void MapValues(const RunContext& rctx, T* out, int64_t n, P... p) {
+  if constexpr (std::is_same_v<xpu, cpu>) {
+    CpuMap<req>(rctx, out, n, [=](int64_t i) { return V::Value(i, p...); });
+  } else {
+    Kernel<value_kernel<req, V>, xpu>::Launch(rctx, n, out, p...);
+  }
+}
+
+template <typename F>
+struct forward {
+  template <typename T>
+  TS_XINLINE static AccType<T> Value(int64_t i, const T* in) {
+    return F::Map(static_cast<AccType<T>>(in[i]));
+  }
+};
+
+// g * f'(y, x); x is y for the functors that read only y.
+template <typename F>
 struct backward {
   template <typename T>
-  TS_XINLINE static void Map(int64_t i, T* in_grad, const T* g, const T* y, const T* x) {
+  TS_XINLINE static AccType<T> Value(int64_t i, const T* g, const T* y, const T* x) {
     using A = AccType<T>;
-    AssignReq<req>(in_grad[i], F::Backward(static_cast<A>(g[i]), static_cast<A>(y[i]),
-                                           x ? static_cast<A>(x[i]) : A(0)));
+    return F::Backward(static_cast<A>(g[i]), static_cast<A>(y[i]), static_cast<A>(x[i]));
   }
 };
 
@@ -184,6 +205,15 @@ void SwitchAct(int type, Fn&& fn) {
       return fn(softsign{});
   }
   TS_THROW << "Activation: unknown act_type " << type;
+}
+
+// Calls fn(functor tag, dtype tag) for the op's act_type and the float dtype t.
+template <typename Fn>
+void SwitchActFloat(const NodeAttrs& attrs, DType t, const char* who, Fn&& fn) {
+  SwitchAct(ParamsOf<ActivationParam>(attrs).act_type, [&](auto f) {
+    SwitchFloatDType(
+        t, [&](auto tag) { fn(f, tag); }, who);
+  });
 }
 
 // ---- LeakyReLU (not prelu): value and derivative from x.
@@ -235,21 +265,51 @@ struct gelu {
   }
 };
 
-template <int req, typename F>
+template <typename F>
 struct leaky_forward {
   template <typename T>
-  TS_XINLINE static void Map(int64_t i, T* out, const T* in, float slope) {
-    using A = AccType<T>;
-    AssignReq<req>(out[i], F::Map(static_cast<A>(in[i]), static_cast<A>(slope)));
+  TS_XINLINE static AccType<T> Value(int64_t i, const T* in, AccType<T> slope) {
+    return F::Map(static_cast<AccType<T>>(in[i]), slope);
   }
 };
-template <int req, typename F>
+template <typename F>
 struct leaky_backward {
   template <typename T>
-  TS_XINLINE static void Map(int64_t i, T* in_grad, const T* g, const T* x, float slope) {
+  TS_XINLINE static AccType<T> Value(int64_t i, const T* g, const T* x, AccType<T> slope) {
     using A = AccType<T>;
-    AssignReq<req>(in_grad[i],
-                   F::Backward(static_cast<A>(g[i]), static_cast<A>(x[i]), static_cast<A>(slope)));
+    return F::Backward(static_cast<A>(g[i]), static_cast<A>(x[i]), slope);
+  }
+};
+
+// rrelu: elements 4b .. 4b + 3 take the slopes of Philox block b (training,
+// as random_stream.h lays them out), or the bounds' mean; mask keeps them for
+// the backward. Either device draws the same slopes from a seed.
+struct rrelu_forward {
+  template <typename T>
+  TS_XINLINE static void Map(int64_t b, T* y, T* mask, const T* x, int64_t n,
+                             resource::RandomStream s, bool train, float lo, float hi,
+                             OpReqType req) {
+    using A = AccType<T>;
+    const resource::PhiloxCounter r =
+        train ? resource::RandomBlock(s, static_cast<uint64_t>(b)) : resource::PhiloxCounter{};
+    for (int64_t i = 4 * b; i < 4 * b + 4 && i < n; ++i) {
+      const float a = train ? lo + (hi - lo) * resource::UnitFloat(r.v[i - 4 * b]) : (lo + hi) / 2;
+      mask[i] = static_cast<T>(a);
+      const A xv = static_cast<A>(x[i]), v = xv > A(0) ? xv : static_cast<A>(a) * xv;
+      if (req == kAddTo)
+        y[i] = static_cast<T>(static_cast<A>(y[i]) + v);
+      else if (req != kNullOp)
+        y[i] = static_cast<T>(v);
+    }
+  }
+};
+
+// g * (x > 0 ? 1 : the slope drawn for the element).
+struct rrelu_backward {
+  template <typename T>
+  TS_XINLINE static AccType<T> Value(int64_t i, const T* g, const T* x, const T* mask) {
+    using A = AccType<T>;
+    return static_cast<A>(g[i]) * (static_cast<A>(x[i]) > A(0) ? A(1) : static_cast<A>(mask[i]));
   }
 };
 
@@ -294,5 +354,146 @@ void SwitchLeaky(int type, Fn&& fn) {
   TS_THROW << "LeakyReLU: act_type " << type << " has no elementwise kernel";
 }
 
+// gamma_grad[c] (+)= sum of g * (x > 0 ? 0 : x) over channel c, one channel a
+// thread, in the same order on either device.
+struct prelu_gamma_grad {
+  template <typename T>
+  TS_XINLINE static void Map(int64_t c, PreluGeom geom, const T* g, const T* x, T* out,
+                             bool accumulate) {
+    using A = AccType<T>;
+    A acc = A(0);
+    for (int64_t o = 0; o < geom.outer; ++o) {
+      const int64_t base = (o * geom.channels + c) * geom.inner;
+      for (int64_t k = 0; k < geom.inner; ++k) {
+        const A xv = static_cast<A>(x[base + k]);
+        if (!(xv > A(0))) acc += static_cast<A>(g[base + k]) * xv;
+      }
+    }
+    out[c] = static_cast<T>(accumulate ? static_cast<A>(out[c]) + acc : acc);
+  }
+};
+
+template <typename xpu, typename T>
+void PreluGammaGrad(const RunContext& rctx, const PreluGeom& geom, const T* g, const T* x, T* out,
+                    bool accumulate) {
+  if constexpr (std::is_same_v<xpu, cpu>) {
+    // Threads by the whole tensor's work, but never more than the channels.
+    const int64_t total = geom.outer * geom.channels * geom.inner;
+    [[maybe_unused]] const int threads =
+        static_cast<int>(std::min<int64_t>(CpuThreads(rctx, total), geom.channels));
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+#endif
+    for (int64_t c = 0; c < geom.channels; ++c)
+      prelu_gamma_grad::Map(c, geom, g, x, out, accumulate);
+  } else {
+    Kernel<prelu_gamma_grad, xpu>::Launch(rctx, geom.channels, geom, g, x, out, accumulate);
+  }
+}
+
 }  // namespace act
+
+// The computes, one body for either device (xpu cpu or gpu).
+
+template <typename xpu>
+void ActForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  act::SwitchActFloat(attrs, out[0].dtype(), "Activation", [&](auto f, auto tag) {
+    using T = typename decltype(tag)::type;
+    SwitchReq(req[0], [&](auto r) {
+      act::MapValues<xpu, r.value, act::forward<decltype(f)>>(ctx.run_ctx, out[0].dptr<T>(),
+                                                              out[0].Size(), in[0].dptr<T>());
+    });
+  });
+}
+
+// Inputs: ograd, out[, data for softsign].
+template <typename xpu>
+void ActBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                 const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  act::SwitchActFloat(attrs, out[0].dtype(), "_backward_Activation", [&](auto f, auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* y = in[1].dptr<T>();
+    const T* x = in.size() > 2 ? in[2].dptr<T>() : y;
+    SwitchReq(req[0], [&](auto r) {
+      act::MapValues<xpu, r.value, act::backward<decltype(f)>>(
+          ctx.run_ctx, out[0].dptr<T>(), out[0].Size(), in[0].dptr<T>(), y, x);
+    });
+  });
+}
+
+template <typename xpu>
+void LeakyForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                  const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  const auto& p = ParamsOf<LeakyReLUParam>(attrs);
+  const int64_t n = out[0].Size();
+  SwitchFloatDType(
+      out[0].dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        if (p.act_type == kLeakyRrelu) {
+          const resource::RandomStream s =
+              ctx.is_train ? ctx.requested.at(0).get_random() : resource::RandomStream{};
+          Kernel<act::rrelu_forward, xpu>::Launch(
+              ctx.run_ctx, (n + 3) / 4, out[0].dptr<T>(), out[1].dptr<T>(), in[0].dptr<T>(), n, s,
+              ctx.is_train, p.lower_bound, p.upper_bound, req[0]);
+          return;
+        }
+        SwitchReq(req[0], [&](auto r) {
+          if (p.act_type == kLeakyPrelu) {
+            const PreluGeom g = MakePreluGeom(in[0].shape(), in[1].shape());
+            Kernel<act::prelu_forward<r.value>, xpu>::Launch(ctx.run_ctx, n, out[0].dptr<T>(),
+                                                             in[0].dptr<T>(), in[1].dptr<T>(),
+                                                             g.inner, g.channels);
+            return;
+          }
+          act::SwitchLeaky(p.act_type, [&](auto f) {
+            act::MapValues<xpu, r.value, act::leaky_forward<decltype(f)>>(
+                ctx.run_ctx, out[0].dptr<T>(), n, in[0].dptr<T>(),
+                static_cast<AccType<T>>(p.slope));
+          });
+        });
+      },
+      "LeakyReLU");
+}
+
+// Inputs: ograd, data[, gamma | mask]. Outputs: data gradient[, gamma gradient].
+template <typename xpu>
+void LeakyBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                   const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
+  const auto& p = ParamsOf<LeakyReLUParam>(attrs);
+  const int64_t n = in[1].Size();
+  SwitchFloatDType(
+      in[0].dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        if (p.act_type == kLeakyPrelu) {
+          const PreluGeom g = MakePreluGeom(in[1].shape(), in[2].shape());
+          SwitchReq(req[0], [&](auto r) {
+            Kernel<act::prelu_backward_data<r.value>, xpu>::Launch(
+                ctx.run_ctx, n, out[0].dptr<T>(), in[0].dptr<T>(), in[1].dptr<T>(), in[2].dptr<T>(),
+                g.inner, g.channels);
+          });
+          if (req[1] != kNullOp)
+            act::PreluGammaGrad<xpu>(ctx.run_ctx, g, in[0].dptr<T>(), in[1].dptr<T>(),
+                                     out[1].dptr<T>(), req[1] == kAddTo);
+          return;
+        }
+        SwitchReq(req[0], [&](auto r) {
+          if (p.act_type == kLeakyRrelu) {
+            act::MapValues<xpu, r.value, act::rrelu_backward>(ctx.run_ctx, out[0].dptr<T>(), n,
+                                                              in[0].dptr<T>(), in[1].dptr<T>(),
+                                                              in[2].dptr<T>());
+            return;
+          }
+          act::SwitchLeaky(p.act_type, [&](auto f) {
+            act::MapValues<xpu, r.value, act::leaky_backward<decltype(f)>>(
+                ctx.run_ctx, out[0].dptr<T>(), n, in[0].dptr<T>(), in[1].dptr<T>(),
+                static_cast<AccType<T>>(p.slope));
+          });
+        });
+      },
+      "_backward_LeakyReLU");
+}
+
 }  // namespace tessera::op

@@ -1,7 +1,6 @@
 // Activation (relu, sigmoid, tanh, softrelu, softsign) and LeakyReLU (leaky,
-// prelu, elu, selu, gelu), with their backward ops. Elementwise through
-// Kernel<..., cpu>::Launch; prelu's gamma gradient sums per channel.
-#include "engine/resource/random_stream.h"
+// prelu, elu, selu, gelu), with their backward ops: the registrations, the
+// shape and type rules; the computes are activation-inl.h's, with xpu = cpu.
 #include "ops/nn/activation-inl.h"
 
 namespace tessera::op {
@@ -20,54 +19,9 @@ bool ActInferType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DT
   return ok;
 }
 
-void ActForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  const int64_t n = out[0].Size();
-  act::SwitchAct(ActParams(attrs).act_type, [&](auto f) {
-    using F = decltype(f);
-    SwitchFloatDType(
-        out[0].dtype(),
-        [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          using A = AccType<T>;
-          const T* x = in[0].dptr<T>();
-          // CpuMap: the vectorised, threaded loop of the tensor unary ops
-          // (Kernel<act::forward<req, F>, gpu> is the device twin).
-          SwitchReq(req[0], [&](auto r) {
-            CpuMap<r.value>(ctx.run_ctx, out[0].dptr<T>(), n,
-                            [=](int64_t i) { return F::Map(static_cast<A>(x[i])); });
-          });
-        },
-        "Activation");
-  });
-}
-
 // Inputs: ograd, out[, data for softsign].
 uint32_t ActBackwardInputs(const NodeAttrs& attrs) {
   return ActParams(attrs).act_type == kActSoftSign ? 3 : 2;
-}
-
-void ActBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                 const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  const int64_t n = out[0].Size();
-  act::SwitchAct(ActParams(attrs).act_type, [&](auto f) {
-    using F = decltype(f);
-    SwitchFloatDType(
-        out[0].dtype(),
-        [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          using A = AccType<T>;
-          const T* g = in[0].dptr<T>();
-          const T* y = in[1].dptr<T>();
-          const T* x = in.size() > 2 ? in[2].dptr<T>() : y;
-          SwitchReq(req[0], [&](auto r) {
-            CpuMap<r.value>(ctx.run_ctx, out[0].dptr<T>(), n, [=](int64_t i) {
-              return F::Backward(static_cast<A>(g[i]), static_cast<A>(y[i]), static_cast<A>(x[i]));
-            });
-          });
-        },
-        "_backward_Activation");
-  });
 }
 
 std::vector<NodeEntry> ActGrad(const NodePtr& n, const std::vector<NodeEntry>& ograds) {
@@ -98,32 +52,6 @@ bool IsRrelu(const NodeAttrs& attrs) {
 
 uint32_t LeakyNumOutputs(const NodeAttrs& attrs) {
   return IsRrelu(attrs) ? 2 : 1;
-}
-
-// y = x > 0 ? x : a x with the slopes a: uniform on [lower, upper) per
-// element in training (Philox lanes as random_stream.h lays them out), the
-// bounds' mean otherwise.
-template <typename T>
-void RreluForward(const LeakyReLUParam& p, const OpContext& ctx, const T* x, T* y, T* mask,
-                  int64_t n, OpReqType req) {
-  using A = AccType<T>;
-  const float lo = p.lower_bound, hi = p.upper_bound;
-  const resource::RandomStream s =
-      ctx.is_train ? ctx.requested.at(0).get_random() : resource::RandomStream{};
-  for (int64_t b = 0; b < (n + 3) / 4; ++b) {
-    const resource::PhiloxCounter r =
-        ctx.is_train ? resource::RandomBlock(s, uint64_t(b)) : resource::PhiloxCounter{};
-    for (int64_t i = 4 * b; i < std::min(n, 4 * b + 4); ++i) {
-      const float a =
-          ctx.is_train ? lo + (hi - lo) * resource::UnitFloat(r.v[i - 4 * b]) : (lo + hi) / 2;
-      mask[i] = static_cast<T>(a);
-      const A xv = static_cast<A>(x[i]), v = xv > A(0) ? xv : static_cast<A>(a) * xv;
-      if (req == kAddTo)
-        y[i] = static_cast<T>(static_cast<A>(y[i]) + v);
-      else if (req != kNullOp)
-        y[i] = static_cast<T>(v);
-    }
-  }
 }
 
 bool IsPrelu(const NodeAttrs& attrs) {
@@ -168,113 +96,6 @@ bool LeakyInferType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<
   return ok;
 }
 
-void LeakyForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                  const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  const auto& p = LeakyParams(attrs);
-  const int64_t n = out[0].Size();
-  SwitchFloatDType(
-      out[0].dtype(),
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        if (p.act_type == kLeakyRrelu) {
-          RreluForward(p, ctx, in[0].dptr<T>(), out[0].dptr<T>(), out[1].dptr<T>(), n, req[0]);
-          return;
-        }
-        SwitchReq(req[0], [&](auto r) {
-          if (p.act_type == kLeakyPrelu) {
-            const PreluGeom g = MakePreluGeom(in[0].shape(), in[1].shape());
-            Kernel<act::prelu_forward<r.value>, cpu>::Launch(ctx.run_ctx, n, out[0].dptr<T>(),
-                                                             in[0].dptr<T>(), in[1].dptr<T>(),
-                                                             g.inner, g.channels);
-            return;
-          }
-          act::SwitchLeaky(p.act_type, [&](auto f) {
-            using F = decltype(f);
-            using A = AccType<T>;
-            const T* x = in[0].dptr<T>();
-            const A slope = static_cast<A>(p.slope);
-            CpuMap<r.value>(ctx.run_ctx, out[0].dptr<T>(), n,
-                            [=](int64_t i) { return F::Map(static_cast<A>(x[i]), slope); });
-          });
-        });
-      },
-      "LeakyReLU");
-}
-
-// gamma_grad[c] (+)= sum of g * (x > 0 ? 0 : x) over channel c.
-template <typename T>
-void PreluGammaGrad(const RunContext& rctx, const PreluGeom& geom, const T* g, const T* x, T* out,
-                    bool accumulate) {
-  using A = AccType<T>;
-  const int64_t total = geom.outer * geom.channels * geom.inner;
-  [[maybe_unused]] const int threads =
-      static_cast<int>(std::min<int64_t>(CpuThreads(rctx, total), geom.channels));
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-#endif
-  for (int64_t c = 0; c < geom.channels; ++c) {
-    A acc = A(0);
-    for (int64_t o = 0; o < geom.outer; ++o) {
-      const int64_t base = (o * geom.channels + c) * geom.inner;
-      for (int64_t k = 0; k < geom.inner; ++k) {
-        const A xv = static_cast<A>(x[base + k]);
-        if (!(xv > A(0))) acc += static_cast<A>(g[base + k]) * xv;
-      }
-    }
-    out[c] = static_cast<T>(accumulate ? static_cast<A>(out[c]) + acc : acc);
-  }
-}
-
-// Inputs: ograd, data[, gamma]. Outputs: data gradient[, gamma gradient].
-void LeakyBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                   const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  const auto& p = LeakyParams(attrs);
-  const int64_t n = in[1].Size();
-  SwitchFloatDType(
-      in[0].dtype(),
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        if (p.act_type == kLeakyPrelu) {
-          const PreluGeom g = MakePreluGeom(in[1].shape(), in[2].shape());
-          SwitchReq(req[0], [&](auto r) {
-            Kernel<act::prelu_backward_data<r.value>, cpu>::Launch(
-                ctx.run_ctx, n, out[0].dptr<T>(), in[0].dptr<T>(), in[1].dptr<T>(), in[2].dptr<T>(),
-                g.inner, g.channels);
-          });
-          if (req[1] != kNullOp)
-            PreluGammaGrad(ctx.run_ctx, g, in[0].dptr<T>(), in[1].dptr<T>(), out[1].dptr<T>(),
-                           req[1] == kAddTo);
-          return;
-        }
-        if (p.act_type == kLeakyRrelu) {  // inputs ograd, data, mask
-          using A = AccType<T>;
-          const T* g = in[0].dptr<T>();
-          const T* x = in[1].dptr<T>();
-          const T* a = in[2].dptr<T>();
-          SwitchReq(req[0], [&](auto r) {
-            CpuMap<r.value>(ctx.run_ctx, out[0].dptr<T>(), n, [=](int64_t i) {
-              return static_cast<A>(g[i]) *
-                     (static_cast<A>(x[i]) > A(0) ? A(1) : static_cast<A>(a[i]));
-            });
-          });
-          return;
-        }
-        SwitchReq(req[0], [&](auto r) {
-          act::SwitchLeaky(p.act_type, [&](auto f) {
-            using F = decltype(f);
-            using A = AccType<T>;
-            const T* g = in[0].dptr<T>();
-            const T* x = in[1].dptr<T>();
-            const A slope = static_cast<A>(p.slope);
-            CpuMap<r.value>(ctx.run_ctx, out[0].dptr<T>(), n, [=](int64_t i) {
-              return F::Backward(static_cast<A>(g[i]), static_cast<A>(x[i]), slope);
-            });
-          });
-        });
-      },
-      "_backward_LeakyReLU");
-}
-
 std::vector<NodeEntry> LeakyGrad(const NodePtr& n, const std::vector<NodeEntry>& ograds) {
   std::vector<NodeEntry> in{ograds[0]};
   in.insert(in.end(), n->inputs.begin(), n->inputs.end());
@@ -316,7 +137,7 @@ Example: Activation([-1, 0.5], act_type='relu') = [0, 0.5].)")
     .set_attr<FInferShape>("FInferShape", ElemwiseShape<1, 1>)
     .set_attr<FInferType>("FInferType", ActInferType)
     .set_attr<FInplaceOption>("FInplaceOption", InplaceFirstInput)
-    .set_attr<FCompute>(kFComputeCPU, ActForward)
+    .set_attr<FCompute>(kFComputeCPU, ActForward<cpu>)
     .set_attr<FGradient>("FGradient", ActGrad);
 
 TS_REGISTER_OP(_backward_Activation)
@@ -328,7 +149,7 @@ TS_REGISTER_OP(_backward_Activation)
     .set_attr<FInferShape>("FInferShape", ElemwiseShape<-1, 1>)
     .set_attr<FInferType>("FInferType", ElemwiseType<-1, 1>)
     .set_attr<FInplaceOption>("FInplaceOption", InplaceFirstInput)
-    .set_attr<FCompute>(kFComputeCPU, ActBackward);
+    .set_attr<FCompute>(kFComputeCPU, ActBackward<cpu>);
 
 TS_REGISTER_OP(LeakyReLU)
     .describe(R"(Leaky rectified linear units and relatives, elementwise.
@@ -353,7 +174,7 @@ Example: LeakyReLU([-2, 3], act_type='leaky', slope=0.1) = [-0.2, 3].)")
     .set_attr<FListInputNames>("FListInputNames", LeakyInputNames)
     .set_attr<FInferShape>("FInferShape", LeakyShape)
     .set_attr<FInferType>("FInferType", LeakyInferType)
-    .set_attr<FCompute>(kFComputeCPU, LeakyForward)
+    .set_attr<FCompute>(kFComputeCPU, LeakyForward<cpu>)
     .set_attr<FGradient>("FGradient", LeakyGrad);
 
 TS_REGISTER_OP(_backward_LeakyReLU)
@@ -368,6 +189,6 @@ TS_REGISTER_OP(_backward_LeakyReLU)
     .set_attr<TIsBackward>("TIsBackward", true)
     .set_attr<FInferShape>("FInferShape", LeakyBackwardShape)
     .set_attr<FInferType>("FInferType", ElemwiseType<-1, -1>)
-    .set_attr<FCompute>(kFComputeCPU, LeakyBackward);
+    .set_attr<FCompute>(kFComputeCPU, LeakyBackward<cpu>);
 
 }  // namespace tessera::op
