@@ -13,6 +13,7 @@
 #include "engine/op/float_dispatch.h"
 #include "engine/op/kernel_launch.h"
 #include "ops/nn/nn_common.h"
+#include "ops/nn/plane_resample-inl.h"
 
 namespace tessera::op {
 
@@ -48,32 +49,32 @@ struct AdaptiveGeom {
   int64_t h, w, oh, ow;
 };
 
-struct AdaptiveForwardKernel {
-  template <typename T>
-  TS_XINLINE static void Map(int64_t o, AdaptiveGeom g, const T* x, T* y, OpReqType req) {
-    const int64_t j = o % g.ow, i = o / g.ow % g.oh, p = o / (g.ow * g.oh);
-    const int64_t h0 = BinStart(i, g.oh, g.h), h1 = BinEnd(i, g.oh, g.h);
-    const int64_t w0 = BinStart(j, g.ow, g.w), w1 = BinEnd(j, g.ow, g.w);
-    double s = 0;
-    for (int64_t h = h0; h < h1; ++h)
-      for (int64_t w = w0; w < w1; ++w) s += double(x[(p * g.h + h) * g.w + w]);
-    const double v = s / double((h1 - h0) * (w1 - w0));
-    y[o] = T(req == kAddTo ? double(y[o]) + v : v);
+// Output (i, j) averages its bin of the input plane; its gradient spreads
+// evenly over the bin.
+struct AdaptiveSampler {
+  // Bin (i, j): rows [h0, h1), columns [w0, w1).
+  struct Bin {
+    int64_t h0, h1, w0, w1;
+    TS_XINLINE double Area() const { return double((h1 - h0) * (w1 - w0)); }
+  };
+  TS_XINLINE static Bin BinAt(const AdaptiveGeom& g, int64_t i, int64_t j) {
+    return {BinStart(i, g.oh, g.h), BinEnd(i, g.oh, g.h), BinStart(j, g.ow, g.w),
+            BinEnd(j, g.ow, g.w)};
   }
-};
-
-struct AdaptiveBackwardPlane {
   template <typename T>
-  TS_XINLINE static void Map(int64_t p, AdaptiveGeom g, const T* dy, T* dx, OpReqType req) {
-    T* plane = GradPlane(dx, p, g.h * g.w, req);
-    for (int64_t i = 0; i < g.oh; ++i)
-      for (int64_t j = 0; j < g.ow; ++j) {
-        const int64_t h0 = BinStart(i, g.oh, g.h), h1 = BinEnd(i, g.oh, g.h);
-        const int64_t w0 = BinStart(j, g.ow, g.w), w1 = BinEnd(j, g.ow, g.w);
-        const T v = T(double(dy[(p * g.oh + i) * g.ow + j]) / double((h1 - h0) * (w1 - w0)));
-        for (int64_t h = h0; h < h1; ++h)
-          for (int64_t w = w0; w < w1; ++w) plane[h * g.w + w] += v;
-      }
+  TS_XINLINE static double Sample(const AdaptiveGeom& g, const T* plane, int64_t i, int64_t j) {
+    const Bin b = BinAt(g, i, j);
+    double s = 0;
+    for (int64_t h = b.h0; h < b.h1; ++h)
+      for (int64_t w = b.w0; w < b.w1; ++w) s += double(plane[h * g.w + w]);
+    return s / b.Area();
+  }
+  template <typename T>
+  TS_XINLINE static void Spread(const AdaptiveGeom& g, T* plane, int64_t i, int64_t j, double d) {
+    const Bin b = BinAt(g, i, j);
+    const T v = T(d / b.Area());
+    for (int64_t h = b.h0; h < b.h1; ++h)
+      for (int64_t w = b.w0; w < b.w1; ++w) plane[h * g.w + w] += v;
   }
 };
 
@@ -90,11 +91,11 @@ void AdaptiveCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::ve
   ForFloatAndDouble(attrs, in[0].dtype(), OpLabel(attrs).c_str(), [&](auto zero) {
     using T = decltype(zero);
     if (kForward)
-      Kernel<AdaptiveForwardKernel, xpu>::Launch(ctx.run_ctx, planes * oh * ow, g, in[0].dptr<T>(),
-                                                 out[0].dptr<T>(), req[0]);
+      Kernel<ResampleForwardKernel<AdaptiveSampler>, xpu>::Launch(
+          ctx.run_ctx, planes * oh * ow, g, in[0].dptr<T>(), out[0].dptr<T>(), req[0]);
     else
-      Kernel<AdaptiveBackwardPlane, xpu>::Launch(ctx.run_ctx, planes, g, in[0].dptr<T>(),
-                                                 out[0].dptr<T>(), req[0]);
+      Kernel<ResampleBackwardPlane<AdaptiveSampler>, xpu>::Launch(
+          ctx.run_ctx, planes, g, in[0].dptr<T>(), out[0].dptr<T>(), req[0]);
   });
 }
 

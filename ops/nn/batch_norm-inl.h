@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <vector>
 
 #include "engine/op/infer_utils.h"
 #include "engine/op/op.h"
@@ -69,6 +70,59 @@ inline BnGeom MakeBnGeom(const NodeAttrs& attrs, const Shape& data) {
   g.c = data[ax];
   for (int i = ax + 1; i < nd; ++i) g.inner *= data[i];
   return g;
+}
+
+// The statistics are the batch's in training, unless use_global_stats;
+// otherwise the moving ones.
+inline bool UsesBatchStats(const BatchNormParam& p, const OpContext& ctx) {
+  return ctx.is_train && !p.use_global_stats;
+}
+
+// The forward's blobs as T: inputs data, gamma, beta, moving_mean and
+// moving_var (both updated in training); outputs out, mean and invstd.
+template <typename T>
+struct BnForwardBlobs {
+  const T *x, *gamma, *beta;
+  T *moving_mean, *moving_var, *y, *mean, *invstd;
+  BnForwardBlobs(const std::vector<TBlob>& in, const std::vector<TBlob>& out)
+      : x(in[0].dptr<T>()),
+        gamma(in[1].dptr<T>()),
+        beta(in[2].dptr<T>()),
+        moving_mean(in[3].dptr<T>()),
+        moving_var(in[4].dptr<T>()),
+        y(out[0].dptr<T>()),
+        mean(out[1].dptr<T>()),
+        invstd(out[2].dptr<T>()) {}
+};
+
+// The backward's: inputs ograd, data, gamma and the forward's mean and
+// invstd; outputs the gradients of data, gamma and beta.
+template <typename T>
+struct BnBackwardBlobs {
+  const T *dy, *x, *gamma, *mean, *invstd;
+  T *dx, *dgamma, *dbeta;
+  BnBackwardBlobs(const std::vector<TBlob>& in, const std::vector<TBlob>& out)
+      : dy(in[0].dptr<T>()),
+        x(in[1].dptr<T>()),
+        gamma(in[2].dptr<T>()),
+        mean(in[3].dptr<T>()),
+        invstd(in[4].dptr<T>()),
+        dx(out[0].dptr<T>()),
+        dgamma(out[1].dptr<T>()),
+        dbeta(out[2].dptr<T>()) {}
+};
+
+// fn(tag, Blobs<T>(in, out)) for T, the dtype of in[0] (every blob's).
+template <template <typename> class Blobs, typename Fn>
+void WithBnBlobs(const std::vector<TBlob>& in, const std::vector<TBlob>& out, const char* who,
+                 Fn&& fn) {
+  SwitchFloatDType(
+      in[0].dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        fn(tag, Blobs<T>(in, out));
+      },
+      who);
 }
 
 }  // namespace tessera::op

@@ -99,68 +99,65 @@ void Store(T& dst, double v, OpReqType req) {
   dst = req == kAddTo ? static_cast<T>(static_cast<double>(dst) + v) : static_cast<T>(v);
 }
 
+// fn(c) for each channel, on the op's threads.
+template <typename Fn>
+void ForEachChannel(const OpContext& ctx, int64_t channels, Fn&& fn) {
+  [[maybe_unused]] const int threads = ctx.run_ctx.omp_threads;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static) if (channels > 1)
+#endif
+  for (int64_t c = 0; c < channels; ++c) fn(c);
+}
+
 // Inputs: data, gamma, beta, moving_mean, moving_var; outputs: out, mean, invstd.
 void BatchNormCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                       const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
   const auto& p = ParamsOf<BatchNormParam>(attrs);
   const BnGeom g = MakeBnGeom(attrs, in[0].shape());
-  const bool batch_stats = ctx.is_train && !p.use_global_stats;
-  [[maybe_unused]] const int threads = ctx.run_ctx.omp_threads;
-  SwitchFloatDType(
-      in[0].dtype(),
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        const T* x = in[0].dptr<T>();
-        const T* gamma = in[1].dptr<T>();
-        const T* beta = in[2].dptr<T>();
-        T* mm = in[3].dptr<T>();
-        T* mv = in[4].dptr<T>();
-        T* y = out[0].dptr<T>();
-        T* mean_out = out[1].dptr<T>();
-        T* invstd_out = out[2].dptr<T>();
-        const double m = static_cast<double>(g.outer * g.inner);
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(threads) schedule(static) if (g.c > 1)
-#endif
-        for (int64_t c = 0; c < g.c; ++c) {
-          double mean, var;
-          if (batch_stats) {
-            double s = 0;
-            for (int64_t o = 0; o < g.outer; ++o) s += Sum(x + (o * g.c + c) * g.inner, g.inner);
-            mean = m > 0 ? s / m : 0.0;
-            double s2 = 0;
-            for (int64_t o = 0; o < g.outer; ++o)
-              s2 += SumSqDev(x + (o * g.c + c) * g.inner, g.inner, mean);
-            var = m > 0 ? s2 / m : 0.0;
-            const double mom = p.momentum;
-            mm[c] = static_cast<T>(static_cast<double>(mm[c]) * mom + mean * (1 - mom));
-            mv[c] = static_cast<T>(static_cast<double>(mv[c]) * mom + var * (1 - mom));
+  const bool batch_stats = UsesBatchStats(p, ctx);
+  const double m = static_cast<double>(g.outer * g.inner);
+  WithBnBlobs<BnForwardBlobs>(in, out, "BatchNorm", [&](auto tag, const auto& b) {
+    using T = typename decltype(tag)::type;
+    ForEachChannel(ctx, g.c, [&](int64_t c) {
+      double mean, var;
+      if (batch_stats) {
+        double s = 0;
+        for (int64_t o = 0; o < g.outer; ++o) s += Sum(b.x + (o * g.c + c) * g.inner, g.inner);
+        mean = m > 0 ? s / m : 0.0;
+        double s2 = 0;
+        for (int64_t o = 0; o < g.outer; ++o)
+          s2 += SumSqDev(b.x + (o * g.c + c) * g.inner, g.inner, mean);
+        var = m > 0 ? s2 / m : 0.0;
+        const double mom = p.momentum;
+        b.moving_mean[c] =
+            static_cast<T>(static_cast<double>(b.moving_mean[c]) * mom + mean * (1 - mom));
+        b.moving_var[c] =
+            static_cast<T>(static_cast<double>(b.moving_var[c]) * mom + var * (1 - mom));
+      } else {
+        mean = static_cast<double>(b.moving_mean[c]);
+        var = static_cast<double>(b.moving_var[c]);
+      }
+      const double invstd = 1.0 / std::sqrt(var + p.eps);
+      const double gm = p.fix_gamma ? 1.0 : static_cast<double>(b.gamma[c]);
+      const double scale = gm * invstd, shift = static_cast<double>(b.beta[c]) - mean * scale;
+      using A = AccType<T>;
+      const A sa = static_cast<A>(scale), sb = static_cast<A>(shift);
+      if (req[0] != kNullOp)
+        for (int64_t o = 0; o < g.outer; ++o) {
+          const T* px = b.x + (o * g.c + c) * g.inner;
+          T* py = b.y + (o * g.c + c) * g.inner;
+          if (req[0] == kAddTo) {
+            for (int64_t i = 0; i < g.inner; ++i)
+              py[i] = static_cast<T>(static_cast<A>(py[i]) + static_cast<A>(px[i]) * sa + sb);
           } else {
-            mean = static_cast<double>(mm[c]);
-            var = static_cast<double>(mv[c]);
+            for (int64_t i = 0; i < g.inner; ++i)
+              py[i] = static_cast<T>(static_cast<A>(px[i]) * sa + sb);
           }
-          const double invstd = 1.0 / std::sqrt(var + p.eps);
-          const double gm = p.fix_gamma ? 1.0 : static_cast<double>(gamma[c]);
-          const double scale = gm * invstd, shift = static_cast<double>(beta[c]) - mean * scale;
-          using A = AccType<T>;
-          const A sa = static_cast<A>(scale), sb = static_cast<A>(shift);
-          if (req[0] != kNullOp)
-            for (int64_t o = 0; o < g.outer; ++o) {
-              const T* px = x + (o * g.c + c) * g.inner;
-              T* py = y + (o * g.c + c) * g.inner;
-              if (req[0] == kAddTo) {
-                for (int64_t i = 0; i < g.inner; ++i)
-                  py[i] = static_cast<T>(static_cast<A>(py[i]) + static_cast<A>(px[i]) * sa + sb);
-              } else {
-                for (int64_t i = 0; i < g.inner; ++i)
-                  py[i] = static_cast<T>(static_cast<A>(px[i]) * sa + sb);
-              }
-            }
-          Store(mean_out[c], mean, req[1]);
-          Store(invstd_out[c], invstd, req[2]);
         }
-      },
-      "BatchNorm");
+      Store(b.mean[c], mean, req[1]);
+      Store(b.invstd[c], invstd, req[2]);
+    });
+  });
 }
 
 // _backward_BatchNorm: inputs ograd, data, gamma, mean, invstd (the forward's
@@ -170,64 +167,48 @@ void BatchNormBackwardCompute(const NodeAttrs& attrs, const OpContext& ctx,
                               const std::vector<TBlob>& out) {
   const auto& p = ParamsOf<BatchNormParam>(attrs);
   const BnGeom g = MakeBnGeom(attrs, in[1].shape());
-  const bool batch_stats = ctx.is_train && !p.use_global_stats;
-  [[maybe_unused]] const int threads = ctx.run_ctx.omp_threads;
-  SwitchFloatDType(
-      in[0].dtype(),
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        const T* dy = in[0].dptr<T>();
-        const T* x = in[1].dptr<T>();
-        const T* gamma = in[2].dptr<T>();
-        const T* mean_in = in[3].dptr<T>();
-        const T* invstd_in = in[4].dptr<T>();
-        T* dx = out[0].dptr<T>();
-        T* dgamma = out[1].dptr<T>();
-        T* dbeta = out[2].dptr<T>();
-        const double m = static_cast<double>(g.outer * g.inner);
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(threads) schedule(static) if (g.c > 1)
-#endif
-        for (int64_t c = 0; c < g.c; ++c) {
-          const double mean = static_cast<double>(mean_in[c]);
-          const double invstd = static_cast<double>(invstd_in[c]);
-          // sdyx: the sum of dy * (x - mean) * invstd.
-          double sdy = 0, sdyx = 0;
-          for (int64_t o = 0; o < g.outer; ++o) {
-            const int64_t at = (o * g.c + c) * g.inner;
-            sdy += Sum(dy + at, g.inner);
-            sdyx += SumDyDev(dy + at, x + at, g.inner, mean);
+  const bool batch_stats = UsesBatchStats(p, ctx);
+  const double m = static_cast<double>(g.outer * g.inner);
+  WithBnBlobs<BnBackwardBlobs>(in, out, "_backward_BatchNorm", [&](auto tag, const auto& b) {
+    using T = typename decltype(tag)::type;
+    ForEachChannel(ctx, g.c, [&](int64_t c) {
+      const double mean = static_cast<double>(b.mean[c]);
+      const double invstd = static_cast<double>(b.invstd[c]);
+      // sdyx: the sum of dy * (x - mean) * invstd.
+      double sdy = 0, sdyx = 0;
+      for (int64_t o = 0; o < g.outer; ++o) {
+        const int64_t at = (o * g.c + c) * g.inner;
+        sdy += Sum(b.dy + at, g.inner);
+        sdyx += SumDyDev(b.dy + at, b.x + at, g.inner, mean);
+      }
+      sdyx *= invstd;
+      const double gm = p.fix_gamma ? 1.0 : static_cast<double>(b.gamma[c]);
+      if (req[0] != kNullOp) {
+        const double k = gm * invstd;
+        const double a = batch_stats && m > 0 ? sdy / m : 0.0;
+        const double bm = batch_stats && m > 0 ? sdyx / m : 0.0;
+        // dx = k * (dy - a - (x - mean) * invstd * bm) = k * dy + u * x + v.
+        using A = AccType<T>;
+        const A ka = static_cast<A>(k), ua = static_cast<A>(-k * invstd * bm),
+                va = static_cast<A>(-k * a + k * invstd * bm * mean);
+        for (int64_t o = 0; o < g.outer; ++o) {
+          const T* px = b.x + (o * g.c + c) * g.inner;
+          const T* pd = b.dy + (o * g.c + c) * g.inner;
+          T* pdx = b.dx + (o * g.c + c) * g.inner;
+          if (req[0] == kAddTo) {
+            for (int64_t i = 0; i < g.inner; ++i)
+              pdx[i] = static_cast<T>(static_cast<A>(pdx[i]) + ka * static_cast<A>(pd[i]) +
+                                      ua * static_cast<A>(px[i]) + va);
+          } else {
+            for (int64_t i = 0; i < g.inner; ++i)
+              pdx[i] = static_cast<T>(ka * static_cast<A>(pd[i]) + ua * static_cast<A>(px[i]) + va);
           }
-          sdyx *= invstd;
-          const double gm = p.fix_gamma ? 1.0 : static_cast<double>(gamma[c]);
-          if (req[0] != kNullOp) {
-            const double k = gm * invstd;
-            const double a = batch_stats && m > 0 ? sdy / m : 0.0;
-            const double b = batch_stats && m > 0 ? sdyx / m : 0.0;
-            // dx = k * (dy - a - (x - mean) * invstd * b) = k * dy + u * x + v.
-            using A = AccType<T>;
-            const A ka = static_cast<A>(k), ua = static_cast<A>(-k * invstd * b),
-                    va = static_cast<A>(-k * a + k * invstd * b * mean);
-            for (int64_t o = 0; o < g.outer; ++o) {
-              const T* px = x + (o * g.c + c) * g.inner;
-              const T* pd = dy + (o * g.c + c) * g.inner;
-              T* pdx = dx + (o * g.c + c) * g.inner;
-              if (req[0] == kAddTo) {
-                for (int64_t i = 0; i < g.inner; ++i)
-                  pdx[i] = static_cast<T>(static_cast<A>(pdx[i]) + ka * static_cast<A>(pd[i]) +
-                                          ua * static_cast<A>(px[i]) + va);
-              } else {
-                for (int64_t i = 0; i < g.inner; ++i)
-                  pdx[i] =
-                      static_cast<T>(ka * static_cast<A>(pd[i]) + ua * static_cast<A>(px[i]) + va);
-              }
-            }
-          }
-          Store(dgamma[c], p.fix_gamma ? 0.0 : sdyx, req[1]);
-          Store(dbeta[c], sdy, req[2]);
         }
-      },
-      "_backward_BatchNorm");
+      }
+      Store(b.dgamma[c], p.fix_gamma ? 0.0 : sdyx, req[1]);
+      Store(b.dbeta[c], sdy, req[2]);
+    });
+  });
 }
 
 // Inputs: output gradient, data, gamma, and the batch mean and variance.

@@ -49,6 +49,18 @@ dim3 Grid(const BnGeom& g, const Parts& p) {
   return dim3(static_cast<unsigned>(g.c), static_cast<unsigned>(p.parts));
 }
 
+// The call's temp space: two arrays of part sums (g.c * parts each), then
+// `coefs` coefficients per channel.
+struct PartSums {
+  double *first, *second, *coef;
+};
+
+PartSums TempPartSums(const OpContext& ctx, const BnGeom& g, const Parts& p, int64_t coefs) {
+  double* t =
+      ctx.requested.at(0).get_space_typed<double>(static_cast<size_t>(g.c * (2 * p.parts + coefs)));
+  return {t, t + g.c * p.parts, t + 2 * g.c * p.parts};
+}
+
 // The mean of channel c from the parts' sums of x.
 __device__ double MeanOf(const double* sums, int64_t c, const Parts& p) {
   double s = 0;
@@ -134,40 +146,26 @@ void BatchNormGpu(const NodeAttrs& attrs, const OpContext& ctx, const std::vecto
   const auto& prm = ParamsOf<BatchNormParam>(attrs);
   const BnGeom g = MakeBnGeom(attrs, in[0].shape());
   if (g.c == 0) return;
-  ForwardArgs a{g,
-                MakeParts(g),
-                ctx.is_train && !prm.use_global_stats,
-                prm.fix_gamma,
-                prm.eps,
-                prm.momentum,
-                req[0],
-                req[1],
-                req[2]};
+  ForwardArgs a{
+      g,      MakeParts(g), UsesBatchStats(prm, ctx), prm.fix_gamma, prm.eps, prm.momentum, req[0],
+      req[1], req[2]};
   const cudaStream_t s = ctx.run_ctx.get_stream<cudaStream_t>();
-  double* sums =
-      ctx.requested.at(0).get_space_typed<double>(static_cast<size_t>(g.c * (2 * a.p.parts + 2)));
-  double* sqsums = sums + g.c * a.p.parts;
-  double* coef = sqsums + g.c * a.p.parts;
-  SwitchFloatDType(
-      in[0].dtype(),
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        const T* x = in[0].dptr<T>();
-        if (a.batch_stats) {
-          SumParts<T><<<Grid(g, a.p), kThreads, 0, s>>>(g, a.p, x, nullptr, sums);
-          SumParts<T><<<Grid(g, a.p), kThreads, 0, s>>>(g, a.p, x, sums, sqsums);
-          TS_CUDA_CALL(cudaGetLastError());
-        }
-        const unsigned blocks = static_cast<unsigned>((g.c + kThreads - 1) / kThreads);
-        FinishStats<T><<<blocks, kThreads, 0, s>>>(
-            a, sums, sqsums, in[1].dptr<T>(), in[2].dptr<T>(), in[3].dptr<T>(), in[4].dptr<T>(),
-            out[1].dptr<T>(), out[2].dptr<T>(), coef);
-        TS_CUDA_CALL(cudaGetLastError());
-        if (req[0] != kNullOp)
-          Kernel<Normalize, gpu>::Launch(ctx.run_ctx, in[0].Size(), out[0].dptr<T>(), x, coef, g.c,
-                                         g.inner, req[0] == kAddTo);
-      },
-      "BatchNorm");
+  const PartSums t = TempPartSums(ctx, g, a.p, 2);  // sums of x, of squared deviations
+  WithBnBlobs<BnForwardBlobs>(in, out, "BatchNorm", [&](auto tag, const auto& b) {
+    using T = typename decltype(tag)::type;
+    if (a.batch_stats) {
+      SumParts<T><<<Grid(g, a.p), kThreads, 0, s>>>(g, a.p, b.x, nullptr, t.first);
+      SumParts<T><<<Grid(g, a.p), kThreads, 0, s>>>(g, a.p, b.x, t.first, t.second);
+      TS_CUDA_CALL(cudaGetLastError());
+    }
+    const unsigned blocks = static_cast<unsigned>((g.c + kThreads - 1) / kThreads);
+    FinishStats<T><<<blocks, kThreads, 0, s>>>(a, t.first, t.second, b.gamma, b.beta, b.moving_mean,
+                                               b.moving_var, b.mean, b.invstd, t.coef);
+    TS_CUDA_CALL(cudaGetLastError());
+    if (req[0] != kNullOp)
+      Kernel<Normalize, gpu>::Launch(ctx.run_ctx, in[0].Size(), b.y, b.x, t.coef, g.c, g.inner,
+                                     req[0] == kAddTo);
+  });
 }
 
 // part sums of dy and of dy * (x - mean) * invstd.
@@ -247,31 +245,21 @@ void BatchNormBackwardGpu(const NodeAttrs& attrs, const OpContext& ctx,
   const auto& prm = ParamsOf<BatchNormParam>(attrs);
   const BnGeom g = MakeBnGeom(attrs, in[1].shape());
   if (g.c == 0) return;
-  BackwardArgs a{g,      MakeParts(g), ctx.is_train && !prm.use_global_stats, prm.fix_gamma, req[0],
-                 req[1], req[2]};
+  BackwardArgs a{g, MakeParts(g), UsesBatchStats(prm, ctx), prm.fix_gamma, req[0], req[1], req[2]};
   const cudaStream_t s = ctx.run_ctx.get_stream<cudaStream_t>();
-  double* sdy =
-      ctx.requested.at(0).get_space_typed<double>(static_cast<size_t>(g.c * (2 * a.p.parts + 3)));
-  double* sdyx = sdy + g.c * a.p.parts;
-  double* coef = sdyx + g.c * a.p.parts;
-  SwitchFloatDType(
-      in[0].dtype(),
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        const T* dy = in[0].dptr<T>();
-        const T* x = in[1].dptr<T>();
-        GradParts<T><<<Grid(g, a.p), kThreads, 0, s>>>(g, a.p, dy, x, in[3].dptr<T>(),
-                                                       in[4].dptr<T>(), sdy, sdyx);
-        const unsigned blocks = static_cast<unsigned>((g.c + kThreads - 1) / kThreads);
-        FinishGrad<T><<<blocks, kThreads, 0, s>>>(a, sdy, sdyx, in[2].dptr<T>(), in[3].dptr<T>(),
-                                                  in[4].dptr<T>(), out[1].dptr<T>(),
-                                                  out[2].dptr<T>(), coef);
-        TS_CUDA_CALL(cudaGetLastError());
-        if (req[0] != kNullOp)
-          Kernel<GradData, gpu>::Launch(ctx.run_ctx, in[1].Size(), out[0].dptr<T>(), dy, x, coef,
-                                        g.c, g.inner, req[0] == kAddTo);
-      },
-      "_backward_BatchNorm");
+  const PartSums t = TempPartSums(ctx, g, a.p, 3);  // sums of dy, of dy * xhat
+  WithBnBlobs<BnBackwardBlobs>(in, out, "_backward_BatchNorm", [&](auto tag, const auto& b) {
+    using T = typename decltype(tag)::type;
+    GradParts<T>
+        <<<Grid(g, a.p), kThreads, 0, s>>>(g, a.p, b.dy, b.x, b.mean, b.invstd, t.first, t.second);
+    const unsigned blocks = static_cast<unsigned>((g.c + kThreads - 1) / kThreads);
+    FinishGrad<T><<<blocks, kThreads, 0, s>>>(a, t.first, t.second, b.gamma, b.mean, b.invstd,
+                                              b.dgamma, b.dbeta, t.coef);
+    TS_CUDA_CALL(cudaGetLastError());
+    if (req[0] != kNullOp)
+      Kernel<GradData, gpu>::Launch(ctx.run_ctx, in[1].Size(), b.dx, b.dy, b.x, t.coef, g.c,
+                                    g.inner, req[0] == kAddTo);
+  });
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "engine/op/float_dispatch.h"
 #include "engine/op/kernel_launch.h"
 #include "ops/nn/nn_common.h"
+#include "ops/nn/plane_resample-inl.h"
 #include "ops/tensor/shape_strided-inl.h"
 
 namespace tessera::op {
@@ -93,27 +94,19 @@ TS_XINLINE void ForResizeTaps(const ResizeGeom& g, int64_t i, int64_t j, F&& fn)
   fn(base + a.step * g.w + b.step, a.frac * b.frac);
 }
 
-struct ResizeForwardKernel {
+// Output (i, j) interpolates its four taps of the input plane; its
+// gradient goes back to them with the same weights.
+struct ResizeSampler {
   template <typename T>
-  TS_XINLINE static void Map(int64_t o, ResizeGeom g, const T* x, T* y, OpReqType req) {
-    const int64_t j = o % g.ow, i = o / g.ow % g.oh, p = o / (g.ow * g.oh);
-    const T* plane = x + p * g.h * g.w;
+  TS_XINLINE static double Sample(const ResizeGeom& g, const T* plane, int64_t i, int64_t j) {
     double v = 0;
     ForResizeTaps(g, i, j, [&](int64_t at, double wt) { v += wt * double(plane[at]); });
-    y[o] = T(req == kAddTo ? double(y[o]) + v : v);
+    return v;
   }
-};
-
-struct ResizeBackwardPlane {
   template <typename T>
-  TS_XINLINE static void Map(int64_t p, ResizeGeom g, const T* dy, T* dx, OpReqType req) {
-    T* plane = GradPlane(dx, p, g.h * g.w, req);
-    for (int64_t i = 0; i < g.oh; ++i)
-      for (int64_t j = 0; j < g.ow; ++j) {
-        const double gv = double(dy[(p * g.oh + i) * g.ow + j]);
-        ForResizeTaps(g, i, j,
-                      [&](int64_t at, double wt) { plane[at] = T(double(plane[at]) + wt * gv); });
-      }
+  TS_XINLINE static void Spread(const ResizeGeom& g, T* plane, int64_t i, int64_t j, double d) {
+    ForResizeTaps(g, i, j,
+                  [&](int64_t at, double wt) { plane[at] = T(double(plane[at]) + wt * d); });
   }
 };
 
@@ -131,11 +124,11 @@ void ResizeCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::vect
     using T = decltype(zero);
     if (req[0] == kNullOp) return;
     if (kForward)
-      Kernel<ResizeForwardKernel, xpu>::Launch(ctx.run_ctx, planes * g.oh * g.ow, g,
-                                               in[0].dptr<T>(), out[0].dptr<T>(), req[0]);
+      Kernel<ResampleForwardKernel<ResizeSampler>, xpu>::Launch(
+          ctx.run_ctx, planes * g.oh * g.ow, g, in[0].dptr<T>(), out[0].dptr<T>(), req[0]);
     else
-      Kernel<ResizeBackwardPlane, xpu>::Launch(ctx.run_ctx, planes, g, in[0].dptr<T>(),
-                                               out[0].dptr<T>(), req[0]);
+      Kernel<ResampleBackwardPlane<ResizeSampler>, xpu>::Launch(
+          ctx.run_ctx, planes, g, in[0].dptr<T>(), out[0].dptr<T>(), req[0]);
   });
   if (!kForward && out.size() == 2 && req[1] != kNullOp && req[1] != kAddTo)
     ZeroBlob<xpu>(ctx.run_ctx, out[1]);

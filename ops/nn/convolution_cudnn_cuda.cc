@@ -201,20 +201,41 @@ Pass Pick(const CudnnApi& api, const Perf* perf, int count, const ConvPlan& plan
 
 constexpr int kMaxAlgos = 16;
 
+// The templates below call cuDNN through a pointer, so their errors name the
+// entry point they were given rather than the call's text.
+void CheckCudnnPass(const CudnnApi& api, cudnnStatus_t st, const char* call, const char* who) {
+  if (st != CUDNN_STATUS_SUCCESS)
+    TS_THROW << who << " on the GPU: " << call << " failed: " << api.cudnnGetErrorString(st);
+}
+// An entry point of the api and its name, for those templates.
+#define TS_CUDNN_ENTRY(api, fn) (api).fn, #fn
+
+// A pass's ranking entry points, cuDNN's heuristic (_v7) and its
+// measurement (Find), which take the same arguments.
+template <typename DescA, typename DescB, typename DescOut, typename Perf>
+using CudnnRankFn = cudnnStatus_t (*)(cudnnHandle_t, DescA, DescB, cudnnConvolutionDescriptor_t,
+                                      DescOut, int, int*, Perf*);
+
+// The pass's algorithms into perf, best first, ranked by the heuristic
+// (tune 'off') or measured; returns how many.
+template <typename DescA, typename DescB, typename DescOut, typename Perf>
+int Rank(const CudnnApi& api, cudnnHandle_t h, Tune tune,
+         CudnnRankFn<DescA, DescB, DescOut, Perf> heuristic, const char* heuristic_name,
+         CudnnRankFn<DescA, DescB, DescOut, Perf> measure, const char* measure_name, DescA a,
+         DescB b, cudnnConvolutionDescriptor_t conv, DescOut out, Perf* perf, const char* who) {
+  int n = 0;
+  const bool off = tune == Tune::kOff;
+  CheckCudnnPass(api, (off ? heuristic : measure)(h, a, b, conv, out, kMaxAlgos, &n, perf),
+                 off ? heuristic_name : measure_name, who);
+  return n;
+}
+
 void ChooseForward(const CudnnApi& api, cudnnHandle_t h, ConvPlan& plan, Tune tune, size_t limit,
                    const char* who) {
   cudnnConvolutionFwdAlgoPerf_t perf[kMaxAlgos];
-  int n = 0;
-  if (tune == Tune::kOff)
-    TS_CUDNN_CALL(api,
-                  api.cudnnGetConvolutionForwardAlgorithm_v7(h, plan.d.x, plan.d.w, plan.d.fwd,
-                                                             plan.d.y, kMaxAlgos, &n, perf),
-                  who);
-  else
-    TS_CUDNN_CALL(api,
-                  api.cudnnFindConvolutionForwardAlgorithm(h, plan.d.x, plan.d.w, plan.d.fwd,
-                                                           plan.d.y, kMaxAlgos, &n, perf),
-                  who);
+  const int n = Rank(api, h, tune, TS_CUDNN_ENTRY(api, cudnnGetConvolutionForwardAlgorithm_v7),
+                     TS_CUDNN_ENTRY(api, cudnnFindConvolutionForwardAlgorithm), plan.d.x, plan.d.w,
+                     plan.d.fwd, plan.d.y, perf, who);
   plan.fwd = Pick(api, perf, n, plan, limit, plan.d.fwd, "forward", who);
 }
 
@@ -222,26 +243,14 @@ void ChooseBackward(const CudnnApi& api, cudnnHandle_t h, ConvPlan& plan, Tune t
                     const char* who) {
   cudnnConvolutionBwdDataAlgoPerf_t dperf[kMaxAlgos];
   cudnnConvolutionBwdFilterAlgoPerf_t fperf[kMaxAlgos];
-  int nd = 0, nf = 0;
-  if (tune == Tune::kOff) {
-    TS_CUDNN_CALL(api,
-                  api.cudnnGetConvolutionBackwardDataAlgorithm_v7(
-                      h, plan.d.w, plan.d.y, plan.d.bwd_data, plan.d.x, kMaxAlgos, &nd, dperf),
-                  who);
-    TS_CUDNN_CALL(api,
-                  api.cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-                      h, plan.d.x, plan.d.y, plan.d.bwd_filter, plan.d.w, kMaxAlgos, &nf, fperf),
-                  who);
-  } else {
-    TS_CUDNN_CALL(api,
-                  api.cudnnFindConvolutionBackwardDataAlgorithm(
-                      h, plan.d.w, plan.d.y, plan.d.bwd_data, plan.d.x, kMaxAlgos, &nd, dperf),
-                  who);
-    TS_CUDNN_CALL(api,
-                  api.cudnnFindConvolutionBackwardFilterAlgorithm(
-                      h, plan.d.x, plan.d.y, plan.d.bwd_filter, plan.d.w, kMaxAlgos, &nf, fperf),
-                  who);
-  }
+  const int nd =
+      Rank(api, h, tune, TS_CUDNN_ENTRY(api, cudnnGetConvolutionBackwardDataAlgorithm_v7),
+           TS_CUDNN_ENTRY(api, cudnnFindConvolutionBackwardDataAlgorithm), plan.d.w, plan.d.y,
+           plan.d.bwd_data, plan.d.x, dperf, who);
+  const int nf =
+      Rank(api, h, tune, TS_CUDNN_ENTRY(api, cudnnGetConvolutionBackwardFilterAlgorithm_v7),
+           TS_CUDNN_ENTRY(api, cudnnFindConvolutionBackwardFilterAlgorithm), plan.d.x, plan.d.y,
+           plan.d.bwd_filter, plan.d.w, fperf, who);
   plan.bwd_data = Pick(api, dperf, nd, plan, limit, plan.d.bwd_data, "backward-data", who);
   plan.bwd_filter = Pick(api, fperf, nf, plan, limit, plan.d.bwd_filter, "backward-filter", who);
 }
@@ -328,6 +337,84 @@ void EnsureChosen(ConvPlan& plan, cudnnHandle_t h, const CudnnChoice& p, bool fw
     ChooseBackward(Cudnn(), h, plan, tune, WorkspaceLimit(p, tune), who);
 }
 
+// One call's cuDNN: the library, the handle on the op's stream, and the
+// geometry's plan with the algorithms of the passes the call runs chosen.
+struct CudnnCall {
+  const CudnnApi& api;
+  cudnnHandle_t h;
+  ConvPlan& plan;
+  bool dbl;
+};
+
+CudnnCall BeginCall(const OpContext& ctx, const ConvGeom& g, DType t, const CudnnChoice& p,
+                    bool fwd, bool bwd, const char* who) {
+  const CudnnApi& api = Cudnn();
+  cudnnHandle_t h = resource::CudnnHandle(ctx.run_ctx.get_stream<cudaStream_t>());
+  ConvPlan& plan = PlanFor(g, t, p, who);
+  EnsureChosen(plan, h, p, fwd, bwd, who);
+  return {api, h, plan, plan.dbl};
+}
+
+// A cuDNN pass's entry point: out = fn(a, b) over the descriptors da, db
+// and dout, with the pass's convolution descriptor and algorithm (cuDNN's
+// forward, backward-data and backward-filter all take this form).
+template <typename DescA, typename DescB, typename Algo, typename DescOut>
+using CudnnPassFn = cudnnStatus_t (*)(cudnnHandle_t, const void*, DescA, const void*, DescB,
+                                      const void*, cudnnConvolutionDescriptor_t, Algo, void*,
+                                      size_t, const void*, DescOut, void*);
+
+// One pass with its chosen algorithm and workspace; req picks beta (kAddTo
+// adds into the result).
+template <typename DescA, typename DescB, typename Algo, typename DescOut>
+void RunPass(const CudnnCall& c, CudnnPassFn<DescA, DescB, Algo, DescOut> fn, const char* name,
+             const Pass& pass, cudnnConvolutionDescriptor_t conv, DescA da, const void* a, DescB db,
+             const void* b, void* ws, OpReqType req, DescOut dout, void* out, const char* who) {
+  CheckCudnnPass(c.api,
+                 fn(c.h, kScalars.one(c.dbl), da, a, db, b, conv, static_cast<Algo>(pass.algo), ws,
+                    pass.workspace, Beta(req, c.dbl), dout, out),
+                 name, who);
+}
+
+// The convolution's passes on the plan's descriptors (x its data, w its
+// filter, y its output), in the deconvolution too with the roles exchanged.
+void RunForward(const CudnnCall& c, const void* x, const void* w, void* ws, OpReqType req, void* y,
+                const char* who) {
+  const Descriptors& d = c.plan.d;
+  RunPass(c, TS_CUDNN_ENTRY(c.api, cudnnConvolutionForward), c.plan.fwd, d.fwd, d.x, x, d.w, w, ws,
+          req, d.y, y, who);
+}
+
+void RunBackwardData(const CudnnCall& c, const void* w, const void* dy, void* ws, OpReqType req,
+                     void* dx, const char* who) {
+  const Descriptors& d = c.plan.d;
+  RunPass(c, TS_CUDNN_ENTRY(c.api, cudnnConvolutionBackwardData), c.plan.bwd_data, d.bwd_data, d.w,
+          w, d.y, dy, ws, req, d.x, dx, who);
+}
+
+void RunBackwardFilter(const CudnnCall& c, const void* x, const void* dy, void* ws, OpReqType req,
+                       void* dw, const char* who) {
+  const Descriptors& d = c.plan.d;
+  RunPass(c, TS_CUDNN_ENTRY(c.api, cudnnConvolutionBackwardFilter), c.plan.bwd_filter, d.bwd_filter,
+          d.x, x, d.y, dy, ws, req, d.w, dw, who);
+}
+
+// The bias: added to the output of descriptor yd, and its gradient summed
+// from the output gradient.
+void AddBias(const CudnnCall& c, cudnnTensorDescriptor_t bd, const void* b,
+             cudnnTensorDescriptor_t yd, void* y, const char* who) {
+  TS_CUDNN_CALL(c.api,
+                c.api.cudnnAddTensor(c.h, kScalars.one(c.dbl), bd, b, kScalars.one(c.dbl), yd, y),
+                who);
+}
+
+void RunBackwardBias(const CudnnCall& c, cudnnTensorDescriptor_t yd, const void* dy, OpReqType req,
+                     cudnnTensorDescriptor_t bd, void* db, const char* who) {
+  TS_CUDNN_CALL(c.api,
+                c.api.cudnnConvolutionBackwardBias(c.h, kScalars.one(c.dbl), yd, dy,
+                                                   Beta(req, c.dbl), bd, db),
+                who);
+}
+
 void ConvolutionGpu(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                     const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
   const char* who = "Convolution";
@@ -335,23 +422,10 @@ void ConvolutionGpu(const NodeAttrs& attrs, const OpContext& ctx, const std::vec
   if (req[0] == kNullOp) return;
   const ConvGeom g = MakeConvGeom(attrs, in[0].shape());
   if (g.n == 0 || g.f == 0 || g.out_size() == 0) return;
-  const CudnnApi& api = Cudnn();
-  cudnnHandle_t h = resource::CudnnHandle(ctx.run_ctx.get_stream<cudaStream_t>());
-  ConvPlan& plan = PlanFor(g, out[0].dtype(), p, who);
-  EnsureChosen(plan, h, p, true, false, who);
-  const bool dbl = plan.dbl;
-  TS_CUDNN_CALL(api,
-                api.cudnnConvolutionForward(h, kScalars.one(dbl), plan.d.x, in[0].dptr_, plan.d.w,
-                                            in[1].dptr_, plan.d.fwd,
-                                            static_cast<cudnnConvolutionFwdAlgo_t>(plan.fwd.algo),
-                                            Workspace(ctx, plan.fwd.workspace), plan.fwd.workspace,
-                                            Beta(req[0], dbl), plan.d.y, out[0].dptr_),
-                who);
-  if (g.bias)
-    TS_CUDNN_CALL(api,
-                  api.cudnnAddTensor(h, kScalars.one(dbl), plan.d.b, in[2].dptr_, kScalars.one(dbl),
-                                     plan.d.y, out[0].dptr_),
-                  who);
+  const CudnnCall c = BeginCall(ctx, g, out[0].dtype(), p, true, false, who);
+  RunForward(c, in[0].dptr_, in[1].dptr_, Workspace(ctx, c.plan.fwd.workspace), req[0],
+             out[0].dptr_, who);
+  if (g.bias) AddBias(c, c.plan.d.b, in[2].dptr_, c.plan.d.y, out[0].dptr_, who);
 }
 
 // Inputs (ograd, data, weight); outputs (gdata, gweight[, gbias]).
@@ -362,33 +436,15 @@ void ConvolutionBackwardGpu(const NodeAttrs& attrs, const OpContext& ctx,
   const CudnnChoice p = CheckCudnnOn<ConvolutionParam>(attrs, who);
   const ConvGeom g = MakeConvGeom(attrs, in[1].shape());
   if (g.n == 0 || g.f == 0 || g.out_size() == 0) return;
-  const CudnnApi& api = Cudnn();
-  cudnnHandle_t h = resource::CudnnHandle(ctx.run_ctx.get_stream<cudaStream_t>());
-  ConvPlan& plan = PlanFor(g, in[0].dtype(), p, who);
-  EnsureChosen(plan, h, p, false, true, who);
-  const bool dbl = plan.dbl;
-  const void* one = kScalars.one(dbl);
+  const CudnnCall c = BeginCall(ctx, g, in[0].dtype(), p, false, true, who);
   // One workspace for both passes: they run in turn on the op's stream.
-  void* ws = Workspace(ctx, std::max(plan.bwd_data.workspace, plan.bwd_filter.workspace));
+  void* ws = Workspace(ctx, std::max(c.plan.bwd_data.workspace, c.plan.bwd_filter.workspace));
   if (req[0] != kNullOp)
-    TS_CUDNN_CALL(api,
-                  api.cudnnConvolutionBackwardData(
-                      h, one, plan.d.w, in[2].dptr_, plan.d.y, in[0].dptr_, plan.d.bwd_data,
-                      static_cast<cudnnConvolutionBwdDataAlgo_t>(plan.bwd_data.algo), ws,
-                      plan.bwd_data.workspace, Beta(req[0], dbl), plan.d.x, out[0].dptr_),
-                  who);
+    RunBackwardData(c, in[2].dptr_, in[0].dptr_, ws, req[0], out[0].dptr_, who);
   if (req[1] != kNullOp)
-    TS_CUDNN_CALL(api,
-                  api.cudnnConvolutionBackwardFilter(
-                      h, one, plan.d.x, in[1].dptr_, plan.d.y, in[0].dptr_, plan.d.bwd_filter,
-                      static_cast<cudnnConvolutionBwdFilterAlgo_t>(plan.bwd_filter.algo), ws,
-                      plan.bwd_filter.workspace, Beta(req[1], dbl), plan.d.w, out[1].dptr_),
-                  who);
+    RunBackwardFilter(c, in[1].dptr_, in[0].dptr_, ws, req[1], out[1].dptr_, who);
   if (g.bias && req[2] != kNullOp)
-    TS_CUDNN_CALL(api,
-                  api.cudnnConvolutionBackwardBias(h, one, plan.d.y, in[0].dptr_, Beta(req[2], dbl),
-                                                   plan.d.b, out[2].dptr_),
-                  who);
+    RunBackwardBias(c, c.plan.d.y, in[0].dptr_, req[2], c.plan.d.b, out[2].dptr_, who);
 }
 
 // Deconvolution: inputs (data, weight[, bias]); the convolution's data
@@ -400,23 +456,11 @@ void DeconvolutionGpu(const NodeAttrs& attrs, const OpContext& ctx, const std::v
   if (req[0] == kNullOp) return;
   const ConvGeom g = DeconvGeom(attrs, in[0].shape());
   if (g.n == 0 || g.c == 0 || g.in_size() == 0 || g.out_size() == 0) return;
-  const CudnnApi& api = Cudnn();
-  cudnnHandle_t h = resource::CudnnHandle(ctx.run_ctx.get_stream<cudaStream_t>());
-  ConvPlan& plan = PlanFor(g, out[0].dtype(), p, who);
-  EnsureChosen(plan, h, p, false, true, who);
-  const bool dbl = plan.dbl;
-  TS_CUDNN_CALL(api,
-                api.cudnnConvolutionBackwardData(
-                    h, kScalars.one(dbl), plan.d.w, in[1].dptr_, plan.d.y, in[0].dptr_,
-                    plan.d.bwd_data, static_cast<cudnnConvolutionBwdDataAlgo_t>(plan.bwd_data.algo),
-                    Workspace(ctx, plan.bwd_data.workspace), plan.bwd_data.workspace,
-                    Beta(req[0], dbl), plan.d.x, out[0].dptr_),
-                who);
+  const CudnnCall c = BeginCall(ctx, g, out[0].dtype(), p, false, true, who);
+  RunBackwardData(c, in[1].dptr_, in[0].dptr_, Workspace(ctx, c.plan.bwd_data.workspace), req[0],
+                  out[0].dptr_, who);
   if (!ParamsOf<DeconvolutionParam>(attrs).no_bias)
-    TS_CUDNN_CALL(api,
-                  api.cudnnAddTensor(h, kScalars.one(dbl), plan.d.bx, in[2].dptr_,
-                                     kScalars.one(dbl), plan.d.x, out[0].dptr_),
-                  who);
+    AddBias(c, c.plan.d.bx, in[2].dptr_, c.plan.d.x, out[0].dptr_, who);
 }
 
 // Inputs (ograd, data, weight); outputs (gdata, gweight[, gbias]).
@@ -427,33 +471,16 @@ void DeconvolutionBackwardGpu(const NodeAttrs& attrs, const OpContext& ctx,
   const CudnnChoice p = CheckCudnnOn<DeconvolutionParam>(attrs, who);
   const ConvGeom g = DeconvGeom(attrs, in[1].shape());
   if (g.n == 0 || g.c == 0 || g.in_size() == 0 || g.out_size() == 0) return;
-  const CudnnApi& api = Cudnn();
-  cudnnHandle_t h = resource::CudnnHandle(ctx.run_ctx.get_stream<cudaStream_t>());
-  ConvPlan& plan = PlanFor(g, in[0].dtype(), p, who);
-  EnsureChosen(plan, h, p, req[0] != kNullOp, req[1] != kNullOp, who);
-  const bool dbl = plan.dbl;
-  const void* one = kScalars.one(dbl);
+  const CudnnCall c =
+      BeginCall(ctx, g, in[0].dtype(), p, req[0] != kNullOp, req[1] != kNullOp, who);
   // One workspace for both passes: they run in turn on the op's stream.
-  void* ws = Workspace(ctx, std::max(plan.fwd.workspace, plan.bwd_filter.workspace));
+  void* ws = Workspace(ctx, std::max(c.plan.fwd.workspace, c.plan.bwd_filter.workspace));
   if (req[0] != kNullOp)  // our data gradient: the convolution of our output gradient
-    TS_CUDNN_CALL(api,
-                  api.cudnnConvolutionForward(
-                      h, one, plan.d.x, in[0].dptr_, plan.d.w, in[2].dptr_, plan.d.fwd,
-                      static_cast<cudnnConvolutionFwdAlgo_t>(plan.fwd.algo), ws, plan.fwd.workspace,
-                      Beta(req[0], dbl), plan.d.y, out[0].dptr_),
-                  who);
+    RunForward(c, in[0].dptr_, in[2].dptr_, ws, req[0], out[0].dptr_, who);
   if (req[1] != kNullOp)  // the convolution's filter gradient, data and gradient exchanged
-    TS_CUDNN_CALL(api,
-                  api.cudnnConvolutionBackwardFilter(
-                      h, one, plan.d.x, in[0].dptr_, plan.d.y, in[1].dptr_, plan.d.bwd_filter,
-                      static_cast<cudnnConvolutionBwdFilterAlgo_t>(plan.bwd_filter.algo), ws,
-                      plan.bwd_filter.workspace, Beta(req[1], dbl), plan.d.w, out[1].dptr_),
-                  who);
+    RunBackwardFilter(c, in[0].dptr_, in[1].dptr_, ws, req[1], out[1].dptr_, who);
   if (!ParamsOf<DeconvolutionParam>(attrs).no_bias && req[2] != kNullOp)
-    TS_CUDNN_CALL(api,
-                  api.cudnnConvolutionBackwardBias(h, one, plan.d.x, in[0].dptr_, Beta(req[2], dbl),
-                                                   plan.d.bx, out[2].dptr_),
-                  who);
+    RunBackwardBias(c, c.plan.d.x, in[0].dptr_, req[2], c.plan.d.bx, out[2].dptr_, who);
 }
 
 }  // namespace

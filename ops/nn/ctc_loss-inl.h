@@ -149,6 +149,46 @@ struct CtcLabels {
   int64_t Lmax = 0, blank = 0;
 };
 
+// The batch of data (steps, N, C) that each device solves a sequence at a
+// time, with its labels (row n at labels + n * Lmax) and the forward's
+// outputs: the gradient, and the loss stored by req.
+template <typename T>
+struct CtcBatch {
+  const T* act;
+  int64_t N, C;
+  const int64_t* labels;
+  int64_t Lmax, blank;
+  T* grad;
+  T* loss;
+  OpReqType req;
+  // The doubles of scratch a sequence of len steps and L label classes
+  // needs (CtcProblem).
+  TS_XINLINE int64_t Scratch(int64_t len, int64_t L) const {
+    return len * (C + 2 * (2 * L + 1)) + C;
+  }
+  // Sequence n, of len steps and L label classes.
+  TS_XINLINE void Solve(int64_t n, int64_t len, int64_t L, double* scratch) const {
+    const CtcProblem<T> q{act + n * C, len,   N * C,        C,      labels + n * Lmax,
+                          L,           blank, grad + n * C, scratch};
+    const double l = CtcSequence(q);
+    if (req == kAddTo)
+      loss[n] = static_cast<T>(static_cast<double>(loss[n]) + l);
+    else if (req != kNullOp)
+      loss[n] = static_cast<T>(l);
+  }
+};
+
+// The batch of the forward's data, loss and gradient blobs, its labels on
+// the host.
+template <typename T>
+CtcBatch<T> MakeCtcBatch(const CtcLabels& lab, const TBlob& data, const TBlob& loss_out,
+                         OpReqType req, const TBlob& grad_out) {
+  const Shape& d = data.shape();
+  return {
+      data.dptr<T>(),     d[1], d[2], lab.labels.data(), lab.Lmax, lab.blank, grad_out.dptr<T>(),
+      loss_out.dptr<T>(), req};
+}
+
 // Reads an integer-valued input of any dtype held on the host.
 std::vector<int64_t> CtcReadInts(const TBlob& host, const char* what);
 // Reads and checks the labels and lengths (inputs 1...) on the host.

@@ -80,30 +80,19 @@ struct CtcKernels<cpu> {
   template <typename T>
   static void Run(const OpContext& ctx, const CtcLabels& lab, const TBlob& data,
                   const TBlob& loss_out, OpReqType req, const TBlob& grad_out) {
-    const Shape& d = data.shape();
-    const int64_t N = d[1], C = d[2];
-    T* grad = grad_out.dptr<T>();
-    T* loss = loss_out.dptr<T>();
-    std::fill(grad, grad + grad_out.Size(), T(0));
-    const T* act = data.dptr<T>();
+    const CtcBatch<T> b = MakeCtcBatch<T>(lab, data, loss_out, req, grad_out);
+    std::fill(b.grad, b.grad + grad_out.Size(), T(0));
     const int threads =
-        static_cast<int>(std::min<int64_t>(std::max(1, ctx.run_ctx.omp_threads), N));
+        static_cast<int>(std::min<int64_t>(std::max(1, ctx.run_ctx.omp_threads), b.N));
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
       std::vector<double> scratch;
 #pragma omp for schedule(dynamic)
-      for (int64_t n = 0; n < N; ++n) {
+      for (int64_t n = 0; n < b.N; ++n) {
         const size_t un = static_cast<size_t>(n);
         const int64_t len = lab.steps[un], L = lab.label_len[un];
-        scratch.resize(static_cast<size_t>(len * (C + 2 * (2 * L + 1)) + C));
-        const CtcProblem<T> q{
-            act + n * C, len,          N * C,         C, lab.labels.data() + n * lab.Lmax, L,
-            lab.blank,   grad + n * C, scratch.data()};
-        const double l = CtcSequence(q);
-        if (req == kAddTo)
-          loss[n] = static_cast<T>(static_cast<double>(loss[n]) + l);
-        else if (req != kNullOp)
-          loss[n] = static_cast<T>(l);
+        scratch.resize(static_cast<size_t>(b.Scratch(len, L)));
+        b.Solve(n, len, L, scratch.data());
       }
     }
   }

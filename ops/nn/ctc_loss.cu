@@ -14,34 +14,18 @@
 namespace tessera::op {
 namespace {
 
-// Sequence n's integers on the device: labels (N * Lmax), then the label
-// lengths, the steps and the scratch offsets (N each).
+// Sequence n's integers on the device, after the labels (N * Lmax): the
+// label lengths, the steps and the scratch offsets (N each).
 struct CtcDeviceLabels {
-  const int64_t* labels;
   const int64_t* label_len;
   const int64_t* steps;
   const int64_t* offset;
-  int64_t Lmax;
 };
 
 struct CtcSequenceKernel {
   template <typename T>
-  __device__ static void Map(int64_t n, CtcDeviceLabels lab, const T* act, int64_t N, int64_t C,
-                             int64_t blank, T* grad, T* loss, OpReqType req, double* scratch) {
-    const CtcProblem<T> q{act + n * C,
-                          lab.steps[n],
-                          N * C,
-                          C,
-                          lab.labels + n * lab.Lmax,
-                          lab.label_len[n],
-                          blank,
-                          grad + n * C,
-                          scratch + lab.offset[n]};
-    const double l = CtcSequence(q);
-    if (req == kAddTo)
-      loss[n] = static_cast<T>(static_cast<double>(loss[n]) + l);
-    else if (req != kNullOp)
-      loss[n] = static_cast<T>(l);
+  __device__ static void Map(int64_t n, CtcDeviceLabels lab, CtcBatch<T> b, double* scratch) {
+    b.Solve(n, lab.steps[n], lab.label_len[n], scratch + lab.offset[n]);
   }
 };
 
@@ -60,8 +44,8 @@ struct CtcKernels<gpu> {
   template <typename T>
   static void Run(const OpContext& ctx, const CtcLabels& lab, const TBlob& data,
                   const TBlob& loss_out, OpReqType req, const TBlob& grad_out) {
-    const Shape& d = data.shape();
-    const int64_t N = d[1], C = d[2];
+    CtcBatch<T> b = MakeCtcBatch<T>(lab, data, loss_out, req, grad_out);
+    const int64_t N = b.N;
     cudaStream_t stream = ctx.run_ctx.get_stream<cudaStream_t>();
     TS_CUDA_CALL(cudaMemsetAsync(grad_out.dptr_, 0, grad_out.bytes(), stream));
     if (N == 0) return;
@@ -72,8 +56,7 @@ struct CtcKernels<gpu> {
     int64_t doubles = 0;
     for (int64_t n = 0; n < N; ++n) {
       ints.push_back(doubles);
-      const int64_t len = lab.steps[size_t(n)], L = lab.label_len[size_t(n)];
-      doubles += len * (C + 2 * (2 * L + 1)) + C;
+      doubles += b.Scratch(lab.steps[size_t(n)], lab.label_len[size_t(n)]);
     }
     const size_t int_bytes = (ints.size() * sizeof(int64_t) + 63) / 64 * 64;
     char* space = static_cast<char*>(
@@ -83,9 +66,9 @@ struct CtcKernels<gpu> {
                                  cudaMemcpyHostToDevice, stream));
     const int64_t* dev = reinterpret_cast<const int64_t*>(space);
     const int64_t labels = N * lab.Lmax;
-    const CtcDeviceLabels dl{dev, dev + labels, dev + labels + N, dev + labels + 2 * N, lab.Lmax};
-    Kernel<CtcSequenceKernel, gpu>::Launch(ctx.run_ctx, N, dl, data.dptr<T>(), N, C, lab.blank,
-                                           grad_out.dptr<T>(), loss_out.dptr<T>(), req,
+    b.labels = dev;  // the kernel reads the device's copy
+    const CtcDeviceLabels dl{dev + labels, dev + labels + N, dev + labels + 2 * N};
+    Kernel<CtcSequenceKernel, gpu>::Launch(ctx.run_ctx, N, dl, b,
                                            reinterpret_cast<double*>(space + int_bytes));
   }
 };

@@ -57,9 +57,10 @@ inline FcGeom MakeFcGeom(const FullyConnectedParam& p, const Shape& data) {
   return g;
 }
 
-// FcSteps<xpu>: Gemm (C = op(A) op(B), or C += when accumulate; row-major),
-// AddBias (each of `rows` rows of out += bias) and SumRows (out (+)= the
-// column sums of a rows x n matrix), each templated on the element type.
+// FcSteps<xpu>: the device's GemmSteps (nn_common.h: Gemm, C = op(A) op(B),
+// or C += when accumulate, row-major; SumRows, out (+)= the column sums of a
+// rows x n matrix) and AddBias (each of `rows` rows of out += bias), each
+// templated on the element type.
 template <typename xpu>
 struct FcSteps;
 

@@ -5,21 +5,15 @@
 #include <string>
 
 #include "ops/nn/fully_connected-inl.h"
+#include "ops/nn/gemm_steps.h"
 #include "ops/nn/nn_common.h"
-#include "ops/tensor/gemm.h"
 
 namespace tessera::op {
 
-// The CPU steps: the GEMM for T (oneDNN or OpenBLAS; the portable kernel
-// for 16-bit floats) and OpenMP loops for the bias.
+// The CPU steps: gemm_steps.h's GEMM and column sums, and OpenMP loops for
+// the bias.
 template <>
-struct FcSteps<cpu> {
-  template <typename T>
-  static void Gemm(const RunContext& rctx, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
-                   const T* a, int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc,
-                   bool accumulate) {
-    GemmFloatAny(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate, rctx.omp_threads);
-  }
+struct FcSteps<cpu> : GemmSteps<cpu, FcSteps<cpu>> {
   template <typename T>
   static void AddBias(const RunContext& rctx, T* out, const T* bias, int64_t rows, int64_t n) {
     [[maybe_unused]] const int threads = CpuThreads(rctx, rows * n);
@@ -31,11 +25,6 @@ struct FcSteps<cpu> {
       for (int64_t j = 0; j < n; ++j)
         row[j] = static_cast<T>(static_cast<AccType<T>>(row[j]) + static_cast<AccType<T>>(bias[j]));
     }
-  }
-  template <typename T>
-  static void SumRows(const RunContext& rctx, const T* x, int64_t rows, int64_t n, T* out,
-                      bool accumulate) {
-    op::SumRows(rctx, x, rows, n, out, accumulate);
   }
 };
 

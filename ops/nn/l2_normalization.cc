@@ -8,45 +8,55 @@
 
 namespace tessera::op {
 
-// One row (a norm) per iteration, rows shared among the OpenMP threads.
+namespace {
+
+// fn(k) for each row (a norm), rows shared among the OpenMP threads.
+template <typename Fn>
+void ForEachRow(const OpContext& ctx, const L2Geom& g, Fn&& fn) {
+  [[maybe_unused]] const int threads = CpuThreads(ctx.run_ctx, g.rows() * g.red);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+#endif
+  for (int64_t k = 0; k < g.rows(); ++k) fn(k);
+}
+
+// The sum over row k of a * b, in double.
+template <typename T>
+double RowDot(const L2Geom& g, int64_t k, const T* a, const T* b) {
+  double s = 0;
+  for (int64_t r = 0; r < g.red; ++r) s += double(a[g.index(k, r)]) * b[g.index(k, r)];
+  return s;
+}
+
+}  // namespace
+
 template <>
 struct L2Kernels<cpu> {
   template <typename T>
   static void Forward(const OpContext& ctx, const L2Geom& g, const T* x, double eps, T* y,
                       OpReqType ry, T* norm, OpReqType rn) {
-    [[maybe_unused]] const int threads = CpuThreads(ctx.run_ctx, g.rows() * g.red);
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-#endif
-    for (int64_t k = 0; k < g.rows(); ++k) {
-      double ss = 0;
-      for (int64_t r = 0; r < g.red; ++r) ss += double(x[g.index(k, r)]) * x[g.index(k, r)];
-      const double nrm = std::sqrt(ss + eps);
+    ForEachRow(ctx, g, [&](int64_t k) {
+      const double nrm = std::sqrt(RowDot(g, k, x, x) + eps);
       if (rn != kNullOp) norm[k] = T(rn == kAddTo ? norm[k] + nrm : nrm);
-      if (ry == kNullOp) continue;
+      if (ry == kNullOp) return;
       for (int64_t r = 0; r < g.red; ++r) {
         const int64_t at = g.index(k, r);
         const double v = x[at] / nrm;
         y[at] = T(ry == kAddTo ? y[at] + v : v);
       }
-    }
+    });
   }
   template <typename T>
   static void Backward(const OpContext& ctx, const L2Geom& g, const T* dy, const T* y,
                        const T* norm, T* dx, OpReqType rx) {
-    [[maybe_unused]] const int threads = CpuThreads(ctx.run_ctx, g.rows() * g.red);
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-#endif
-    for (int64_t k = 0; k < g.rows(); ++k) {
-      double dot = 0;
-      for (int64_t r = 0; r < g.red; ++r) dot += double(dy[g.index(k, r)]) * y[g.index(k, r)];
+    ForEachRow(ctx, g, [&](int64_t k) {
+      const double dot = RowDot(g, k, dy, y);
       for (int64_t r = 0; r < g.red; ++r) {
         const int64_t at = g.index(k, r);
         const double v = (dy[at] - y[at] * dot) / norm[k];
         dx[at] = T(rx == kAddTo ? dx[at] + v : v);
       }
-    }
+    });
   }
 };
 

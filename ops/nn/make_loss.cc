@@ -9,43 +9,19 @@
 
 namespace tessera::op {
 
-namespace {
-
-template <int req>
-struct make_loss_grad {
+// On the CPU the count is a loop on the host, into the temp space.
+template <>
+struct MakeLossCount<cpu> {
   template <typename T>
-  TS_XINLINE static void Map(int64_t i, T* in_grad, float scale) {
-    AssignReq<req>(in_grad[i], static_cast<T>(scale));
+  static void Run(const OpContext&, const T* y, int64_t n, float thresh, int64_t* count) {
+    using A = AccType<T>;
+    int64_t valid = 0;
+    for (int64_t i = 0; i < n; ++i) valid += static_cast<A>(y[i]) > A(thresh);
+    *count = valid > 0 ? valid : 1;
   }
 };
 
-// Input: the forward output. Output: the data gradient, the same for every
-// element: with 'valid', MXNet's make_loss-inl.h divides grad_scale by
-// max(1, count above valid_thresh) and gives it to all of them.
-void MakeLossBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
-                      const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  const auto& p = ParamsOf<MakeLossParam>(attrs);
-  SwitchFloatDType(
-      out[0].dtype(),
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        using A = AccType<T>;
-        const T* y = in[0].dptr<T>();
-        const int64_t n = in[0].Size();
-        float scale = p.grad_scale;
-        if (p.normalization == makeloss::kBatch) {
-          scale /= static_cast<float>(in[0].shape()[0]);
-        } else if (p.normalization == makeloss::kValid) {
-          int64_t valid = 0;
-          for (int64_t i = 0; i < n; ++i) valid += static_cast<A>(y[i]) > A(p.valid_thresh);
-          scale /= static_cast<float>(valid > 0 ? valid : 1);
-        }
-        SwitchReq(req[0], [&](auto r) {
-          Kernel<make_loss_grad<r.value>, cpu>::Launch(ctx.run_ctx, n, out[0].dptr<T>(), scale);
-        });
-      },
-      "_backward_MakeLoss");
-}
+namespace {
 
 std::vector<NodeEntry> MakeLossGrad(const NodePtr& n, const std::vector<NodeEntry>&) {
   return MakeGradNode("_backward_MakeLoss", n, {NodeEntry{n, 0, 0}});
@@ -107,10 +83,10 @@ TS_REGISTER_OP(_backward_MakeLoss)
     .set_attr<TIsBackward>("TIsBackward", true)
     .set_attr<FInferShape>("FInferShape", ElemwiseShape<1, 1>)
     .set_attr<FInferType>("FInferType", ElemwiseType<1, 1>)
-    .set_attr<FResourceRequest>("FResourceRequest",  // the GPU's count of valid elements
+    .set_attr<FResourceRequest>("FResourceRequest",  // the count of valid elements
                                 [](const NodeAttrs&) {
                                   return std::vector<ResourceRequest>{ResourceRequest::kTempSpace};
                                 })
-    .set_attr<FCompute>(kFComputeCPU, MakeLossBackward);
+    .set_attr<FCompute>(kFComputeCPU, MakeLossBackward<cpu>);
 
 }  // namespace tessera::op

@@ -96,6 +96,13 @@ struct SumColumnKernel {
   }
 };
 
+// A device's row-major GEMM and column sums, for the ops written over their
+// device's steps (FcSteps, RnnSteps derive from it, naming themselves as
+// Op): defined for both devices in gemm_steps.h, where Op::kName labels
+// cuBLAS's errors.
+template <typename xpu, typename Op>
+struct GemmSteps;
+
 inline std::vector<std::string> DataInputName(const NodeAttrs&) {
   return {"data"};
 }

@@ -8,28 +8,13 @@
 // as oneDNN's on the CPU), so its reserve always allows a backward and the
 // backward does not read the reserve's flag back to the host.
 #include "engine/op/kernel_launch_cuda.cuh"
+#include "ops/nn/gemm_steps.h"
 #include "ops/nn/nn_common.h"
 #include "ops/nn/rnn-inl.h"
 #include "ops/nn/rnn_loop-inl.h"
-#include "ops/tensor/gemm_gpu.h"
 #include "ops/tensor/host_copy_cuda.h"
 
 namespace tessera::op {
-
-template <>
-struct RnnSteps<gpu> {
-  template <typename T>
-  static void Gemm(const RunContext& rctx, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
-                   const T* a, int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc,
-                   bool accumulate) {
-    GemmGpuOne(rctx, ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate, "RNN");
-  }
-  template <typename T>
-  static void SumRows(const RunContext& rctx, const T* x, int64_t rows, int64_t n, T* out,
-                      bool accumulate) {
-    Kernel<SumColumnKernel, gpu>::Launch(rctx, n, x, rows, n, out, accumulate);
-  }
-};
 
 namespace {
 

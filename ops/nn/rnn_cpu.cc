@@ -8,28 +8,12 @@
 #include <type_traits>
 #include <vector>
 
+#include "ops/nn/gemm_steps.h"
 #include "ops/nn/nn_common.h"
 #include "ops/nn/rnn-inl.h"
 #include "ops/nn/rnn_loop-inl.h"
-#include "ops/tensor/gemm.h"
 
 namespace tessera::op {
-
-// The loop's products on the BLAS and its bias sums on the op's threads.
-template <>
-struct RnnSteps<cpu> {
-  template <typename T>
-  static void Gemm(const RunContext& rctx, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
-                   const T* a, int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc,
-                   bool accumulate) {
-    GemmFloatAny(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate, rctx.omp_threads);
-  }
-  template <typename T>
-  static void SumRows(const RunContext& rctx, const T* x, int64_t rows, int64_t n, T* out,
-                      bool accumulate) {
-    op::SumRows(rctx, x, rows, n, out, accumulate);
-  }
-};
 
 namespace {
 

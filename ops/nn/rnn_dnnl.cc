@@ -113,6 +113,27 @@ int64_t IterWeightsOffset(const RnnGeom& g, int64_t l) {
   return (g.mode == kGru ? g.D : 1) * g.GH() * g.LayerInput(l);
 }
 
+// What a layer's primitives are asked for, inference or training: the
+// weights in the layouts oneDNN prefers, the direction, and a scratchpad
+// the op supplies.
+struct LayerAsk {
+  memory::desc wl_any, wi_any;
+  dnnl::rnn_direction dir;
+  dnnl::primitive_attr attr;
+};
+
+LayerAsk AnyLayouts(int mode, int64_t in, int64_t H, int64_t D) {
+  const auto f32 = memory::data_type::f32;
+  const int64_t G = RnnGates(mode);
+  LayerAsk a{memory::desc({1, D, in, G, H}, f32, Tag::any),
+             memory::desc({1, D, H, G, H}, f32, Tag::any),
+             D == 2 ? dnnl::rnn_direction::bidirectional_concat
+                    : dnnl::rnn_direction::unidirectional_left2right,
+             dnnl::primitive_attr()};
+  a.attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return a;
+}
+
 std::shared_ptr<LayerPrims> Create(int mode, int64_t T, int64_t N, int64_t in, int64_t H,
                                    int64_t D) {
   auto p = std::make_shared<LayerPrims>();
@@ -130,12 +151,7 @@ std::shared_ptr<LayerPrims> Create(int mode, int64_t T, int64_t N, int64_t in, i
   p->dst = memory::desc({T, N, D * H}, f32, Tag::tnc);
   p->iter = memory::desc({1, D, N, H}, f32, Tag::ldnc);
   p->bias = memory::desc({1, D, BiasGates(mode), H}, f32, Tag::ldgo);
-  const memory::desc wl_any({1, D, in, G, H}, f32, Tag::any);
-  const memory::desc wi_any({1, D, H, G, H}, f32, Tag::any);
-  const auto dir = D == 2 ? dnnl::rnn_direction::bidirectional_concat
-                          : dnnl::rnn_direction::unidirectional_left2right;
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  const auto [wl_any, wi_any, dir, attr] = AnyLayouts(mode, in, H, D);
   const auto infer = dnnl::prop_kind::forward_inference;
   if (mode == kLstm) {
     dnnl::lstm_forward::desc d(infer, dir, p->src, p->iter, p->iter, wl_any, wi_any, p->bias,
@@ -207,14 +223,7 @@ std::shared_ptr<TrainPrims> CreateTrain(int mode, int64_t T, int64_t N, int64_t 
   p->dst = base->dst;
   p->iter = base->iter;
   p->bias = base->bias;
-  const auto f32 = memory::data_type::f32;
-  const int64_t G = RnnGates(mode);
-  const memory::desc wl_any({1, D, in, G, H}, f32, Tag::any);
-  const memory::desc wi_any({1, D, H, G, H}, f32, Tag::any);
-  const auto dir = D == 2 ? dnnl::rnn_direction::bidirectional_concat
-                          : dnnl::rnn_direction::unidirectional_left2right;
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  const auto [wl_any, wi_any, dir, attr] = AnyLayouts(mode, in, H, D);
   const auto& e = CpuEngine();
   auto fill = [&](const auto& fpd, const auto& bpd) {
     p->f_wl = fpd.weights_layer_desc();

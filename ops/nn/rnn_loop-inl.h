@@ -27,12 +27,15 @@
 namespace tessera::op {
 
 // What the loop needs of the device besides element kernels, alpha 1 and
-// row-major throughout:
+// row-major throughout: the device's GemmSteps (nn_common.h; a TU running the
+// loop includes gemm_steps.h):
 //   Gemm(rctx, ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate):
 //     c = op(a) op(b), or c += op(a) op(b) when accumulate;
 //   SumRows(rctx, x, rows, n, out, accumulate): out (+)= x's column sums.
 template <typename xpu>
-struct RnnSteps;
+struct RnnSteps : GemmSteps<xpu, RnnSteps<xpu>> {
+  static constexpr const char* kName = "RNN";
+};
 
 namespace rnn {
 

@@ -8,6 +8,7 @@
 #include "engine/op/float_dispatch.h"
 #include "engine/op/kernel_launch.h"
 #include "ops/nn/nn_common.h"
+#include "ops/tensor/shape_strided-inl.h"
 
 namespace tessera::op {
 
@@ -72,14 +73,6 @@ const int64_t* SvmLabels<cpu>::Get(const NodeAttrs& attrs, const OpContext&, con
   return keep->data();
 }
 
-template <int req>
-struct svm_copy {
-  template <typename T>
-  TS_XINLINE static void Map(int64_t i, T* out, const T* in) {
-    AssignReq<req>(out[i], in[i]);
-  }
-};
-
 // With o the output, y the label's class and c the coefficient: L1 gives
 // -c [margin > o_y] at y and c [margin > -o_j] elsewhere; L2 -2c (margin -
 // o_y) and 2c (margin + o_j) where those are positive, else 0.
@@ -113,8 +106,8 @@ void SVMForward(const NodeAttrs&, const OpContext& ctx, const std::vector<TBlob>
   SwitchFloatDType(out[0].dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     SwitchReq(req[0], [&](auto r) {
-      Kernel<svm_copy<r.value>, xpu>::Launch(ctx.run_ctx, out[0].Size(), out[0].dptr<T>(),
-                                             in[0].dptr<T>());
+      Kernel<dense_copy_kernel<r.value>, xpu>::Launch(ctx.run_ctx, out[0].Size(), out[0].dptr<T>(),
+                                                      in[0].dptr<T>());
     });
   });
 }
