@@ -41,26 +41,21 @@ TS_REGISTER_OP(_backward_cast)
                           })
     .set_attr<FCompute>(kFComputeCPU, CastCompute<cpu>);
 
-TS_REGISTER_OP(zeros_like)
-    .describe("An array of zeros with the shape and dtype of the input.")
-    .set_num_inputs(1)
-    .add_argument("data", "NDArray", "The array whose shape and dtype are used.")
-    .set_attr<FInferShape>("FInferShape", ElemwiseShape<1, 1>)
-    .set_attr<FInferType>("FInferType", ElemwiseType<1, 1>)
-    .set_attr<FCompute>(kFComputeCPU, FillLikeCompute<cpu, 0>)
-    .set_attr<FGradient>("FGradient", [](const NodePtr& n, const std::vector<NodeEntry>&) {
-      return MakeZeroGradNodes(n);
-    });
+// zeros_like and ones_like: the input's shape and dtype filled with `value`;
+// no gradient flows back to the input.
+#define TS_FILL_LIKE_OP(name, value, description)                                             \
+  TS_REGISTER_OP(name)                                                                        \
+      .describe(description)                                                                  \
+      .set_num_inputs(1)                                                                      \
+      .add_argument("data", "NDArray", "The array whose shape and dtype are used.")           \
+      .set_attr<FInferShape>("FInferShape", ElemwiseShape<1, 1>)                              \
+      .set_attr<FInferType>("FInferType", ElemwiseType<1, 1>)                                 \
+      .set_attr<FCompute>(kFComputeCPU, FillLikeCompute<cpu, value>)                          \
+      .set_attr<FGradient>("FGradient", [](const NodePtr& n, const std::vector<NodeEntry>&) { \
+        return MakeZeroGradNodes(n);                                                          \
+      })
 
-TS_REGISTER_OP(ones_like)
-    .describe("An array of ones with the shape and dtype of the input.")
-    .set_num_inputs(1)
-    .add_argument("data", "NDArray", "The array whose shape and dtype are used.")
-    .set_attr<FInferShape>("FInferShape", ElemwiseShape<1, 1>)
-    .set_attr<FInferType>("FInferType", ElemwiseType<1, 1>)
-    .set_attr<FCompute>(kFComputeCPU, FillLikeCompute<cpu, 1>)
-    .set_attr<FGradient>("FGradient", [](const NodePtr& n, const std::vector<NodeEntry>&) {
-      return MakeZeroGradNodes(n);
-    });
+TS_FILL_LIKE_OP(zeros_like, 0, "An array of zeros with the shape and dtype of the input.");
+TS_FILL_LIKE_OP(ones_like, 1, "An array of ones with the shape and dtype of the input.");
 
 }  // namespace tessera::op

@@ -2,6 +2,7 @@
 // flattened array; its gradient is the running sum of the output gradient
 // taken from the other end. Kernels in cumsum_op-inl.h.
 #include "ops/tensor/cumsum_op-inl.h"
+#include "ops/tensor/unary_backward_shape.h"
 
 namespace tessera::op {
 namespace {
@@ -52,15 +53,7 @@ TS_REGISTER_OP(_backward_np_cumsum)
     .set_num_outputs(1)
     .set_attr_parser(ParamParser<CumsumParam>)
     .set_attr<TIsBackward>("TIsBackward", true)
-    .set_attr<FInferShape>("FInferShape",
-                           [](const NodeAttrs& attrs, std::vector<Shape>* in,
-                              std::vector<Shape>* out) {
-                             std::vector<Shape> fin{(*in)[1]}, fout{(*in)[0]};
-                             if (!CumsumShape(attrs, &fin, &fout)) return false;
-                             AssignShape(attrs, in, 0, fout[0], "output gradient");
-                             AssignShape(attrs, out, 0, fin[0], "gradient");
-                             return true;
-                           })
+    .set_attr<FInferShape>("FInferShape", UnaryBackwardShape(CumsumShape))
     .set_attr<FInferType>("FInferType",
                           [](const NodeAttrs& attrs, std::vector<DType>* in,
                              std::vector<DType>* out) {

@@ -136,30 +136,25 @@ TS_XINLINE A IntPow(A a, A b) {
     }                                                                     \
   };
 
+// A functor with one form for floating-point types and another for integers.
+#define TS_BINARY_FUNCTOR_BY_KIND(name, types, float_expr, int_expr) \
+  struct name {                                                      \
+    static constexpr int kTypes = types;                             \
+    template <typename A>                                            \
+    TS_XINLINE static A Map(A a, A b) {                              \
+      if constexpr (std::is_floating_point_v<A>)                     \
+        return float_expr;                                           \
+      else                                                           \
+        return int_expr;                                             \
+    }                                                                \
+  };
+
 TS_BINARY_FUNCTOR(add, kNumericTypes, WrapAdd(a, b))
 TS_BINARY_FUNCTOR(sub, kNumericTypes, WrapSub(a, b))
 TS_BINARY_FUNCTOR(mul, kNumericTypes, WrapMul(a, b))
-struct div {
-  static constexpr int kTypes = kNumericTypes;
-  template <typename A>
-  TS_XINLINE static A Map(A a, A b) {
-    if constexpr (std::is_floating_point_v<A>)
-      return a / b;
-    else
-      return IntDiv(a, b);
-  }
-};
+TS_BINARY_FUNCTOR_BY_KIND(div, kNumericTypes, a / b, IntDiv(a, b))
 TS_BINARY_FUNCTOR(mod, kNumericTypes, FloorMod(a, b))
-struct power {
-  static constexpr int kTypes = kNumericTypes;
-  template <typename A>
-  TS_XINLINE static A Map(A a, A b) {
-    if constexpr (std::is_floating_point_v<A>)
-      return math::pow(a, b);
-    else
-      return IntPow(a, b);
-  }
-};
+TS_BINARY_FUNCTOR_BY_KIND(power, kNumericTypes, math::pow(a, b), IntPow(a, b))
 // maximum and minimum propagate NaN, as NumPy's.
 TS_BINARY_FUNCTOR(maximum, kNumericTypes, (a > b || math::isnan(a)) ? a : b)
 TS_BINARY_FUNCTOR(minimum, kNumericTypes, (a < b || math::isnan(a)) ? a : b)
@@ -198,59 +193,36 @@ TS_BINARY_FUNCTOR(hypot_rgrad, kFloatTypes, b / math::hypot(a, b))
 
 // --- same-shape kernels ---
 
-template <typename OP, int req>
-struct binary_kernel {
+// OP(a[i], b[i]) in the accumulation type.
+template <typename OP>
+struct binary_value {
   template <typename T>
-  TS_XINLINE static void Map(int64_t i, T* out, const T* a, const T* b) {
+  TS_XINLINE static auto Value(int64_t i, const T* a, const T* b) {
     using A = AccType<T>;
-    AssignReq<req>(out[i], OP::Map(static_cast<A>(a[i]), static_cast<A>(b[i])));
+    return OP::Map(static_cast<A>(a[i]), static_cast<A>(b[i]));
   }
 };
 
-// out = g * G(a, b): one input gradient of a binary op.
-template <typename G, int req>
-struct binary_grad_kernel {
+// g * G(a, b): one input gradient of a binary op.
+template <typename G>
+struct binary_grad_value {
   template <typename T>
-  TS_XINLINE static void Map(int64_t i, T* out, const T* g, const T* a, const T* b) {
+  TS_XINLINE static auto Value(int64_t i, const T* g, const T* a, const T* b) {
     using A = AccType<T>;
-    AssignReq<req>(out[i],
-                   static_cast<A>(g[i]) * G::Map(static_cast<A>(a[i]), static_cast<A>(b[i])));
+    return static_cast<A>(g[i]) * G::Map(static_cast<A>(a[i]), static_cast<A>(b[i]));
   }
 };
 
 template <typename xpu, typename OP, typename T>
 void BinarySameLaunch(const OpContext& ctx, OpReqType req, const TBlob& out, const T* a,
                       const T* b) {
-  using A = AccType<T>;
-  const int64_t n = out.Size();
-  T* o = out.dptr<T>();
-  SwitchReq(req, [&](auto r) {
-    if constexpr (std::is_same_v<xpu, cpu>) {
-      CpuMap<r.value>(ctx.run_ctx, o, n, [=](int64_t i) {
-        return OP::Map(static_cast<A>(a[i]), static_cast<A>(b[i]));
-      });
-    } else {
-      Kernel<binary_kernel<OP, r.value>, xpu>::template LaunchVectorized<r.value == kAddTo>(
-          ctx.run_ctx, n, o, a, b);
-    }
-  });
+  SameShapeMap<xpu, binary_value<OP>, true>(ctx.run_ctx, req, out.dptr<T>(), out.Size(), a, b);
 }
 
 template <typename xpu, typename G, typename T>
 void BinaryGradSameLaunch(const OpContext& ctx, OpReqType req, const TBlob& out, const T* g,
                           const T* a, const T* b) {
-  using A = AccType<T>;
-  const int64_t n = out.Size();
-  T* o = out.dptr<T>();
-  SwitchReq(req, [&](auto r) {
-    if constexpr (std::is_same_v<xpu, cpu>) {
-      CpuMap<r.value>(ctx.run_ctx, o, n, [=](int64_t i) {
-        return static_cast<A>(g[i]) * G::Map(static_cast<A>(a[i]), static_cast<A>(b[i]));
-      });
-    } else {
-      Kernel<binary_grad_kernel<G, r.value>, xpu>::Launch(ctx.run_ctx, n, o, g, a, b);
-    }
-  });
+  SameShapeMap<xpu, binary_grad_value<G>>(ctx.run_ctx, req, out.dptr<T>(), out.Size(), g, a, b);
 }
 
 // elemwise_add, ...: inputs of one shape.

@@ -2,7 +2,7 @@
 // the dtype classes an op accepts, type inference that rejects the others at
 // the call, gradient-node helpers, and the CPU loop every contiguous
 // elementwise kernel runs (OpenMP over threads, SIMD inside, non-temporal
-// stores for outputs larger than the caches).
+// stores for outputs larger than the caches) with its device twin.
 #pragma once
 
 #include <algorithm>
@@ -220,6 +220,34 @@ void CpuMap(const RunContext& rctx, T* out, int64_t n, const F& value) {
     const int64_t b = std::min<int64_t>(n, t * chunk), e = std::min<int64_t>(n, b + chunk);
     if (b < e) detail::MapRange<r>(out, b, e, value, stream);
   }
+}
+
+// The device form of a map CpuMap runs on the CPU: out[i] (req)= V::Value(i,
+// in...).
+template <typename V, int req>
+struct value_map_kernel {
+  template <typename T, typename... In>
+  TS_XINLINE static void Map(int64_t i, T* out, In... in) {
+    AssignReq<req>(out[i], V::Value(i, in...));
+  }
+};
+
+// out[i] (req)= V::Value(i, in...) for i in [0, n), V a functor that both
+// the CPU and the device compile: on the CPU CpuMap's loop, on the device a
+// Kernel. kVectorized, for a V that reads only element i of arrays of T:
+// the device moves 16 bytes per load and store (Kernel::LaunchVectorized).
+template <typename xpu, typename V, bool kVectorized = false, typename T, typename... In>
+void SameShapeMap(const RunContext& rctx, OpReqType req, T* out, int64_t n, In... in) {
+  SwitchReq(req, [&](auto r) {
+    if constexpr (std::is_same_v<xpu, cpu>) {
+      CpuMap<r.value>(rctx, out, n, [=](int64_t i) { return V::Value(i, in...); });
+    } else if constexpr (kVectorized) {
+      Kernel<value_map_kernel<V, r.value>, xpu>::template LaunchVectorized<r.value == kAddTo>(
+          rctx, n, out, in...);
+    } else {
+      Kernel<value_map_kernel<V, r.value>, xpu>::Launch(rctx, n, out, in...);
+    }
+  });
 }
 
 }  // namespace tessera::op

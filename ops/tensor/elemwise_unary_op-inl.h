@@ -370,132 +370,97 @@ struct hard_sigmoid_grad {
 
 // --- kernels ---
 
-template <typename OP, int req>
-struct unary_kernel {
+// OP(in[i], p...) in the accumulation type.
+template <typename OP>
+struct unary_value {
   template <typename T, typename... P>
-  TS_XINLINE static void Map(int64_t i, T* out, const T* in, P... p) {
-    AssignReq<req>(out[i], OP::Map(static_cast<AccType<T>>(in[i]), p...));
+  TS_XINLINE static auto Value(int64_t i, const T* in, P... p) {
+    return OP::Map(static_cast<AccType<T>>(in[i]), p...);
   }
 };
 
-template <typename OP, int req>
-struct unary_grad_kernel {
+// OP(g[i], v[i], p...): the gradient from the output gradient and one value.
+template <typename OP>
+struct unary_grad_value {
   template <typename T, typename... P>
-  TS_XINLINE static void Map(int64_t i, T* out, const T* g, const T* v, P... p) {
-    AssignReq<req>(out[i],
-                   OP::Map(static_cast<AccType<T>>(g[i]), static_cast<AccType<T>>(v[i]), p...));
+  TS_XINLINE static auto Value(int64_t i, const T* g, const T* v, P... p) {
+    return OP::Map(static_cast<AccType<T>>(g[i]), static_cast<AccType<T>>(v[i]), p...);
   }
 };
 
 // out = OP(in, p...) for every element; p are AccType<T> parameters.
 template <typename xpu, typename OP, typename T, typename... P>
 void UnaryLaunch(const OpContext& ctx, OpReqType req, const TBlob& out, const TBlob& in, P... p) {
-  const int64_t n = out.Size();
-  T* o = out.dptr<T>();
-  const T* x = in.dptr<T>();
-  SwitchReq(req, [&](auto r) {
-    if constexpr (std::is_same_v<xpu, cpu>) {
-      CpuMap<r.value>(ctx.run_ctx, o, n,
-                      [=](int64_t i) { return OP::Map(static_cast<AccType<T>>(x[i]), p...); });
-    } else {
-      Kernel<unary_kernel<OP, r.value>, xpu>::Launch(ctx.run_ctx, n, o, x, p...);
-    }
-  });
+  SameShapeMap<xpu, unary_value<OP>>(ctx.run_ctx, req, out.dptr<T>(), out.Size(), in.dptr<T>(),
+                                     p...);
 }
 
 template <typename xpu, typename OP, typename T, typename... P>
 void UnaryGradLaunch(const OpContext& ctx, OpReqType req, const TBlob& out, const TBlob& g,
                      const TBlob& v, P... p) {
-  const int64_t n = out.Size();
-  T* o = out.dptr<T>();
-  const T* gp = g.dptr<T>();
-  const T* vp = v.dptr<T>();
-  SwitchReq(req, [&](auto r) {
-    if constexpr (std::is_same_v<xpu, cpu>) {
-      CpuMap<r.value>(ctx.run_ctx, o, n, [=](int64_t i) {
-        return OP::Map(static_cast<AccType<T>>(gp[i]), static_cast<AccType<T>>(vp[i]), p...);
-      });
-    } else {
-      Kernel<unary_grad_kernel<OP, r.value>, xpu>::Launch(ctx.run_ctx, n, o, gp, vp, p...);
-    }
-  });
+  SameShapeMap<xpu, unary_grad_value<OP>>(ctx.run_ctx, req, out.dptr<T>(), out.Size(), g.dptr<T>(),
+                                          v.dptr<T>(), p...);
+}
+
+// The dtype switch every unary op's FCompute shares: out = OP(in, p...), or
+// with kGrad out = OP(ograd, in[1], p...), the parameters p cast to the
+// accumulation type of the dtype.
+template <typename xpu, typename OP, int kTypes, bool kGrad, typename... P>
+void UnaryDTypeCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
+                       const std::vector<OpReqType>& req, const std::vector<TBlob>& out, P... p) {
+  SwitchElemwiseDType<kTypes>(
+      out[0].dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        if constexpr (kGrad) {
+          UnaryGradLaunch<xpu, OP, T>(ctx, req[0], out[0], in[0], in[1],
+                                      static_cast<AccType<T>>(p)...);
+        } else {
+          UnaryLaunch<xpu, OP, T>(ctx, req[0], out[0], in[0], static_cast<AccType<T>>(p)...);
+        }
+      },
+      attrs.op->name().c_str());
 }
 
 template <typename xpu, typename OP>
 void UnaryCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                   const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  SwitchElemwiseDType<OP::kTypes>(
-      out[0].dtype(),
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        UnaryLaunch<xpu, OP, T>(ctx, req[0], out[0], in[0]);
-      },
-      attrs.op->name().c_str());
+  UnaryDTypeCompute<xpu, OP, OP::kTypes, false>(attrs, ctx, in, req, out);
 }
 
 // Inputs: the output gradient, then the forward input or output.
 template <typename xpu, typename OP>
 void UnaryGradCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                       const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  SwitchElemwiseDType<OP::kTypes>(
-      out[0].dtype(),
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        UnaryGradLaunch<xpu, OP, T>(ctx, req[0], out[0], in[0], in[1]);
-      },
-      attrs.op->name().c_str());
+  UnaryDTypeCompute<xpu, OP, OP::kTypes, true>(attrs, ctx, in, req, out);
 }
 
 // Unary ops whose functor takes two parameters of the op (clip's bounds,
-// hard_sigmoid's slope and intercept), forward and backward.
-template <typename xpu, typename OP, int kTypes, typename Param, double Param::*kA,
+// hard_sigmoid's slope and intercept), forward and (kGrad; inputs: the
+// output gradient, then the forward input) backward.
+template <typename xpu, typename OP, int kTypes, bool kGrad, typename Param, double Param::*kA,
           double Param::*kB>
 void TwoParamUnaryCompute(const NodeAttrs& attrs, const OpContext& ctx,
                           const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
                           const std::vector<TBlob>& out) {
   const auto& p = ParamsOf<Param>(attrs);
-  SwitchElemwiseDType<kTypes>(
-      out[0].dtype(),
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        using A = AccType<T>;
-        UnaryLaunch<xpu, OP, T>(ctx, req[0], out[0], in[0], static_cast<A>(p.*kA),
-                                static_cast<A>(p.*kB));
-      },
-      attrs.op->name().c_str());
-}
-
-// Inputs: the output gradient, then the forward input.
-template <typename xpu, typename OP, int kTypes, typename Param, double Param::*kA,
-          double Param::*kB>
-void TwoParamUnaryGradCompute(const NodeAttrs& attrs, const OpContext& ctx,
-                              const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
-                              const std::vector<TBlob>& out) {
-  const auto& p = ParamsOf<Param>(attrs);
-  SwitchElemwiseDType<kTypes>(
-      out[0].dtype(),
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        using A = AccType<T>;
-        UnaryGradLaunch<xpu, OP, T>(ctx, req[0], out[0], in[0], in[1], static_cast<A>(p.*kA),
-                                    static_cast<A>(p.*kB));
-      },
-      attrs.op->name().c_str());
+  UnaryDTypeCompute<xpu, OP, kTypes, kGrad>(attrs, ctx, in, req, out, p.*kA, p.*kB);
 }
 
 template <typename xpu>
-constexpr auto ClipCompute = TwoParamUnaryCompute<xpu, clip_fn, kNumericTypes, ClipParam,
+constexpr auto ClipCompute = TwoParamUnaryCompute<xpu, clip_fn, kNumericTypes, false, ClipParam,
                                                   &ClipParam::a_min, &ClipParam::a_max>;
 template <typename xpu>
-constexpr auto ClipGradCompute = TwoParamUnaryGradCompute<xpu, clip_grad, kNumericTypes, ClipParam,
-                                                          &ClipParam::a_min, &ClipParam::a_max>;
+constexpr auto ClipGradCompute =
+    TwoParamUnaryCompute<xpu, clip_grad, kNumericTypes, true, ClipParam, &ClipParam::a_min,
+                         &ClipParam::a_max>;
 template <typename xpu>
 constexpr auto HardSigmoidCompute =
-    TwoParamUnaryCompute<xpu, hard_sigmoid_fn, kFloatTypes, HardSigmoidParam,
+    TwoParamUnaryCompute<xpu, hard_sigmoid_fn, kFloatTypes, false, HardSigmoidParam,
                          &HardSigmoidParam::alpha, &HardSigmoidParam::beta>;
 template <typename xpu>
 constexpr auto HardSigmoidGradCompute =
-    TwoParamUnaryGradCompute<xpu, hard_sigmoid_grad, kFloatTypes, HardSigmoidParam,
-                             &HardSigmoidParam::alpha, &HardSigmoidParam::beta>;
+    TwoParamUnaryCompute<xpu, hard_sigmoid_grad, kFloatTypes, true, HardSigmoidParam,
+                         &HardSigmoidParam::alpha, &HardSigmoidParam::beta>;
 
 }  // namespace tessera::op

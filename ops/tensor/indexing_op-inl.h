@@ -145,14 +145,21 @@ void TakeCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::vector
   });
 }
 
+// The element of data (pre, n, post) that element i of pick's output
+// (pre, post) reads, at index (pre, post); its gradient goes back there.
+template <int mode, typename I>
+TS_XINLINE int64_t PickedElement(int64_t i, const I* idx, AxisSplit a) {
+  const int64_t j = i % a.post, p = i / a.post;
+  const int64_t row = MapIndex<mode>(IndexValue(idx[i]), a.n);
+  return (p * a.n + row) * a.post + j;
+}
+
 // out (pre, post) from data (pre, n, post) at index (pre, post).
 template <int req, int mode>
 struct pick_kernel {
   template <typename T, typename I>
   TS_XINLINE static void Map(int64_t i, T* out, const T* data, const I* idx, AxisSplit a) {
-    const int64_t j = i % a.post, p = i / a.post;
-    const int64_t row = MapIndex<mode>(IndexValue(idx[i]), a.n);
-    AssignReq<req>(out[i], data[(p * a.n + row) * a.post + j]);
+    AssignReq<req>(out[i], data[PickedElement<mode>(i, idx, a)]);
   }
 };
 
@@ -162,9 +169,7 @@ template <int req, int mode>
 struct pick_backward_kernel {
   template <typename T, typename I>
   TS_XINLINE static void Map(int64_t i, T* grad, const T* ograd, const I* idx, AxisSplit a) {
-    const int64_t j = i % a.post, p = i / a.post;
-    const int64_t row = MapIndex<mode>(IndexValue(idx[i]), a.n);
-    AssignReq<req>(grad[(p * a.n + row) * a.post + j], ograd[i]);
+    AssignReq<req>(grad[PickedElement<mode>(i, idx, a)], ograd[i]);
   }
 };
 

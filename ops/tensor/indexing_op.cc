@@ -99,8 +99,8 @@ bool DataType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DType>
 // function gives data and indices (inputs 1 and 2). The kernels walk the
 // output gradient by that shape, so a graph or a call that pairs them
 // otherwise is an error here, not a read past its end.
-bool ScatterBackShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out,
-                      bool (*forward)(const NodeAttrs&, std::vector<Shape>*, std::vector<Shape>*)) {
+template <bool (*forward)(const NodeAttrs&, std::vector<Shape>*, std::vector<Shape>*)>
+bool ScatterBackShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
   AssignShape(attrs, out, 0, (*in)[1], "output");
   if ((*in)[1].known() && (*in)[2].known()) {
     std::vector<Shape> data_indices{(*in)[1], (*in)[2]}, forward_out(1);
@@ -281,116 +281,96 @@ FGradient ScatterGrad(const char* backward) {
 
 }  // namespace
 
-TS_REGISTER_OP(take)
+// What every op that moves data by an index array registers: its two
+// inputs' names, its shape function, the data's dtype for the output, its
+// CPU kernel.
+#define TS_INDEXED_READ_OP(name, data, indices, shape, compute)                       \
+  TS_REGISTER_OP(name)                                                                \
+      .set_num_inputs(2)                                                              \
+      .set_attr<FListInputNames>("FListInputNames", FixedInputNames({data, indices})) \
+      .set_attr<FInferShape>("FInferShape", shape)                                    \
+      .set_attr<FInferType>("FInferType", DataType)                                   \
+      .set_attr<FCompute>(kFComputeCPU, compute)
+
+// What the backward op of a gather registers: inputs (ograd, data,
+// indices), checked against the forward op's shape function `forward`,
+// and the output gradient's dtype.
+#define TS_SCATTER_BACKWARD_OP(name, forward, description)             \
+  TS_REGISTER_OP(name)                                                 \
+      .describe(description)                                           \
+      .set_num_inputs(3)                                               \
+      .set_attr<TIsBackward>("TIsBackward", true)                      \
+      .set_attr<FInferShape>("FInferShape", ScatterBackShape<forward>) \
+      .set_attr<FInferType>("FInferType", DataType)
+
+TS_INDEXED_READ_OP(take, "a", "indices", TakeShape, TakeCompute<cpu>)
     .describe(R"(Takes slices of `a` along `axis` at the positions in `indices`.
 
 The result has shape a.shape[:axis] + indices.shape + a.shape[axis+1:].
 take([[1, 2], [3, 4], [5, 6]], [[0, 2]]) = [[[1, 2], [5, 6]]]. Indices are
 0-based numbers of any dtype.)")
-    .set_num_inputs(2)
     .set_attr_parser(ParamParser<TakeParam>)
     .add_argument("a", "NDArray", "The array to take from.")
     .add_argument("indices", "NDArray", "The positions along `axis` (0-based).")
     .add_arguments(TakeParam::Fields())
-    .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"a", "indices"}))
-    .set_attr<FInferShape>("FInferShape", TakeShape)
-    .set_attr<FInferType>("FInferType", DataType)
-    .set_attr<FCompute>(kFComputeCPU, TakeCompute<cpu>)
     .set_attr<FGradient>("FGradient", ScatterGrad("_backward_take"));
 
-TS_REGISTER_OP(_backward_take)
-    .describe(
-        "Gradient of take: the output gradient (input 0) added at the taken positions "
-        "of zeros shaped like `a` (input 1); input 2 holds the indices.")
-    .set_num_inputs(3)
+TS_SCATTER_BACKWARD_OP(
+    _backward_take, TakeShape,
+    "Gradient of take: the output gradient (input 0) added at the taken positions "
+    "of zeros shaped like `a` (input 1); input 2 holds the indices.")
     .set_attr_parser(ParamParser<TakeParam>)
-    .set_attr<TIsBackward>("TIsBackward", true)
-    .set_attr<FInferShape>("FInferShape",
-                           [](const NodeAttrs& a, std::vector<Shape>* in, std::vector<Shape>* out) {
-                             return ScatterBackShape(a, in, out, TakeShape);
-                           })
-    .set_attr<FInferType>("FInferType", DataType)
     .set_attr<FResourceRequest>("FResourceRequest", NdTempSpace)  // the GPU's grouped rows
     .set_attr<FCompute>(kFComputeCPU, TakeBackwardCPU);
 
-TS_REGISTER_OP(pick)
+TS_INDEXED_READ_OP(pick, "data", "index", PickShape, PickCompute<cpu>)
     .describe(R"(Picks one element along `axis` for every position of the other axes.
 
 pick([[1, 2], [3, 4], [5, 6]], index=[0, 1, 0], axis=1) = [1, 4, 5]. `index`
 has the shape of the result (with or without the picked axis).)")
-    .set_num_inputs(2)
     .set_attr_parser(ParamParser<PickParam>)
     .add_argument("data", "NDArray", "The array to pick from.")
     .add_argument("index", "NDArray", "The position (0-based) to pick in each row.")
     .add_arguments(PickParam::Fields())
-    .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"data", "index"}))
-    .set_attr<FInferShape>("FInferShape", PickShape)
-    .set_attr<FInferType>("FInferType", DataType)
-    .set_attr<FCompute>(kFComputeCPU, PickCompute<cpu>)
     .set_attr<FGradient>("FGradient", ScatterGrad("_backward_pick"));
 
-TS_REGISTER_OP(batch_take)
+TS_INDEXED_READ_OP(batch_take, "a", "indices", BatchTakeShape, PickCompute<cpu>)
     .describe(R"(One element of each row of a matrix: out[i] = a[i, indices[i]], with
 indices clipped into [0, M) (MXNet's batch_take; pick(a, indices) on the last
 axis). The gradient flows to a, at the positions taken.
 
 Example: batch_take([[1, 2], [3, 4], [5, 6]], [0, 1, 0]) = [1, 4, 5].)")
-    .set_num_inputs(2)
     .set_attr_parser(ParseBatchTake)
     .add_argument("a", "NDArray", "The matrix (N, M).")
     .add_argument("indices", "NDArray", "One column (0-based) per row (N).")
-    .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"a", "indices"}))
-    .set_attr<FInferShape>("FInferShape", BatchTakeShape)
-    .set_attr<FInferType>("FInferType", DataType)
-    .set_attr<FCompute>(kFComputeCPU, PickCompute<cpu>)
     .set_attr<FGradient>("FGradient", ScatterGrad("_backward_pick"));
 
-TS_REGISTER_OP(_backward_pick)
-    .describe(
-        "Gradient of pick: the output gradient (input 0) placed at the picked positions "
-        "of zeros shaped like data (input 1); input 2 holds the index.")
-    .set_num_inputs(3)
+TS_SCATTER_BACKWARD_OP(
+    _backward_pick, PickShape,
+    "Gradient of pick: the output gradient (input 0) placed at the picked positions "
+    "of zeros shaped like data (input 1); input 2 holds the index.")
     .set_attr_parser(ParamParser<PickParam>)
-    .set_attr<TIsBackward>("TIsBackward", true)
-    .set_attr<FInferShape>("FInferShape",
-                           [](const NodeAttrs& a, std::vector<Shape>* in, std::vector<Shape>* out) {
-                             return ScatterBackShape(a, in, out, PickShape);
-                           })
-    .set_attr<FInferType>("FInferType", DataType)
     .set_attr<FCompute>(kFComputeCPU, PickBackwardCompute<cpu>);
 
-TS_REGISTER_OP(gather_nd)
+TS_INDEXED_READ_OP(gather_nd, "data", "indices", GatherNdShape, GatherNdCPU)
     .describe(R"(Gathers elements or slices of data at index tuples.
 
 indices has shape (M, Y0, ..., Yk): column y is a tuple of M positions into the
 first M axes of data; the result has shape (Y0, ..., Yk, X_M, ..., X_n-1).
 gather_nd([[1, 2], [3, 4]], [[1, 0], [0, 1]]) = [3, 2]. Negative positions
 count from the end; others out of range are an error.)")
-    .set_num_inputs(2)
     .add_argument("data", "NDArray", "The array to gather from.")
     .add_argument("indices", "NDArray", "Index tuples, one per column (0-based).")
-    .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"data", "indices"}))
-    .set_attr<FInferShape>("FInferShape", GatherNdShape)
-    .set_attr<FInferType>("FInferType", DataType)
     .set_attr<FResourceRequest>("FResourceRequest", NdTempSpace)
-    .set_attr<FCompute>(kFComputeCPU, GatherNdCPU)
     .set_attr<FGradient>("FGradient", ScatterGrad("_backward_gather_nd"));
 
-TS_REGISTER_OP(_backward_gather_nd)
-    .describe(
-        "Gradient of gather_nd: the output gradient (input 0) added at the gathered "
-        "positions of zeros shaped like data (input 1); input 2 holds the indices.")
-    .set_num_inputs(3)
-    .set_attr<TIsBackward>("TIsBackward", true)
-    .set_attr<FInferShape>("FInferShape",
-                           [](const NodeAttrs& a, std::vector<Shape>* in, std::vector<Shape>* out) {
-                             return ScatterBackShape(a, in, out, GatherNdShape);
-                           })
-    .set_attr<FInferType>("FInferType", DataType)
+TS_SCATTER_BACKWARD_OP(_backward_gather_nd, GatherNdShape,
+                       "Gradient of gather_nd: the output gradient (input 0) added at the gathered "
+                       "positions of zeros shaped like data (input 1); input 2 holds the indices.")
     .set_attr<FResourceRequest>("FResourceRequest", NdTempSpace)
     .set_attr<FCompute>(kFComputeCPU, GatherNdBackwardCPU);
 
-TS_REGISTER_OP(scatter_nd)
+TS_INDEXED_READ_OP(scatter_nd, "data", "indices", ScatterNdShape, ScatterNdCPU)
     .describe(R"(Scatters data into zeros of shape `shape` at index tuples: the
 inverse of gather_nd. indices (M, Y0, ..., Yk) holds one tuple of M positions
 per column; data has shape (Y0, ..., Yk, shape[M], ...). A repeated tuple
@@ -400,16 +380,11 @@ gradient of data is gather_nd of the output gradient.
 
 Example: scatter_nd([2, 3, 0], [[1, 1, 0], [0, 1, 0]], shape=(2, 2)) =
 [[0, 0], [2, 3]].)")
-    .set_num_inputs(2)
     .set_attr_parser(ParamParser<ScatterNdParam>)
     .add_argument("data", "NDArray", "The slices to scatter.")
     .add_argument("indices", "NDArray", "Index tuples, one per column (0-based).")
     .add_arguments(ScatterNdParam::Fields())
-    .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"data", "indices"}))
-    .set_attr<FInferShape>("FInferShape", ScatterNdShape)
-    .set_attr<FInferType>("FInferType", DataType)
     .set_attr<FResourceRequest>("FResourceRequest", NdTempSpace)
-    .set_attr<FCompute>(kFComputeCPU, ScatterNdCPU)
     .set_attr<FGradient>("FGradient", [](const NodePtr& n, const std::vector<NodeEntry>& og) {
       NodeEntry g = MakeNode("gather_nd", n->attrs.name + "_backward", {og[0], n->inputs[1]});
       g.node->control_deps.push_back(n);

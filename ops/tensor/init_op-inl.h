@@ -15,6 +15,7 @@
 #include "engine/op/infer_utils.h"
 #include "engine/op/kernel_launch.h"
 #include "engine/op/op.h"
+#include "ops/tensor/fill_kernel.h"
 
 namespace tessera::op {
 
@@ -238,14 +239,6 @@ inline bool LinspaceShape(const NodeAttrs& attrs, std::vector<Shape>*, std::vect
 
 // ---- Kernels.
 
-template <int req>
-struct init_fill {
-  template <typename T>
-  TS_XINLINE static void Map(int64_t i, T* out, T value) {
-    AssignReq<req>(out[i], value);
-  }
-};
-
 // out[i] = start + (i / repeat) * step, computed in double.
 template <int req>
 struct init_arange {
@@ -283,8 +276,8 @@ void FillConstantCompute(const NodeAttrs&, const OpContext& ctx, const std::vect
   SwitchDType(out[0].dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     SwitchReq(req[0], [&](auto r) {
-      Kernel<init_fill<r.value>, xpu>::Launch(ctx.run_ctx, out[0].Size(), out[0].dptr<T>(),
-                                              SaturatingCast<T>(kValue));
+      Kernel<fill_value_kernel<r.value>, xpu>::Launch(ctx.run_ctx, out[0].Size(), out[0].dptr<T>(),
+                                                      SaturatingCast<T>(kValue));
     });
   });
 }
@@ -296,8 +289,8 @@ void FullCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::vector
   SwitchDType(out[0].dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     SwitchReq(req[0], [&](auto r) {
-      Kernel<init_fill<r.value>, xpu>::Launch(ctx.run_ctx, out[0].Size(), out[0].dptr<T>(),
-                                              SaturatingCast<T>(value));
+      Kernel<fill_value_kernel<r.value>, xpu>::Launch(ctx.run_ctx, out[0].Size(), out[0].dptr<T>(),
+                                                      SaturatingCast<T>(value));
     });
   });
 }

@@ -1,6 +1,8 @@
 // What the linalg operators share: matrix layouts, the batched product,
-// outputs under a request, triangles, type inference.
+// outputs under a request, triangles, type inference, the backward ops'
+// registration.
 #include <algorithm>
+#include <utility>
 
 #include "ops/tensor/gemm.h"
 #include "ops/tensor/linalg_op-inl.h"
@@ -118,6 +120,17 @@ bool LinalgType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DTyp
 
 std::vector<ResourceRequest> LinalgTempSpace(const NodeAttrs&) {
   return {ResourceRequest::kTempSpace};
+}
+
+Op& LinalgBackward(Op& op, std::string doc, uint32_t num_inputs, uint32_t num_outputs,
+                   FInferShape shape, FCompute compute, FInferType type) {
+  return op.describe(std::move(doc))
+      .set_num_inputs(num_inputs)
+      .set_num_outputs(num_outputs)
+      .set_attr<TIsBackward>("TIsBackward", true)
+      .set_attr<FInferShape>("FInferShape", std::move(shape))
+      .set_attr<FInferType>("FInferType", std::move(type))
+      .set_attr<FCompute>(kFComputeCPU, std::move(compute));
 }
 
 #define TS_LINALG_INSTANTIATE(T)                                                          \

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "ops/tensor/linalg_diag_op-inl.h"
+#include "ops/tensor/unary_backward_shape.h"
 
 namespace tessera::op {
 namespace {
@@ -156,21 +157,9 @@ Example: sumlogdiag([[1, 1], [1, 7]]) = [1.9459].)")
     .set_attr<FCompute>(kFComputeCPU, SumLogDiagForward<cpu>)
     .set_attr<FGradient>("FGradient", ElemwiseGradUseIn{"_backward_linalg_sumlogdiag"});
 
-TS_REGISTER_OP(_backward_linalg_sumlogdiag)
-    .describe("Gradient of linalg.sumlogdiag: inputs dOut, A; output dA.")
-    .set_num_inputs(2)
-    .set_num_outputs(1)
-    .set_attr<TIsBackward>("TIsBackward", true)
-    .set_attr<FInferShape>("FInferShape",
-                           [](const NodeAttrs& attrs, std::vector<Shape>* in,
-                              std::vector<Shape>* out) {
-                             std::vector<Shape> fin{(*in)[1]}, fout{(*in)[0]};
-                             if (!SumLogDiagShape(attrs, &fin, &fout)) return false;
-                             AssignShape(attrs, in, 0, fout[0], "output gradient");
-                             AssignShape(attrs, out, 0, fin[0], "gradient of A");
-                             return true;
-                           })
-    .set_attr<FInferType>("FInferType", LinalgType)
-    .set_attr<FCompute>(kFComputeCPU, SumLogDiagBackward<cpu>);
+[[maybe_unused]] static const Op& kSumLogDiagBackward =
+    LinalgBackward(Op::Register("_backward_linalg_sumlogdiag"),
+                   "Gradient of linalg.sumlogdiag: inputs dOut, A; output dA.", 2, 1,
+                   UnaryBackwardShape(SumLogDiagShape, "gradient of A"), SumLogDiagBackward<cpu>);
 
 }  // namespace tessera::op

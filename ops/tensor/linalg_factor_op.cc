@@ -135,15 +135,9 @@ std::vector<std::pair<int, int>> InplaceA(const NodeAttrs&) {
 Op& DefineCholesky(Op& op, Op& backward, const char* alias, const char* arg_doc, const char* doc,
                    FCompute forward, FGradient grad, FCompute grad_compute, uint32_t grad_inputs,
                    const char* grad_doc) {
-  backward.describe(grad_doc)
-      .set_num_inputs(grad_inputs)
-      .set_num_outputs(1)
+  LinalgBackward(backward, grad_doc, grad_inputs, 1, SquareBackwardShape, grad_compute)
       .set_attr_parser(ParamParser<LinalgLowerParam>)
-      .set_attr<TIsBackward>("TIsBackward", true)
-      .set_attr<FInferShape>("FInferShape", SquareBackwardShape)
-      .set_attr<FInferType>("FInferType", LinalgType)
-      .set_attr<FResourceRequest>("FResourceRequest", LinalgTempSpace)
-      .set_attr<FCompute>(kFComputeCPU, grad_compute);
+      .set_attr<FResourceRequest>("FResourceRequest", LinalgTempSpace);
   return op.describe(doc)
       .set_num_inputs(1)
       .set_attr_parser(ParamParser<LinalgLowerParam>)
@@ -217,15 +211,11 @@ Example: gelqf([[1, 2, 3], [4, 5, 6]]): Q = [[-0.26726, -0.53452, -0.80178],
       return TwoOutputGrad("_backward_linalg_gelqf", n, og);
     });
 
-TS_REGISTER_OP(_backward_linalg_gelqf)
-    .describe("Gradient of linalg.gelqf: inputs dQ, dL, Q, L; output dA.")
-    .set_num_inputs(4)
-    .set_num_outputs(1)
-    .set_attr<TIsBackward>("TIsBackward", true)
-    .set_attr<FInferShape>("FInferShape", TwoOutputBackwardShape<GelqfShape>)
-    .set_attr<FInferType>("FInferType", LinalgType)
-    .set_attr<FResourceRequest>("FResourceRequest", LinalgTempSpace)
-    .set_attr<FCompute>(kFComputeCPU, GelqfBackward<cpu>);
+[[maybe_unused]] static const Op& kGelqfBackward =
+    LinalgBackward(Op::Register("_backward_linalg_gelqf"),
+                   "Gradient of linalg.gelqf: inputs dQ, dL, Q, L; output dA.", 4, 1,
+                   TwoOutputBackwardShape<GelqfShape>, GelqfBackward<cpu>)
+        .set_attr<FResourceRequest>("FResourceRequest", LinalgTempSpace);
 
 TS_REGISTER_OP(_linalg_syevd)
     .describe(R"(Eigen-decomposition of every symmetric matrix of a batch (MXNet's
@@ -256,14 +246,10 @@ Example: syevd([[1, 2], [2, 4]]): U = [[0.89443, -0.44721], [0.44721,
       return TwoOutputGrad("_backward_linalg_syevd", n, og);
     });
 
-TS_REGISTER_OP(_backward_linalg_syevd)
-    .describe("Gradient of linalg.syevd: inputs dU, dL, U, L; output dA.")
-    .set_num_inputs(4)
-    .set_num_outputs(1)
-    .set_attr<TIsBackward>("TIsBackward", true)
-    .set_attr<FInferShape>("FInferShape", TwoOutputBackwardShape<SyevdShape>)
-    .set_attr<FInferType>("FInferType", LinalgType)
-    .set_attr<FResourceRequest>("FResourceRequest", LinalgTempSpace)
-    .set_attr<FCompute>(kFComputeCPU, SyevdBackward<cpu>);
+[[maybe_unused]] static const Op& kSyevdBackward =
+    LinalgBackward(Op::Register("_backward_linalg_syevd"),
+                   "Gradient of linalg.syevd: inputs dU, dL, U, L; output dA.", 4, 1,
+                   TwoOutputBackwardShape<SyevdShape>, SyevdBackward<cpu>)
+        .set_attr<FResourceRequest>("FResourceRequest", LinalgTempSpace);
 
 }  // namespace tessera::op

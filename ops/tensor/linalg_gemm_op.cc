@@ -71,15 +71,11 @@ Example: A = [[1, 1], [1, 1]], B = [[1, 1], [1, 1], [1, 1]], C = [[1, 1, 1],
     .set_attr<FCompute>(kFComputeCPU, GemmForward<cpu, LinalgGemmParam>)
     .set_attr<FGradient>("FGradient", GemmGrad);
 
-TS_REGISTER_OP(_backward_linalg_gemm)
-    .describe("Gradient of linalg.gemm: inputs dOut, A, B; outputs dA, dB, dC.")
-    .set_num_inputs(3)
-    .set_num_outputs(3)
-    .set_attr_parser(ParamParser<LinalgGemmParam>)
-    .set_attr<TIsBackward>("TIsBackward", true)
-    .set_attr<FInferShape>("FInferShape", GemmBackwardShape<LinalgGemmParam>)
-    .set_attr<FInferType>("FInferType", LinalgType)
-    .set_attr<FCompute>(kFComputeCPU, GemmBackward<cpu, LinalgGemmParam>);
+[[maybe_unused]] static const Op& kGemmBackward =
+    LinalgBackward(Op::Register("_backward_linalg_gemm"),
+                   "Gradient of linalg.gemm: inputs dOut, A, B; outputs dA, dB, dC.", 3, 3,
+                   GemmBackwardShape<LinalgGemmParam>, GemmBackward<cpu, LinalgGemmParam>)
+        .set_attr_parser(ParamParser<LinalgGemmParam>);
 
 TS_REGISTER_OP(_linalg_gemm2)
     .describe(R"(out = alpha op(A) op(B) for every matrix of a batch (MXNet's
@@ -100,14 +96,10 @@ gemm2(A, B, transpose_b=1, alpha=2) = [[4, 4, 4], [4, 4, 4]].)")
     .set_attr<FCompute>(kFComputeCPU, GemmForward<cpu, LinalgGemm2Param>)
     .set_attr<FGradient>("FGradient", Gemm2Grad);
 
-TS_REGISTER_OP(_backward_linalg_gemm2)
-    .describe("Gradient of linalg.gemm2: inputs dOut, A, B; outputs dA, dB.")
-    .set_num_inputs(3)
-    .set_num_outputs(2)
-    .set_attr_parser(ParamParser<LinalgGemm2Param>)
-    .set_attr<TIsBackward>("TIsBackward", true)
-    .set_attr<FInferShape>("FInferShape", GemmBackwardShape<LinalgGemm2Param>)
-    .set_attr<FInferType>("FInferType", LinalgType)
-    .set_attr<FCompute>(kFComputeCPU, GemmBackward<cpu, LinalgGemm2Param>);
+[[maybe_unused]] static const Op& kGemm2Backward =
+    LinalgBackward(Op::Register("_backward_linalg_gemm2"),
+                   "Gradient of linalg.gemm2: inputs dOut, A, B; outputs dA, dB.", 3, 2,
+                   GemmBackwardShape<LinalgGemm2Param>, GemmBackward<cpu, LinalgGemm2Param>)
+        .set_attr_parser(ParamParser<LinalgGemm2Param>);
 
 }  // namespace tessera::op

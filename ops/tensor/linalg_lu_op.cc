@@ -134,23 +134,19 @@ Example: inverse([[1, 4], [2, 3]]) = [[-0.6, 0.8], [0.4, -0.2]].)")
     .set_attr<FCompute>(kFComputeCPU, InverseForward<cpu>)
     .set_attr<FGradient>("FGradient", ElemwiseGradUseOut{"_backward_linalg_inverse"});
 
-TS_REGISTER_OP(_backward_linalg_inverse)
-    .describe("Gradient of linalg.inverse: inputs dOut, the forward output; output dA.")
-    .set_num_inputs(2)
-    .set_num_outputs(1)
-    .set_attr<TIsBackward>("TIsBackward", true)
-    .set_attr<FInferShape>("FInferShape",
-                           [](const NodeAttrs& attrs, std::vector<Shape>* in,
-                              std::vector<Shape>* out) {
-                             if (!(*in)[1].known()) return false;
-                             SquareOf(attrs, (*in)[1]);
-                             AssignShape(attrs, in, 0, (*in)[1], "output gradient");
-                             AssignShape(attrs, out, 0, (*in)[1], "gradient of A");
-                             return true;
-                           })
-    .set_attr<FInferType>("FInferType", LinalgType)
-    .set_attr<FResourceRequest>("FResourceRequest", LinalgTempSpace)
-    .set_attr<FCompute>(kFComputeCPU, InverseBackward<cpu>);
+[[maybe_unused]] static const Op& kInverseBackward =
+    LinalgBackward(
+        Op::Register("_backward_linalg_inverse"),
+        "Gradient of linalg.inverse: inputs dOut, the forward output; output dA.", 2, 1,
+        [](const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
+          if (!(*in)[1].known()) return false;
+          SquareOf(attrs, (*in)[1]);
+          AssignShape(attrs, in, 0, (*in)[1], "output gradient");
+          AssignShape(attrs, out, 0, (*in)[1], "gradient of A");
+          return true;
+        },
+        InverseBackward<cpu>)
+        .set_attr<FResourceRequest>("FResourceRequest", LinalgTempSpace);
 
 TS_REGISTER_OP(_linalg_det)
     .describe(R"(The determinant of every square matrix of a batch (MXNet's
@@ -174,15 +170,11 @@ Example: det([[1, 4], [2, 3]]) = [-5].)")
     .set_attr<FCompute>(kFComputeCPU, DetForward<false, cpu>)
     .set_attr<FGradient>("FGradient", DetGrad<false>);
 
-TS_REGISTER_OP(_backward_linalg_det)
-    .describe("Gradient of linalg.det: inputs ddet, det, LU, pivots; output dA.")
-    .set_num_inputs(4)
-    .set_num_outputs(1)
-    .set_attr<TIsBackward>("TIsBackward", true)
-    .set_attr<FInferShape>("FInferShape", DetBackwardShape<false>)
-    .set_attr<FInferType>("FInferType", DetBackwardType<false>)
-    .set_attr<FResourceRequest>("FResourceRequest", LinalgTempSpace)
-    .set_attr<FCompute>(kFComputeCPU, DetBackward<false, cpu>);
+[[maybe_unused]] static const Op& kDetBackward =
+    LinalgBackward(Op::Register("_backward_linalg_det"),
+                   "Gradient of linalg.det: inputs ddet, det, LU, pivots; output dA.", 4, 1,
+                   DetBackwardShape<false>, DetBackward<false, cpu>, DetBackwardType<false>)
+        .set_attr<FResourceRequest>("FResourceRequest", LinalgTempSpace);
 
 TS_REGISTER_OP(_linalg_slogdet)
     .describe(R"(The sign and the log of the absolute value of the determinant of
@@ -210,16 +202,11 @@ Example: slogdet([[2, 3], [1, 4]]): sign = [1], logabsdet = [1.609438].)")
     .set_attr<FCompute>(kFComputeCPU, DetForward<true, cpu>)
     .set_attr<FGradient>("FGradient", DetGrad<true>);
 
-TS_REGISTER_OP(_backward_linalg_slogdet)
-    .describe(
-        "Gradient of linalg.slogdet: inputs dlogabsdet, sign, logabsdet, LU, pivots; "
-        "output dA.")
-    .set_num_inputs(5)
-    .set_num_outputs(1)
-    .set_attr<TIsBackward>("TIsBackward", true)
-    .set_attr<FInferShape>("FInferShape", DetBackwardShape<true>)
-    .set_attr<FInferType>("FInferType", DetBackwardType<true>)
-    .set_attr<FResourceRequest>("FResourceRequest", LinalgTempSpace)
-    .set_attr<FCompute>(kFComputeCPU, DetBackward<true, cpu>);
+[[maybe_unused]] static const Op& kSlogdetBackward =
+    LinalgBackward(Op::Register("_backward_linalg_slogdet"),
+                   "Gradient of linalg.slogdet: inputs dlogabsdet, sign, logabsdet, LU, pivots; "
+                   "output dA.",
+                   5, 1, DetBackwardShape<true>, DetBackward<true, cpu>, DetBackwardType<true>)
+        .set_attr<FResourceRequest>("FResourceRequest", LinalgTempSpace);
 
 }  // namespace tessera::op

@@ -244,4 +244,11 @@ bool LinalgType(const NodeAttrs& attrs, std::vector<DType>* in, std::vector<DTyp
 // The temp space every linalg op requests (scratch per thread).
 std::vector<ResourceRequest> LinalgTempSpace(const NodeAttrs&);
 
+// What every linalg backward op registers: its doc, `num_inputs` inputs (the
+// output gradients, then what the forward op kept), `num_outputs` gradients,
+// its shape and dtype rules and its CPU kernel. An op whose kernel needs the
+// forward op's parameters or temp space adds them to the op returned.
+Op& LinalgBackward(Op& op, std::string doc, uint32_t num_inputs, uint32_t num_outputs,
+                   FInferShape shape, FCompute compute, FInferType type = LinalgType);
+
 }  // namespace tessera::op

@@ -4,6 +4,7 @@
 // linalg_triangular_op-inl.h, shared with the GPU (linalg_triangular_op.cu).
 #include "ops/tensor/lapack.h"
 #include "ops/tensor/linalg_triangular_op-inl.h"
+#include "ops/tensor/unary_backward_shape.h"
 
 namespace tessera::op {
 
@@ -77,15 +78,6 @@ bool SyrkShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape
   return true;
 }
 
-// in dOut, A: dOut has syrk's output shape for A.
-bool SyrkBackwardShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
-  std::vector<Shape> fin{(*in)[1]}, fout{(*in)[0]};
-  if (!SyrkShape(attrs, &fin, &fout)) return false;
-  AssignShape(attrs, in, 0, fout[0], "output gradient");
-  AssignShape(attrs, out, 0, fin[0], "gradient of A");
-  return true;
-}
-
 // The output may take B's memory.
 std::vector<std::pair<int, int>> InplaceB(const NodeAttrs&) {
   return {{1, 0}};
@@ -97,17 +89,12 @@ template <bool kSolve>
 Op& DefineTriang(Op& op, Op& backward, const char* alias, const char* doc) {
   FCompute forward = TriangForward<kSolve, cpu>, grad_compute = TriangBackward<kSolve, cpu>;
   FGradient grad = kSolve ? FGradient(TrsmGrad) : FGradient(TrmmGrad);
-  backward
-      .describe(std::string("Gradient of ") + alias + ": inputs dOut, A, B" +
-                (kSolve ? ", the forward output" : "") + "; outputs dA, dB.")
-      .set_num_inputs(kSolve ? 4 : 3)
-      .set_num_outputs(2)
+  LinalgBackward(backward,
+                 std::string("Gradient of ") + alias + ": inputs dOut, A, B" +
+                     (kSolve ? ", the forward output" : "") + "; outputs dA, dB.",
+                 kSolve ? 4 : 3, 2, TriangBackwardShape, grad_compute)
       .set_attr_parser(ParamParser<LinalgTriangParam>)
-      .set_attr<TIsBackward>("TIsBackward", true)
-      .set_attr<FInferShape>("FInferShape", TriangBackwardShape)
-      .set_attr<FInferType>("FInferType", LinalgType)
-      .set_attr<FResourceRequest>("FResourceRequest", LinalgTempSpace)
-      .set_attr<FCompute>(kFComputeCPU, grad_compute);
+      .set_attr<FResourceRequest>("FResourceRequest", LinalgTempSpace);
   return op.describe(doc)
       .set_num_inputs(2)
       .set_attr_parser(ParamParser<LinalgTriangParam>)
@@ -164,15 +151,11 @@ Example: syrk([[1, 2, 3], [4, 5, 6]]) = [[14, 32], [32, 77]].)")
     .set_attr<FCompute>(kFComputeCPU, SyrkForward<cpu>)
     .set_attr<FGradient>("FGradient", ElemwiseGradUseIn{"_backward_linalg_syrk"});
 
-TS_REGISTER_OP(_backward_linalg_syrk)
-    .describe("Gradient of linalg.syrk: inputs dOut, A; output dA.")
-    .set_num_inputs(2)
-    .set_num_outputs(1)
-    .set_attr_parser(ParamParser<LinalgSyrkParam>)
-    .set_attr<TIsBackward>("TIsBackward", true)
-    .set_attr<FInferShape>("FInferShape", SyrkBackwardShape)
-    .set_attr<FInferType>("FInferType", LinalgType)
-    .set_attr<FResourceRequest>("FResourceRequest", LinalgTempSpace)
-    .set_attr<FCompute>(kFComputeCPU, SyrkBackward<cpu>);
+[[maybe_unused]] static const Op& kSyrkBackward =
+    LinalgBackward(Op::Register("_backward_linalg_syrk"),
+                   "Gradient of linalg.syrk: inputs dOut, A; output dA.", 2, 1,
+                   UnaryBackwardShape(SyrkShape, "gradient of A"), SyrkBackward<cpu>)
+        .set_attr_parser(ParamParser<LinalgSyrkParam>)
+        .set_attr<FResourceRequest>("FResourceRequest", LinalgTempSpace);
 
 }  // namespace tessera::op

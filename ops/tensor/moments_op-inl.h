@@ -47,6 +47,13 @@ inline ReducePlan MomentsPlan(const NodeAttrs& attrs, const Shape& s) {
 template <typename xpu>
 struct MomentsKernels;
 
+// out (req)= v: every result here is formed in double, and so is the sum
+// with the old value for kAddTo.
+template <typename T>
+TS_XINLINE void AssignFromDouble(T& out, double v, OpReqType req) {
+  if (req != kNullOp) out = T(req == kAddTo ? double(out) + v : v);
+}
+
 // The gradient of input element `at`, from its output o's dmean, dvar, mean.
 struct MomentsGradElem {
   template <typename T>
@@ -54,7 +61,7 @@ struct MomentsGradElem {
                              const T* dv, const T* x, const T* mean, T* dx, OpReqType req) {
     const double n = double(plan.red_size);
     const double g = double(dm[o]) / n + 2 * double(dv[o]) / n * (double(x[at]) - double(mean[o]));
-    dx[at] = T(req == kAddTo ? double(dx[at]) + g : g);
+    AssignFromDouble(dx[at], g, req);
   }
 };
 

@@ -36,8 +36,8 @@ struct MomentsKernels<cpu> {
         const double d = double(x[base + plan.RedOffset(r)]) - m;
         ss += d * d;
       }
-      if (rm != kNullOp) mean[o] = T(rm == kAddTo ? double(mean[o]) + m : m);
-      if (rv != kNullOp) var[o] = T(rv == kAddTo ? double(var[o]) + ss / n : ss / n);
+      AssignFromDouble(mean[o], m, rm);
+      AssignFromDouble(var[o], ss / n, rv);
     });
   }
   template <typename T>

@@ -33,8 +33,8 @@ __global__ void MomentsKernel(ReducePlan plan, const T* x, T* mean, OpReqType rm
     }
     const double v = BlockSum(ss, buf) / n;
     if (threadIdx.x != 0) continue;
-    if (rm != kNullOp) mean[o] = static_cast<T>(rm == kAddTo ? double(mean[o]) + m : m);
-    if (rv != kNullOp) var[o] = static_cast<T>(rv == kAddTo ? double(var[o]) + v : v);
+    AssignFromDouble(mean[o], m, rm);
+    AssignFromDouble(var[o], v, rv);
   }
 }
 

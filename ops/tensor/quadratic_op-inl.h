@@ -32,43 +32,41 @@ template <int req>
 struct quadratic_backward {
   template <typename T>
   TS_XINLINE static void Map(int64_t i, T* in_grad, const T* out_grad, const T* in, float a,
-                             float b) {
+                             float b, float /*c*/) {
     const AccType<T> x = in[i], g = out_grad[i];
     AssignReq<req>(in_grad[i], g * (2 * a * x + b));
   }
 };
 
+// Runs K<req> over out's elements for out's float dtype, with the inputs'
+// data and the coefficients a, b, c.
+template <typename xpu, template <int> class K, typename... Blobs>
+void QuadraticLaunch(const OpContext& ctx, OpReqType req, const QuadraticParam& p, const char* name,
+                     const TBlob& out, const Blobs&... in) {
+  SwitchFloatDType(
+      out.dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        SwitchReq(req, [&](auto r) {
+          Kernel<K<r.value>, xpu>::Launch(ctx.run_ctx, out.Size(), out.dptr<T>(),
+                                          in.template dptr<T>()..., p.a, p.b, p.c);
+        });
+      },
+      name);
+}
+
 template <typename xpu>
 void QuadraticForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                       const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  const auto& p = ParamsOf<QuadraticParam>(attrs);
-  SwitchFloatDType(
-      out[0].dtype(),
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        SwitchReq(req[0], [&](auto r) {
-          Kernel<quadratic_forward<r.value>, xpu>::Launch(
-              ctx.run_ctx, out[0].Size(), out[0].dptr<T>(), in[0].dptr<T>(), p.a, p.b, p.c);
-        });
-      },
-      "quadratic");
+  QuadraticLaunch<xpu, quadratic_forward>(ctx, req[0], ParamsOf<QuadraticParam>(attrs), "quadratic",
+                                          out[0], in[0]);
 }
 
 template <typename xpu>
 void QuadraticBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                        const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
-  const auto& p = ParamsOf<QuadraticParam>(attrs);
-  SwitchFloatDType(
-      out[0].dtype(),
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        SwitchReq(req[0], [&](auto r) {
-          Kernel<quadratic_backward<r.value>, xpu>::Launch(ctx.run_ctx, out[0].Size(),
-                                                           out[0].dptr<T>(), in[0].dptr<T>(),
-                                                           in[1].dptr<T>(), p.a, p.b);
-        });
-      },
-      "_backward_quadratic");
+  QuadraticLaunch<xpu, quadratic_backward>(ctx, req[0], ParamsOf<QuadraticParam>(attrs),
+                                           "_backward_quadratic", out[0], in[0], in[1]);
 }
 
 }  // namespace tessera::op

@@ -205,6 +205,23 @@ void ReduceAxesCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::
       attrs.op->name().c_str());
 }
 
+// The body of both ReduceToShape<xpu> specialisations (reduce_utils.cc,
+// reduce_op.cu): a sum over the axes that `out` broadcasts along.
+template <typename xpu>
+void ReduceToShapeOn(const OpContext& ctx, const TBlob& in, const TBlob& out, OpReqType req) {
+  TS_CHECK(in.dtype() == out.dtype()) << "ReduceToShape: input is " << DTypeName(in.dtype())
+                                      << ", output " << DTypeName(out.dtype());
+  const ReducePlan plan =
+      MakeReducePlan(in.shape(), AlignToBroadcast(in.shape(), out.shape(), "ReduceToShape"));
+  SwitchNumericDType(
+      in.dtype(),
+      [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        RunReduce<reduce::Sum>(xpu{}, ctx, plan, in.dptr<T>(), out.dptr<T>(), req);
+      },
+      "ReduceToShape");
+}
+
 template <typename xpu>
 void NormCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                  const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {

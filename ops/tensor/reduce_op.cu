@@ -39,17 +39,7 @@ TS_REGISTER_OP(_backward_norm).set_attr<FCompute>(kFComputeGPU, NormBackwardComp
 
 template <>
 void ReduceToShape<gpu>(const OpContext& ctx, const TBlob& in, const TBlob& out, OpReqType req) {
-  TS_CHECK(in.dtype() == out.dtype()) << "ReduceToShape: input is " << DTypeName(in.dtype())
-                                      << ", output " << DTypeName(out.dtype());
-  const ReducePlan plan =
-      MakeReducePlan(in.shape(), AlignToBroadcast(in.shape(), out.shape(), "ReduceToShape"));
-  SwitchNumericDType(
-      in.dtype(),
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        RunReduce<reduce::Sum>(gpu{}, ctx, plan, in.dptr<T>(), out.dptr<T>(), req);
-      },
-      "ReduceToShape");
+  ReduceToShapeOn<gpu>(ctx, in, out, req);
 }
 
 }  // namespace tessera::op

@@ -2,8 +2,7 @@
 
 #include <sstream>
 
-#include "ops/tensor/reduce_cpu.h"
-#include "ops/tensor/reduce_reducers.h"
+#include "ops/tensor/reduce_op-inl.h"
 
 namespace tessera::op {
 
@@ -153,17 +152,7 @@ Shape AlignToBroadcast(const Shape& in, const Shape& out, const char* op) {
 
 template <>
 void ReduceToShape<cpu>(const OpContext& ctx, const TBlob& in, const TBlob& out, OpReqType req) {
-  TS_CHECK(in.dtype() == out.dtype()) << "ReduceToShape: input is " << DTypeName(in.dtype())
-                                      << ", output " << DTypeName(out.dtype());
-  const ReducePlan plan =
-      MakeReducePlan(in.shape(), AlignToBroadcast(in.shape(), out.shape(), "ReduceToShape"));
-  SwitchNumericDType(
-      in.dtype(),
-      [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        reduce::ReduceCpu<reduce::Sum>(ctx.run_ctx, plan, in.dptr<T>(), out.dptr<T>(), req);
-      },
-      "ReduceToShape");
+  ReduceToShapeOn<cpu>(ctx, in, out, req);
 }
 
 }  // namespace tessera::op

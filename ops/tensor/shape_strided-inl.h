@@ -17,6 +17,7 @@
 
 #include "engine/op/kernel_launch.h"
 #include "engine/op/op_attr_types.h"
+#include "ops/tensor/fill_kernel.h"
 
 namespace tessera::op {
 
@@ -87,19 +88,17 @@ inline StridedLayout DenseLayout(const Shape& s) {
   return l;
 }
 
-template <int req>
-struct strided_gather_kernel {
+// One element of a strided copy: the strided side is `in` (a gather) or,
+// with kScatter, `out`; the other side is dense.
+template <int req, bool kScatter>
+struct strided_copy_kernel {
   template <typename T>
   TS_XINLINE static void Map(int64_t i, T* out, const T* in, StridedLayout l) {
-    AssignReq<req>(out[i], in[l.Map(i)]);
-  }
-};
-
-template <int req>
-struct strided_scatter_kernel {
-  template <typename T>
-  TS_XINLINE static void Map(int64_t i, T* out, const T* in, StridedLayout l) {
-    AssignReq<req>(out[l.Map(i)], in[i]);
+    if constexpr (kScatter) {
+      AssignReq<req>(out[l.Map(i)], in[i]);
+    } else {
+      AssignReq<req>(out[i], in[l.Map(i)]);
+    }
   }
 };
 
@@ -166,19 +165,29 @@ void BlockedTransposeCPU(const RunContext& rctx, T* out, const T* in, const Stri
   }
 }
 
-template <int req, typename T>
-void StridedGatherCPU(const RunContext& rctx, T* out, const T* in, const StridedLayout& l) {
+// Gather (kScatter false): out dense, in viewed through l; scatter: the
+// other way round. Row r of the dense side pairs with the elements of the
+// strided side from l.Map(r * inner), s apart; a gather whose rows walk the
+// input with a stride while another dimension walks it contiguously is a
+// batch of transposes instead.
+template <int req, bool kScatter, typename T>
+void StridedCopyCPU(const RunContext& rctx, T* out, const T* in, const StridedLayout& l) {
   if (l.ndim == 0) {
-    AssignReq<req>(out[0], in[l.offset]);
+    if constexpr (kScatter)
+      AssignReq<req>(out[l.offset], in[0]);
+    else
+      AssignReq<req>(out[0], in[l.offset]);
     return;
   }
   const int last = l.ndim - 1;
   const int64_t inner = l.dims[last], s = l.strides[last];
-  if (s != 1 && s != 0 && inner >= 16) {
-    for (int k = last - 1; k >= 0; --k) {
-      if (l.strides[k] == 1 && l.dims[k] >= 16) {
-        BlockedTransposeCPU<req>(rctx, out, in, l, k);
-        return;
+  if constexpr (!kScatter) {
+    if (s != 1 && s != 0 && inner >= 16) {
+      for (int k = last - 1; k >= 0; --k) {
+        if (l.strides[k] == 1 && l.dims[k] >= 16) {
+          BlockedTransposeCPU<req>(rctx, out, in, l, k);
+          return;
+        }
       }
     }
   }
@@ -188,85 +197,58 @@ void StridedGatherCPU(const RunContext& rctx, T* out, const T* in, const Strided
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
 #endif
   for (int64_t r = 0; r < rows; ++r) {
-    const T* src = in + l.Map(r * inner);
-    T* dst = out + r * inner;
+    const int64_t strided = l.Map(r * inner), dense = r * inner;
+    T* dst = out + (kScatter ? strided : dense);
+    const T* src = in + (kScatter ? dense : strided);
     if (s == 1) {
       for (int64_t j = 0; j < inner; ++j) AssignReq<req>(dst[j], src[j]);
+    } else if constexpr (kScatter) {
+      for (int64_t j = 0; j < inner; ++j) AssignReq<req>(dst[j * s], src[j]);
     } else {
       for (int64_t j = 0; j < inner; ++j) AssignReq<req>(dst[j], src[j * s]);
     }
   }
 }
 
-template <int req, typename T>
-void StridedScatterCPU(const RunContext& rctx, T* out, const T* in, const StridedLayout& l) {
-  if (l.ndim == 0) {
-    AssignReq<req>(out[l.offset], in[0]);
-    return;
-  }
-  const int last = l.ndim - 1;
-  const int64_t inner = l.dims[last], s = l.strides[last];
-  const int64_t n = l.Size(), rows = n / inner;
-  [[maybe_unused]] const int threads = CpuThreads(rctx, n);
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-#endif
-  for (int64_t r = 0; r < rows; ++r) {
-    T* dst = out + l.Map(r * inner);
-    const T* src = in + r * inner;
-    if (s == 1) {
-      for (int64_t j = 0; j < inner; ++j) AssignReq<req>(dst[j], src[j]);
-    } else {
-      for (int64_t j = 0; j < inner; ++j) AssignReq<req>(dst[j * s], src[j]);
-    }
-  }
-}
-
 }  // namespace detail
 
-// out (dense, l.Size() elements) (req)= in viewed through l.
-template <typename xpu, int req, typename T>
-void StridedGather(const RunContext& rctx, T* out, const T* in, StridedLayout l) {
+// Gather: out (dense, l.Size() elements) (req)= in viewed through l.
+// kScatter: out viewed through l (req)= in (dense, l.Size() elements).
+template <typename xpu, int req, bool kScatter, typename T>
+void StridedCopy(const RunContext& rctx, T* out, const T* in, StridedLayout l) {
   l.Coalesce();
   if constexpr (std::is_same_v<xpu, cpu>) {
-    (void)rctx;
-    detail::StridedGatherCPU<req>(rctx, out, in, l);
+    detail::StridedCopyCPU<req, kScatter>(rctx, out, in, l);
   } else {
-    Kernel<strided_gather_kernel<req>, xpu>::Launch(rctx, l.Size(), out, in, l);
+    Kernel<strided_copy_kernel<req, kScatter>, xpu>::Launch(rctx, l.Size(), out, in, l);
   }
 }
 
-// out viewed through l (req)= in (dense, l.Size() elements).
+template <typename xpu, int req, typename T>
+void StridedGather(const RunContext& rctx, T* out, const T* in, StridedLayout l) {
+  StridedCopy<xpu, req, false>(rctx, out, in, l);
+}
+
 template <typename xpu, int req, typename T>
 void StridedScatter(const RunContext& rctx, T* out, const T* in, StridedLayout l) {
-  l.Coalesce();
-  if constexpr (std::is_same_v<xpu, cpu>) {
-    (void)rctx;
-    detail::StridedScatterCPU<req>(rctx, out, in, l);
-  } else {
-    Kernel<strided_scatter_kernel<req>, xpu>::Launch(rctx, l.Size(), out, in, l);
-  }
+  StridedCopy<xpu, req, true>(rctx, out, in, l);
 }
 
 // Runtime-typed, runtime-req forms over blobs (every dtype).
-template <typename xpu>
-void GatherBlob(const RunContext& rctx, OpReqType req, const TBlob& out, const TBlob& in,
-                const StridedLayout& l) {
+template <typename xpu, bool kScatter>
+void StridedCopyBlob(const RunContext& rctx, OpReqType req, const TBlob& out, const TBlob& in,
+                     const StridedLayout& l) {
   SwitchDType(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    SwitchReq(req,
-              [&](auto r) { StridedGather<xpu, r.value>(rctx, out.dptr<T>(), in.dptr<T>(), l); });
+    SwitchReq(req, [&](auto r) {
+      StridedCopy<xpu, r.value, kScatter>(rctx, out.dptr<T>(), in.dptr<T>(), l);
+    });
   });
 }
 template <typename xpu>
-void ScatterBlob(const RunContext& rctx, OpReqType req, const TBlob& out, const TBlob& in,
-                 const StridedLayout& l) {
-  SwitchDType(out.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    SwitchReq(req,
-              [&](auto r) { StridedScatter<xpu, r.value>(rctx, out.dptr<T>(), in.dptr<T>(), l); });
-  });
-}
+constexpr auto GatherBlob = StridedCopyBlob<xpu, false>;
+template <typename xpu>
+constexpr auto ScatterBlob = StridedCopyBlob<xpu, true>;
 
 // Sums `in`, whose dense layout is `dims`, over the dimensions marked in
 // `reduced`, into `out` (the kept dimensions, dense, in order).
@@ -317,14 +299,6 @@ void CopyBlob(const RunContext& rctx, OpReqType req, const TBlob& out, const TBl
     });
   });
 }
-
-template <int req>
-struct fill_value_kernel {
-  template <typename T>
-  TS_XINLINE static void Map(int64_t i, T* out, T v) {
-    AssignReq<req>(out[i], v);
-  }
-};
 
 // Sets every element of `out` to zero (the first step of a scatter gradient).
 template <typename xpu>

@@ -119,10 +119,9 @@ TS_XINLINE void SoftmaxGradSlice(const G* g, const G* y, T* gx, int64_t len, int
 
 // CPU: OpenMP over slices (static schedule, so a thread takes neighbouring
 // slices: for a strided axis these share cache lines between passes).
-template <bool kLog, typename T, typename O>
-void SoftmaxForwardCpu(const RunContext& rctx, const SoftmaxGeom& g, const T* x, O* y, double scale,
-                       OpReqType req) {
-  using A = AccType<T>;
+// f(off) runs once per slice, off being the offset of its first element.
+template <typename F>
+void ForEachSoftmaxSliceCpu(const RunContext& rctx, const SoftmaxGeom& g, const F& f) {
   const int64_t slices = g.outer * g.inner;
   [[maybe_unused]] const int threads = CpuThreads(rctx, slices * g.len);
 #ifdef _OPENMP
@@ -130,26 +129,27 @@ void SoftmaxForwardCpu(const RunContext& rctx, const SoftmaxGeom& g, const T* x,
 #endif
   for (int64_t s = 0; s < slices; ++s) {
     const int64_t m = s / g.inner, n = s % g.inner;
-    const int64_t off = m * g.len * g.inner + n;
-    SoftmaxSlice<kLog>(x + off, y + off, g.len, g.inner, static_cast<A>(scale), req);
+    f(m * g.len * g.inner + n);
   }
+}
+
+template <bool kLog, typename T, typename O>
+void SoftmaxForwardCpu(const RunContext& rctx, const SoftmaxGeom& g, const T* x, O* y, double scale,
+                       OpReqType req) {
+  using A = AccType<T>;
+  ForEachSoftmaxSliceCpu(rctx, g, [&](int64_t off) {
+    SoftmaxSlice<kLog>(x + off, y + off, g.len, g.inner, static_cast<A>(scale), req);
+  });
 }
 
 template <bool kLog, typename G, typename T>
 void SoftmaxBackwardCpu(const RunContext& rctx, const SoftmaxGeom& geom, const G* g, const G* y,
                         T* gx, double scale, OpReqType req) {
   using A = AccType<G>;
-  const int64_t slices = geom.outer * geom.inner;
-  [[maybe_unused]] const int threads = CpuThreads(rctx, slices * geom.len);
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-#endif
-  for (int64_t s = 0; s < slices; ++s) {
-    const int64_t m = s / geom.inner, n = s % geom.inner;
-    const int64_t off = m * geom.len * geom.inner + n;
+  ForEachSoftmaxSliceCpu(rctx, geom, [&](int64_t off) {
     SoftmaxGradSlice<kLog>(g + off, y + off, gx + off, geom.len, geom.inner, static_cast<A>(scale),
                            req);
-  }
+  });
 }
 
 // oneDNN's softmax (softmax_dnnl.cc): float32, scale 1. False when oneDNN

@@ -190,55 +190,40 @@ SortRows SortRowsOf(const NodeAttrs& attrs, const SortSpec& s, const Shape& data
   return SortRows{a.pre, a.n, a.post, KOf(attrs, s, data, a.n)};
 }
 
-TS_REGISTER_OP(sort)
+// What sort, argsort and topk register alike: one input, the parameters of
+// `Param`, and the one kernel and gradient that serve all three.
+#define TS_SORT_LIKE_OP(name, Param)                                    \
+  TS_REGISTER_OP(name)                                                  \
+      .set_num_inputs(1)                                                \
+      .set_attr_parser(ParamParser<Param>)                              \
+      .add_argument("data", "NDArray", "Input array.")                  \
+      .add_arguments(Param::Fields())                                   \
+      .set_attr<FListInputNames>("FListInputNames", DataName)           \
+      .set_attr<FInferShape>("FInferShape", SortShape)                  \
+      .set_attr<FInferType>("FInferType", SortType)                     \
+      .set_attr<FResourceRequest>("FResourceRequest", TempSpaceRequest) \
+      .set_attr<FCompute>(kFComputeCPU, SortCompute)                    \
+      .set_attr<FGradient>("FGradient", SortGrad)
+
+TS_SORT_LIKE_OP(sort, SortParam)
     .describe(R"(Sorts along an axis (stable: equal elements keep their order).
 
 sort([[3, 1, 2], [1, 1, 0]]) = [[1, 2, 3], [0, 1, 1]].)")
-    .set_num_inputs(1)
     .set_num_outputs(NumOutputs)
-    .set_attr_parser(ParamParser<SortParam>)
-    .add_argument("data", "NDArray", "Input array.")
-    .add_arguments(SortParam::Fields())
-    .set_attr<FListInputNames>("FListInputNames", DataName)
-    .set_attr<FNumVisibleOutputs>("FNumVisibleOutputs", NumVisibleOutputs)
-    .set_attr<FInferShape>("FInferShape", SortShape)
-    .set_attr<FInferType>("FInferType", SortType)
-    .set_attr<FResourceRequest>("FResourceRequest", TempSpaceRequest)
-    .set_attr<FCompute>(kFComputeCPU, SortCompute)
-    .set_attr<FGradient>("FGradient", SortGrad);
+    .set_attr<FNumVisibleOutputs>("FNumVisibleOutputs", NumVisibleOutputs);
 
-TS_REGISTER_OP(argsort)
+TS_SORT_LIKE_OP(argsort, ArgsortParam)
     .describe(R"(The positions (0-based) that would sort the array along an axis
-(stable). argsort([[3, 1, 2]]) = [[1, 2, 0]].)")
-    .set_num_inputs(1)
-    .set_attr_parser(ParamParser<ArgsortParam>)
-    .add_argument("data", "NDArray", "Input array.")
-    .add_arguments(ArgsortParam::Fields())
-    .set_attr<FListInputNames>("FListInputNames", DataName)
-    .set_attr<FInferShape>("FInferShape", SortShape)
-    .set_attr<FInferType>("FInferType", SortType)
-    .set_attr<FResourceRequest>("FResourceRequest", TempSpaceRequest)
-    .set_attr<FCompute>(kFComputeCPU, SortCompute)
-    .set_attr<FGradient>("FGradient", SortGrad);
+(stable). argsort([[3, 1, 2]]) = [[1, 2, 0]].)");
 
-TS_REGISTER_OP(topk)
+TS_SORT_LIKE_OP(topk, TopKParam)
     .describe(R"(The k largest (or smallest) elements along an axis, as values,
 0-based positions, a mask, or values and positions.
 
 topk([[3, 1, 2]], k=2) = [[0, 2]]; with ret_typ='value', [[3, 2]]; with
 ret_typ='mask', [[1, 0, 1]]. Ties keep their order.)")
-    .set_num_inputs(1)
     .set_num_outputs(NumOutputs)
-    .set_attr_parser(ParamParser<TopKParam>)
-    .add_argument("data", "NDArray", "Input array.")
-    .add_arguments(TopKParam::Fields())
-    .set_attr<FListInputNames>("FListInputNames", DataName)
-    .set_attr<FNumVisibleOutputs>("FNumVisibleOutputs", NumVisibleOutputs)
-    .set_attr<FInferShape>("FInferShape", SortShape)
-    .set_attr<FInferType>("FInferType", SortType)
-    .set_attr<FResourceRequest>("FResourceRequest", TempSpaceRequest)
-    .set_attr<FCompute>(kFComputeCPU, SortCompute)
-    .set_attr<FGradient>("FGradient", SortGrad);
+    .set_attr<FNumVisibleOutputs>("FNumVisibleOutputs", NumVisibleOutputs);
 
 TS_REGISTER_OP(_backward_sort)
     .describe(
