@@ -1,5 +1,6 @@
 // Registration of the fused optimizer updates (CPU).
 #include "ops/optimizer/optimizer_op-inl.h"
+#include "ops/optimizer/update_signature.h"
 
 namespace tessera::op {
 
@@ -30,18 +31,6 @@ bool LambPhase2Shape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector
   return ok;
 }
 
-std::vector<std::pair<int, int>> InplaceWeight(const NodeAttrs&) {
-  return {{0, 0}};
-}
-
-FListInputNames Names(std::vector<std::string> names) {
-  return [names](const NodeAttrs&) { return names; };
-}
-
-FMutateInputs Mutates(std::vector<uint32_t> idx) {
-  return [idx](const NodeAttrs&) { return idx; };
-}
-
 const char* const kInPlaceDoc = R"(
 
 The update is not in place by itself: the new weight is the output, and
@@ -51,17 +40,16 @@ float32 and float64.)";
 
 }  // namespace
 
-#define TS_UPDATE_OP(name, Param, n_in, fn)                         \
-  TS_REGISTER_OP(name)                                              \
-      .set_num_inputs(n_in)                                         \
-      .set_num_outputs(1)                                           \
-      .set_attr_parser(ParamParser<Param>)                          \
+// An update whose inputs and output all have the weight's shape and dtype;
+// the arguments after fn are UpdateSignature's inputs and states.
+#define TS_UPDATE_OP(name, Param, n_in, fn, ...)                    \
+  TS_REGISTER_UPDATE(name, Param, __VA_ARGS__)                      \
       .set_attr<FInferShape>("FInferShape", ElemwiseShape<n_in, 1>) \
       .set_attr<FInferType>("FInferType", UpdateType)               \
       .set_attr<FInplaceOption>("FInplaceOption", InplaceWeight)    \
       .set_attr<FCompute>(kFComputeCPU, fn<cpu>)
 
-TS_UPDATE_OP(sgd_update, SGDParam, 2, SGDUpdate)
+TS_UPDATE_OP(sgd_update, SGDParam, 2, SGDUpdate, {{"weight", "Weight"}, {"grad", "Gradient"}})
     .describe(std::string(R"(Update function for Stochastic Gradient Descent (SGD) optimizer.
 
 It updates the weights using::
@@ -71,13 +59,10 @@ It updates the weights using::
 with gradient = clip(rescale_grad * grad, clip_gradient) (MXNet's kernel:
 (1 - lr * wd) * weight - lr * clip(rescale_grad * grad); no clipping when
 clip_gradient < 0).)") +
-              kInPlaceDoc)
-    .add_argument("weight", "NDArray", "Weight")
-    .add_argument("grad", "NDArray", "Gradient")
-    .add_arguments(SGDParam::Fields())
-    .set_attr<FListInputNames>("FListInputNames", Names({"weight", "grad"}));
+              kInPlaceDoc);
 
-TS_UPDATE_OP(sgd_mom_update, SGDMomParam, 3, SGDMomUpdate)
+TS_UPDATE_OP(sgd_mom_update, SGDMomParam, 3, SGDMomUpdate,
+             {{"weight", "Weight"}, {"grad", "Gradient"}, {"mom", "Momentum"}}, {2})
     .describe(
         std::string(R"(Momentum update function for Stochastic Gradient Descent (SGD) optimizer.
 
@@ -89,15 +74,10 @@ It updates the weights using::
 Where the parameter ``momentum`` is the decay rate of momentum estimates at
 each epoch, gradient = clip(rescale_grad * grad, clip_gradient) + wd * weight
 (the weight decay is not clipped). `mom` is updated in place.)") +
-        kInPlaceDoc)
-    .add_argument("weight", "NDArray", "Weight")
-    .add_argument("grad", "NDArray", "Gradient")
-    .add_argument("mom", "NDArray", "Momentum")
-    .add_arguments(SGDMomParam::Fields())
-    .set_attr<FListInputNames>("FListInputNames", Names({"weight", "grad", "mom"}))
-    .set_attr<FMutateInputs>("FMutateInputs", Mutates({2}));
+        kInPlaceDoc);
 
-TS_UPDATE_OP(nag_mom_update, NAGMomParam, 3, NAGMomUpdate)
+TS_UPDATE_OP(nag_mom_update, NAGMomParam, 3, NAGMomUpdate,
+             {{"weight", "Weight"}, {"grad", "Gradient"}, {"mom", "Momentum"}}, {2})
     .describe(std::string(R"(Update function for Nesterov Accelerated Gradient( NAG) optimizer.
 It updates the weights using the following formula,
 
@@ -108,15 +88,14 @@ As MXNet's kernel, with g = clip(rescale_grad * grad, clip_gradient) +
 wd * weight and m = momentum * mom:
 weight = weight - m + (momentum + 1) * (m - lr * g), mom = m - lr * g.
 `mom` is updated in place.)") +
-              kInPlaceDoc)
-    .add_argument("weight", "NDArray", "Weight")
-    .add_argument("grad", "NDArray", "Gradient")
-    .add_argument("mom", "NDArray", "Momentum")
-    .add_arguments(NAGMomParam::Fields())
-    .set_attr<FListInputNames>("FListInputNames", Names({"weight", "grad", "mom"}))
-    .set_attr<FMutateInputs>("FMutateInputs", Mutates({2}));
+              kInPlaceDoc);
 
-TS_UPDATE_OP(adam_update, AdamParam, 4, AdamUpdate)
+TS_UPDATE_OP(adam_update, AdamParam, 4, AdamUpdate,
+             {{"weight", "Weight"},
+              {"grad", "Gradient"},
+              {"mean", "Moving mean"},
+              {"var", "Moving variance"}},
+             {2, 3})
     .describe(std::string(R"(Update function for Adam optimizer. Adam is seen as a generalization
 of AdaGrad.
 
@@ -130,16 +109,10 @@ are 1st and 2nd order moment estimates (mean and variance).
 
 No bias correction here: MXNet's optimizer folds it into lr. `mean` and
 `var` are updated in place.)") +
-              kInPlaceDoc)
-    .add_argument("weight", "NDArray", "Weight")
-    .add_argument("grad", "NDArray", "Gradient")
-    .add_argument("mean", "NDArray", "Moving mean")
-    .add_argument("var", "NDArray", "Moving variance")
-    .add_arguments(AdamParam::Fields())
-    .set_attr<FListInputNames>("FListInputNames", Names({"weight", "grad", "mean", "var"}))
-    .set_attr<FMutateInputs>("FMutateInputs", Mutates({2, 3}));
+              kInPlaceDoc);
 
-TS_UPDATE_OP(rmsprop_update, RMSPropParam, 3, RMSPropUpdate)
+TS_UPDATE_OP(rmsprop_update, RMSPropParam, 3, RMSPropUpdate,
+             {{"weight", "Weight"}, {"grad", "Gradient"}, {"n", "n"}}, {2})
     .describe(std::string(R"(Update function for `RMSProp` optimizer (Tieleman & Hinton, 2012).
 
   g = clip(rescale_grad * grad + wd * weight, clip_gradient)
@@ -148,15 +121,12 @@ TS_UPDATE_OP(rmsprop_update, RMSPropParam, 3, RMSPropUpdate)
 
 `n` is updated in place. The centered variant (Graves, 2013; MXNet's
 RMSProp optimizer with centered=True) is rmspropalex_update.)") +
-              kInPlaceDoc)
-    .add_argument("weight", "NDArray", "Weight")
-    .add_argument("grad", "NDArray", "Gradient")
-    .add_argument("n", "NDArray", "n")
-    .add_arguments(RMSPropParam::Fields())
-    .set_attr<FListInputNames>("FListInputNames", Names({"weight", "grad", "n"}))
-    .set_attr<FMutateInputs>("FMutateInputs", Mutates({2}));
+              kInPlaceDoc);
 
-TS_UPDATE_OP(rmspropalex_update, RMSPropAlexParam, 5, RMSPropAlexUpdate)
+TS_UPDATE_OP(
+    rmspropalex_update, RMSPropAlexParam, 5, RMSPropAlexUpdate,
+    {{"weight", "Weight"}, {"grad", "Gradient"}, {"n", "n"}, {"g", "g"}, {"delta", "delta"}},
+    {2, 3, 4})
     .describe(std::string(R"(Update function for RMSPropAlex optimizer (centered RMSProp,
 Graves 2013, Eq. 38-45).
 
@@ -167,17 +137,10 @@ Graves 2013, Eq. 38-45).
   weight = clip(weight + delta, clip_weights)
 
 `n`, `g` and `delta` are updated in place.)") +
-              kInPlaceDoc)
-    .add_argument("weight", "NDArray", "Weight")
-    .add_argument("grad", "NDArray", "Gradient")
-    .add_argument("n", "NDArray", "n")
-    .add_argument("g", "NDArray", "g")
-    .add_argument("delta", "NDArray", "delta")
-    .add_arguments(RMSPropAlexParam::Fields())
-    .set_attr<FListInputNames>("FListInputNames", Names({"weight", "grad", "n", "g", "delta"}))
-    .set_attr<FMutateInputs>("FMutateInputs", Mutates({2, 3, 4}));
+              kInPlaceDoc);
 
-TS_UPDATE_OP(signsgd_update, SignSGDParam, 2, SignSGDUpdate)
+TS_UPDATE_OP(signsgd_update, SignSGDParam, 2, SignSGDUpdate,
+             {{"weight", "Weight"}, {"grad", "Gradient"}})
     .describe(std::string(R"(Update function for SignSGD optimizer.
 
   g_t = sign(gradient)
@@ -185,28 +148,21 @@ TS_UPDATE_OP(signsgd_update, SignSGDParam, 2, SignSGDUpdate)
 
 (MXNet's kernel: the sign of the raw gradient; rescale_grad and
 clip_gradient cannot change it.))") +
-              kInPlaceDoc)
-    .add_argument("weight", "NDArray", "Weight")
-    .add_argument("grad", "NDArray", "Gradient")
-    .add_arguments(SignSGDParam::Fields())
-    .set_attr<FListInputNames>("FListInputNames", Names({"weight", "grad"}));
+              kInPlaceDoc);
 
-TS_UPDATE_OP(signum_update, SignumParam, 3, SignumUpdate)
+TS_UPDATE_OP(signum_update, SignumParam, 3, SignumUpdate,
+             {{"weight", "Weight"}, {"grad", "Gradient"}, {"mom", "Momentum"}}, {2})
     .describe(std::string(R"(SIGN momentUM (Signum) optimizer.
 
   mom = momentum * mom - (1 - momentum) * (wd * weight + g)
   weight = (1 - lr * wd_lh) * weight + lr * sign(mom)
 
 with g = clip(rescale_grad * grad, clip_gradient). `mom` is updated in place.)") +
-              kInPlaceDoc)
-    .add_argument("weight", "NDArray", "Weight")
-    .add_argument("grad", "NDArray", "Gradient")
-    .add_argument("mom", "NDArray", "Momentum")
-    .add_arguments(SignumParam::Fields())
-    .set_attr<FListInputNames>("FListInputNames", Names({"weight", "grad", "mom"}))
-    .set_attr<FMutateInputs>("FMutateInputs", Mutates({2}));
+              kInPlaceDoc);
 
-TS_UPDATE_OP(ftrl_update, FtrlParam, 4, FtrlUpdate)
+TS_UPDATE_OP(ftrl_update, FtrlParam, 4, FtrlUpdate,
+             {{"weight", "Weight"}, {"grad", "Gradient"}, {"z", "z"}, {"n", "Square of grad"}},
+             {2, 3})
     .describe(std::string(R"(Update function for Ftrl optimizer (McMahan et al., 2013).
 
   g = clip(rescale_grad * grad, clip_gradient)
@@ -215,16 +171,14 @@ TS_UPDATE_OP(ftrl_update, FtrlParam, 4, FtrlUpdate)
   weight = (sign(z) * lamda1 - z) / ((beta + sqrt(n)) / lr + wd) * (|z| > lamda1)
 
 `z` and `n` are updated in place.)") +
-              kInPlaceDoc)
-    .add_argument("weight", "NDArray", "Weight")
-    .add_argument("grad", "NDArray", "Gradient")
-    .add_argument("z", "NDArray", "z")
-    .add_argument("n", "NDArray", "Square of grad")
-    .add_arguments(FtrlParam::Fields())
-    .set_attr<FListInputNames>("FListInputNames", Names({"weight", "grad", "z", "n"}))
-    .set_attr<FMutateInputs>("FMutateInputs", Mutates({2, 3}));
+              kInPlaceDoc);
 
-TS_UPDATE_OP(adamw_update, AdamWParam, 4, AdamWUpdate)
+TS_UPDATE_OP(adamw_update, AdamWParam, 4, AdamWUpdate,
+             {{"weight", "Weight"},
+              {"grad", "Gradient"},
+              {"mean", "Moving mean"},
+              {"var", "Moving variance"}},
+             {2, 3})
     .add_alias("_adamw_update")
     .describe(std::string(R"(Update function for AdamW optimizer (Adam with decoupled weight
 decay, Loshchilov and Hutter).
@@ -237,16 +191,14 @@ decay, Loshchilov and Hutter).
 The decay is not part of the gradient: Adam's moments never see it. MXNet's
 _adamw_update takes rescale_grad as an array; here it is a parameter.
 `mean` and `var` are updated in place.)") +
-              kInPlaceDoc)
-    .add_argument("weight", "NDArray", "Weight")
-    .add_argument("grad", "NDArray", "Gradient")
-    .add_argument("mean", "NDArray", "Moving mean")
-    .add_argument("var", "NDArray", "Moving variance")
-    .add_arguments(AdamWParam::Fields())
-    .set_attr<FListInputNames>("FListInputNames", Names({"weight", "grad", "mean", "var"}))
-    .set_attr<FMutateInputs>("FMutateInputs", Mutates({2, 3}));
+              kInPlaceDoc);
 
-TS_REGISTER_OP(lamb_update_phase1)
+TS_REGISTER_UPDATE(lamb_update_phase1, LambPhase1Param,
+                   {{"weight", "Weight"},
+                    {"grad", "Gradient"},
+                    {"mean", "Moving mean"},
+                    {"var", "Moving variance"}},
+                   {2, 3})
     .describe(R"(Phase I of the LAMB update (You et al., 2019): the moments and the
 update direction g (the output).
 
@@ -258,21 +210,15 @@ update direction g (the output).
 mean_hat = mean / (1 - beta1^t) and var_hat = var / (1 - beta2^t) with
 bias_correction, mean and var otherwise. `mean` and `var` are updated in
 place; the weight is read, not written (lamb_update_phase2 writes it).)")
-    .set_num_inputs(4)
-    .set_num_outputs(1)
-    .set_attr_parser(ParamParser<LambPhase1Param>)
-    .add_argument("weight", "NDArray", "Weight")
-    .add_argument("grad", "NDArray", "Gradient")
-    .add_argument("mean", "NDArray", "Moving mean")
-    .add_argument("var", "NDArray", "Moving variance")
-    .add_arguments(LambPhase1Param::Fields())
-    .set_attr<FListInputNames>("FListInputNames", Names({"weight", "grad", "mean", "var"}))
     .set_attr<FInferShape>("FInferShape", ElemwiseShape<4, 1>)
     .set_attr<FInferType>("FInferType", UpdateType)
-    .set_attr<FMutateInputs>("FMutateInputs", Mutates({2, 3}))
     .set_attr<FCompute>(kFComputeCPU, LambPhase1<cpu>);
 
-TS_REGISTER_OP(lamb_update_phase2)
+TS_REGISTER_UPDATE(lamb_update_phase2, LambPhase2Param,
+                   {{"weight", "Weight"},
+                    {"g", "Output of lamb_update_phase1"},
+                    {"r1", "r1: the norm of the weight"},
+                    {"r2", "r2: the norm of g"}})
     .describe(std::string(R"(Phase II of the LAMB update: the step scaled by the trust ratio.
 
   r1 = min(max(r1, lower_bound), upper_bound)   (bounds <= 0 are not set)
@@ -280,15 +226,6 @@ TS_REGISTER_OP(lamb_update_phase2)
 
 r1 is the norm of the weight and r2 that of g (one-element arrays: norm(weight),
 norm(g)).)") + kInPlaceDoc)
-    .set_num_inputs(4)
-    .set_num_outputs(1)
-    .set_attr_parser(ParamParser<LambPhase2Param>)
-    .add_argument("weight", "NDArray", "Weight")
-    .add_argument("g", "NDArray", "Output of lamb_update_phase1")
-    .add_argument("r1", "NDArray", "r1: the norm of the weight")
-    .add_argument("r2", "NDArray", "r2: the norm of g")
-    .add_arguments(LambPhase2Param::Fields())
-    .set_attr<FListInputNames>("FListInputNames", Names({"weight", "g", "r1", "r2"}))
     .set_attr<FInferShape>("FInferShape", LambPhase2Shape)
     .set_attr<FInferType>("FInferType", UpdateType)
     .set_attr<FInplaceOption>("FInplaceOption", InplaceWeight)

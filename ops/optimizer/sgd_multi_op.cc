@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ops/optimizer/sgd_multi_op-inl.h"
+#include "ops/optimizer/update_signature.h"
 
 namespace tessera::op {
 namespace {
@@ -142,58 +143,40 @@ weight.)");
 multi_mp_sgd_mom_update): momentum and master copy in float32, both updated
 in place. Inputs weight, grad, mom, weight32 per weight.)");
 
-}  // namespace
+// mp_sgd_update and mp_sgd_mom_update: one weight's group, its float32
+// states updated in place and the rounded weight its output.
+template <bool kMom>
+Op& DefineMpSgd(Op& op, const char* doc) {
+  const UpdateInput weight{"weight", "Weight (float16 or float32)"}, grad{"grad", "Gradient"},
+      weight32{"weight32", "Float32 master copy of the weight"};
+  if constexpr (kMom)
+    UpdateSignature<SGDMomParam>(op, {weight, grad, {"mom", "Momentum (float32)"}, weight32},
+                                 {2, 3});
+  else
+    UpdateSignature<SGDParam>(op, {weight, grad, weight32}, {2});
+  FInferShape shape = SgdGroupShape<kMom, true>;
+  FInferType type = SgdGroupType<kMom, true>;
+  FCompute compute = MPSgdCompute<cpu, kMom>;
+  return op.describe(std::string(doc) + kStateDoc)
+      .set_attr<FInferShape>("FInferShape", shape)
+      .set_attr<FInferType>("FInferType", type)
+      .set_attr<FInplaceOption>("FInplaceOption", InplaceWeight)
+      .set_attr<FCompute>(kFComputeCPU, compute);
+}
 
-TS_REGISTER_OP(mp_sgd_update)
-    .describe(std::string(R"(Mixed-precision SGD (MXNet's mp_sgd_update): the step
+[[maybe_unused]] const Op& kMpSgd =
+    DefineMpSgd<false>(Op::Register("mp_sgd_update"),
+                       R"(Mixed-precision SGD (MXNet's mp_sgd_update): the step
 w32 = w32 - lr * (clip(rescale_grad * grad) + wd * w32) runs on the float32
 master copy weight32 (updated in place); the output is its rounding to the
-weight's dtype (float16 or float32).)") +
-              kStateDoc)
-    .set_num_inputs(3)
-    .set_num_outputs(1)
-    .set_attr_parser(ParamParser<SGDParam>)
-    .add_argument("weight", "NDArray", "Weight (float16 or float32)")
-    .add_argument("grad", "NDArray", "Gradient")
-    .add_argument("weight32", "NDArray", "Float32 master copy of the weight")
-    .add_arguments(SGDParam::Fields())
-    .set_attr<FListInputNames>("FListInputNames", FixedInputNames({"weight", "grad", "weight32"}))
-    .set_attr<FMutateInputs>("FMutateInputs",
-                             [](const NodeAttrs&) { return std::vector<uint32_t>{2}; })
-    .set_attr<FInferShape>("FInferShape", SgdGroupShape<false, true>)
-    .set_attr<FInferType>("FInferType", SgdGroupType<false, true>)
-    .set_attr<FInplaceOption>("FInplaceOption",
-                              [](const NodeAttrs&) {
-                                return std::vector<std::pair<int, int>>{{0, 0}};
-                              })
-    .set_attr<FCompute>(kFComputeCPU, MPSgdCompute<cpu, false>);
-
-TS_REGISTER_OP(mp_sgd_mom_update)
-    .describe(std::string(R"(Mixed-precision SGD with momentum (MXNet's
+weight's dtype (float16 or float32).)");
+[[maybe_unused]] const Op& kMpSgdMom =
+    DefineMpSgd<true>(Op::Register("mp_sgd_mom_update"),
+                      R"(Mixed-precision SGD with momentum (MXNet's
 mp_sgd_mom_update): mom = momentum * mom - lr * (clip(rescale_grad * grad) +
 wd * w32), w32 += mom, on float32 momentum and master copy (both updated in
-place); the output is the master's rounding to the weight's dtype.)") +
-              kStateDoc)
-    .set_num_inputs(4)
-    .set_num_outputs(1)
-    .set_attr_parser(ParamParser<SGDMomParam>)
-    .add_argument("weight", "NDArray", "Weight (float16 or float32)")
-    .add_argument("grad", "NDArray", "Gradient")
-    .add_argument("mom", "NDArray", "Momentum (float32)")
-    .add_argument("weight32", "NDArray", "Float32 master copy of the weight")
-    .add_arguments(SGDMomParam::Fields())
-    .set_attr<FListInputNames>("FListInputNames",
-                               FixedInputNames({"weight", "grad", "mom", "weight32"}))
-    .set_attr<FMutateInputs>("FMutateInputs",
-                             [](const NodeAttrs&) {
-                               return std::vector<uint32_t>{2, 3};
-                             })
-    .set_attr<FInferShape>("FInferShape", SgdGroupShape<true, true>)
-    .set_attr<FInferType>("FInferType", SgdGroupType<true, true>)
-    .set_attr<FInplaceOption>("FInplaceOption",
-                              [](const NodeAttrs&) {
-                                return std::vector<std::pair<int, int>>{{0, 0}};
-                              })
-    .set_attr<FCompute>(kFComputeCPU, MPSgdCompute<cpu, true>);
+place); the output is the master's rounding to the weight's dtype.)");
+
+}  // namespace
 
 }  // namespace tessera::op
