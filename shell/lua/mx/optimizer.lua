@@ -189,9 +189,16 @@ the optimizer's learning rate.]])
     return p
   end
 
+  -- An optimizer class: what it lacks comes from Optimizer. create_state,
+  -- when given, is the state of another optimizer with the same arrays.
+  local function subclass(create_state)
+    local cls = setmetatable({ create_state = create_state }, { __index = Optimizer })
+    cls.__index = cls
+    return cls
+  end
+
   -- ---- SGD and NAG.
-  local SGD = setmetatable({}, { __index = Optimizer })
-  SGD.__index = SGD
+  local SGD = subclass()
   function SGD:create_state(_, weight)
     if self.momentum == 0 then return nil end
     return mx.nd.zeros(weight.shape, { dtype = weight.dtype, ctx = weight.ctx })
@@ -226,23 +233,26 @@ does; give a momentum (0.9, say) for Nesterov's method. The other options
 are mx.optimizer.Optimizer's; create('nag', opts) makes the same.]])
 
   -- ---- Adam.
-  local Adam = setmetatable({}, { __index = Optimizer })
-  Adam.__index = Adam
+  local Adam = subclass()
   function Adam:create_state(_, w)
     local o = { dtype = w.dtype, ctx = w.ctx }
     return { mx.nd.zeros(w.shape, o), mx.nd.zeros(w.shape, o) }
+  end
+  -- The options Adam and AdamW share, with their defaults.
+  local adam_defaults = { learning_rate = 0.001, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8 }
+  -- Runs op (adam_update or adamw_update) in place on the weight with the
+  -- two moment states, p holding the rates.
+  local function adam_step(self, op, weight, grad, state, p)
+    p.beta1, p.beta2, p.epsilon, p.out = self.beta1, self.beta2, self.epsilon, weight
+    mx.nd[op](weight, grad, state[1], state[2], p)
   end
   function Adam:update(index, weight, grad, state)
     local lr, wd, t = self:_lr_wd(index)
     -- MXNet folds the bias corrections into the learning rate.
     lr = lr * math.sqrt(1 - self.beta2 ^ t) / (1 - self.beta1 ^ t)
-    local p = self:_common(lr, wd)
-    p.beta1, p.beta2, p.epsilon, p.out = self.beta1, self.beta2, self.epsilon, weight
-    mx.nd.adam_update(weight, grad, state[1], state[2], p)
+    adam_step(self, 'adam_update', weight, grad, state, self:_common(lr, wd))
   end
-  M.Adam = function(opts)
-    return new(Adam, opts, { learning_rate = 0.001, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8 })
-  end
+  M.Adam = function(opts) return new(Adam, opts, adam_defaults) end
   help.doc(M.Adam, [[
 mx.optimizer.Adam{learning_rate = 0.001, beta1 = 0.9, beta2 = 0.999,
   epsilon = 1e-8, wd = 0, ...} -> an optimizer: Adam, each update one fused
@@ -255,8 +265,7 @@ t-th update. The other options are mx.optimizer.Optimizer's;
 create('adam', opts) makes the same.]])
 
   -- ---- RMSProp (MXNet's non-centered form; centered = true is Graves').
-  local RMSProp = setmetatable({}, { __index = Optimizer })
-  RMSProp.__index = RMSProp
+  local RMSProp = subclass()
   function RMSProp:create_state(_, w)
     local o = { dtype = w.dtype, ctx = w.ctx }
     if self.centered then return { mx.nd.zeros(w.shape, o), mx.nd.zeros(w.shape, o), mx.nd.zeros(w.shape, o) } end
@@ -292,8 +301,7 @@ clip_weights] after each update. The other options are
 mx.optimizer.Optimizer's; create('rmsprop', opts) makes the same.]])
 
   -- ---- AdaGrad (no fused op: three pushes).
-  local AdaGrad = setmetatable({}, { __index = Optimizer })
-  AdaGrad.__index = AdaGrad
+  local AdaGrad = subclass()
   function AdaGrad:create_state(_, w)
     return mx.nd.zeros(w.shape, { dtype = w.dtype, ctx = w.ctx })
   end
@@ -319,9 +327,7 @@ operations (there is no fused operator). The other options are
 mx.optimizer.Optimizer's; create('adagrad', opts) makes the same.]])
 
   -- ---- AdamW: Adam with decoupled weight decay (adamw_update).
-  local AdamW = setmetatable({}, { __index = Optimizer })
-  AdamW.__index = AdamW
-  AdamW.create_state = Adam.create_state
+  local AdamW = subclass(Adam.create_state)
   function AdamW:update(index, weight, grad, state)
     local lr, wd, t = self:_lr_wd(index)
     local p = self:_common(1, wd)
@@ -329,12 +335,9 @@ mx.optimizer.Optimizer's; create('adagrad', opts) makes the same.]])
     -- corrections go into the step's own rate.
     p.eta = lr
     p.lr = math.sqrt(1 - self.beta2 ^ t) / (1 - self.beta1 ^ t)
-    p.beta1, p.beta2, p.epsilon, p.out = self.beta1, self.beta2, self.epsilon, weight
-    mx.nd.adamw_update(weight, grad, state[1], state[2], p)
+    adam_step(self, 'adamw_update', weight, grad, state, p)
   end
-  M.AdamW = function(opts)
-    return new(AdamW, opts, { learning_rate = 0.001, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8 })
-  end
+  M.AdamW = function(opts) return new(AdamW, opts, adam_defaults) end
   help.doc(M.AdamW, [[
 mx.optimizer.AdamW{learning_rate = 0.001, beta1 = 0.9, beta2 = 0.999,
   epsilon = 1e-8, wd = 0, ...} -> an optimizer: Adam with decoupled weight
@@ -344,9 +347,7 @@ beta2 ^ t) / (1 - beta1 ^ t) the bias correction; the moments never see the
 decay (PyTorch's AdamW). create('adamw', opts) makes the same.]])
 
   -- ---- Signum and SignSGD (signum_update, signsgd_update).
-  local Signum = setmetatable({}, { __index = Optimizer })
-  Signum.__index = Signum
-  Signum.create_state = SGD.create_state  -- a momentum unless momentum = 0
+  local Signum = subclass(SGD.create_state)  -- a momentum unless momentum = 0
   function Signum:update(index, weight, grad, state)
     local lr, wd = self:_lr_wd(index)
     local p = self:_common(lr, wd)
@@ -367,9 +368,7 @@ the sign of the momentum (signum_update), or of the gradient with momentum
 makes the same.]])
 
   -- ---- Ftrl (ftrl_update).
-  local Ftrl = setmetatable({}, { __index = Optimizer })
-  Ftrl.__index = Ftrl
-  Ftrl.create_state = Adam.create_state  -- two arrays: z and n
+  local Ftrl = subclass(Adam.create_state)  -- two arrays: z and n
   function Ftrl:update(index, weight, grad, state)
     local lr, wd = self:_lr_wd(index)
     local p = self:_common(lr, wd)
@@ -386,9 +385,7 @@ ftrl_update per parameter with its z and n states. create('ftrl', opts)
 makes the same.]])
 
   -- ---- AdaDelta (no fused op in MXNet either: NDArray operations).
-  local AdaDelta = setmetatable({}, { __index = Optimizer })
-  AdaDelta.__index = AdaDelta
-  AdaDelta.create_state = Adam.create_state  -- two arrays: acc_g and acc_delta
+  local AdaDelta = subclass(Adam.create_state)  -- two arrays: acc_g and acc_delta
   function AdaDelta:update(index, weight, grad, state)
     local _, wd = self:_lr_wd(index)
     local acc_g, acc_delta = state[1], state[2]
@@ -412,9 +409,7 @@ learning rate is not used. NDArray operations (MXNet has no fused op
 either). create('adadelta', opts) makes the same.]])
 
   -- ---- LAMB (lamb_update_phase1 and _phase2).
-  local LAMB = setmetatable({}, { __index = Optimizer })
-  LAMB.__index = LAMB
-  LAMB.create_state = Adam.create_state
+  local LAMB = subclass(Adam.create_state)
   function LAMB:update(index, weight, grad, state)
     local lr, wd, t = self:_lr_wd(index)
     local p = self:_common(lr, wd)

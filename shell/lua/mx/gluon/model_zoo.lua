@@ -41,6 +41,28 @@ return function(mx, G)
     return { prefix = opts.prefix, params = opts.params }
   end
 
+  -- A classifier's __init: the block made from opts, then build(f) in its
+  -- scope, f its features (a sequence that opens no scope of its own);
+  -- build also makes self.output.
+  local function init_net(self, opts, build)
+    HybridBlock.__init(self, block_opts(opts))
+    self:name_scope(function()
+      local f = nn.HybridSequential({ prefix = '' })
+      self.features = f
+      build(f)
+    end)
+  end
+
+  -- Every classifier runs its features, then its output.
+  local function classifier_forward(self, _, x) return self.output(self.features(x)) end
+
+  -- A classifier class, exported as V[name].
+  local function classifier(name)
+    local cls = HybridBlock:extend(name, { hybrid_forward = classifier_forward })
+    V[name] = cls
+    return cls
+  end
+
   -- The first 8 hex digits of the SHA-1 of MXNet's published files: its
   -- cache (model_store) names them NAME-HASH.params, so a root filled by
   -- MXNet works as it is.
@@ -97,6 +119,34 @@ return function(mx, G)
     return net
   end
 
+  -- specs[num_layers] for a get_* function `who`; an error at its caller
+  -- lists the counts there are.
+  local function spec_of(specs, num_layers, who, counts)
+    local spec = specs[num_layers]
+    if not spec then
+      error(('%s: invalid number of layers %s (%s)'):format(who, tostring(num_layers), counts), 3)
+    end
+    return spec
+  end
+
+  -- A get_* function of one argument, `who`: cls(arg, opts), with MXNet's
+  -- weights file_of(arg) loaded when opts.pretrained.
+  local function getter(who, cls, file_of)
+    return function(arg, opts)
+      opts = options(opts, who)
+      return finish(cls(arg, opts), file_of(arg), opts)
+    end
+  end
+
+  -- The constructor `who` of a net with no variants: cls(opts), with
+  -- MXNet's weights `file` loaded when opts.pretrained.
+  local function constructor(who, cls, file)
+    return function(opts)
+      opts = options(opts, who)
+      return finish(cls(opts), file, opts)
+    end
+  end
+
   -- ---- blocks the zoo needs beyond nn ------------------------------------------
   -- HybridConcurrent: runs every child on the same input and concatenates
   -- their outputs along `axis` (1-based; -1 the last, as MXNet's default).
@@ -143,103 +193,97 @@ return function(mx, G)
       in_channels = in_channels })
   end
 
-  -- The blocks make their layers in the scope they are made in (a stage),
-  -- as MXNet's do: they open no name scope of their own.
-  local BasicBlockV1 = HybridBlock:extend('BasicBlockV1')
-  function BasicBlockV1:__init(channels, stride, downsample, in_channels, opts)
-    HybridBlock.__init(self, block_opts(opts or {}))
-    in_channels = in_channels or 0
-    self.body = nn.HybridSequential({ prefix = '' })
-    self.body:add(conv3x3(channels, stride, in_channels), nn.BatchNorm(), nn.Activation('relu'),
-      conv3x3(channels, 1, channels), nn.BatchNorm())
-    if downsample then
-      self.downsample = nn.HybridSequential({ prefix = '' })
-      self.downsample:add(nn.Conv2D(channels, 1, { strides = stride, use_bias = false,
-        in_channels = in_channels }), nn.BatchNorm())
-    end
+  -- The shortcut's strided 1x1 projection, in a block that changes the
+  -- stride or the width.
+  local function projection(channels, stride, in_channels)
+    return nn.Conv2D(channels, 1, { strides = stride, use_bias = false,
+      in_channels = in_channels })
   end
-  function BasicBlockV1:hybrid_forward(F, x)
+
+  -- v1 blocks normalise the projection.
+  local function v1_downsample(channels, stride, in_channels)
+    local out = nn.HybridSequential({ prefix = '' })
+    out:add(projection(channels, stride, in_channels), nn.BatchNorm())
+    return out
+  end
+
+  -- A residual block class, exported as V[name]. Its __init(channels,
+  -- stride, downsample, in_channels, opts) runs build(self, channels,
+  -- stride, in_channels) for the layers, then, when downsample, makes the
+  -- shortcut's projection with shortcut(channels, stride, in_channels). The
+  -- blocks make their layers in the scope they are made in (a stage), as
+  -- MXNet's do: they open no name scope of their own.
+  local function residual_block(name, forward, shortcut, build)
+    local cls = HybridBlock:extend(name, { hybrid_forward = forward })
+    function cls:__init(channels, stride, downsample, in_channels, opts)
+      HybridBlock.__init(self, block_opts(opts or {}))
+      in_channels = in_channels or 0
+      build(self, channels, stride, in_channels)
+      if downsample then self.downsample = shortcut(channels, stride, in_channels) end
+    end
+    V[name] = cls
+    return cls
+  end
+
+  local function v1_forward(self, F, x)
     local residual = x
     x = self.body(x)
     if self.downsample then residual = self.downsample(residual) end
     return F.Activation(residual + x, { act_type = 'relu' })
   end
-  V.BasicBlockV1 = BasicBlockV1
+
+  local BasicBlockV1 = residual_block('BasicBlockV1', v1_forward, v1_downsample,
+    function(self, channels, stride, in_channels)
+      self.body = nn.HybridSequential({ prefix = '' })
+      self.body:add(conv3x3(channels, stride, in_channels), nn.BatchNorm(), nn.Activation('relu'),
+        conv3x3(channels, 1, channels), nn.BatchNorm())
+    end)
 
   -- MXNet's v1 bottleneck keeps the biases of its two 1x1 convolutions and
   -- strides in the first of them (torchvision's strides in the 3x3).
-  local BottleneckV1 = HybridBlock:extend('BottleneckV1')
-  function BottleneckV1:__init(channels, stride, downsample, in_channels, opts)
-    HybridBlock.__init(self, block_opts(opts or {}))
-    in_channels = in_channels or 0
-    local mid = floor(channels / 4)
-    self.body = nn.HybridSequential({ prefix = '' })
-    self.body:add(nn.Conv2D(mid, 1, { strides = stride }), nn.BatchNorm(), nn.Activation('relu'),
-      conv3x3(mid, 1, mid), nn.BatchNorm(), nn.Activation('relu'),
-      nn.Conv2D(channels, 1, { strides = 1 }), nn.BatchNorm())
-    if downsample then
-      self.downsample = nn.HybridSequential({ prefix = '' })
-      self.downsample:add(nn.Conv2D(channels, 1, { strides = stride, use_bias = false,
-        in_channels = in_channels }), nn.BatchNorm())
-    end
-  end
-  BottleneckV1.hybrid_forward = BasicBlockV1.hybrid_forward
-  V.BottleneckV1 = BottleneckV1
+  local BottleneckV1 = residual_block('BottleneckV1', v1_forward, v1_downsample,
+    function(self, channels, stride)
+      local mid = floor(channels / 4)
+      self.body = nn.HybridSequential({ prefix = '' })
+      self.body:add(nn.Conv2D(mid, 1, { strides = stride }), nn.BatchNorm(),
+        nn.Activation('relu'), conv3x3(mid, 1, mid), nn.BatchNorm(), nn.Activation('relu'),
+        nn.Conv2D(channels, 1, { strides = 1 }), nn.BatchNorm())
+    end)
 
   -- v2 blocks normalise first; the shortcut projection reads the
-  -- normalised input.
-  local BasicBlockV2 = HybridBlock:extend('BasicBlockV2')
-  function BasicBlockV2:__init(channels, stride, downsample, in_channels, opts)
-    HybridBlock.__init(self, block_opts(opts or {}))
-    in_channels = in_channels or 0
-    self.bn1 = nn.BatchNorm()
-    self.conv1 = conv3x3(channels, stride, in_channels)
-    self.bn2 = nn.BatchNorm()
-    self.conv2 = conv3x3(channels, 1, channels)
-    if downsample then
-      self.downsample = nn.Conv2D(channels, 1, { strides = stride, use_bias = false,
-        in_channels = in_channels })
-    end
-  end
-  function BasicBlockV2:hybrid_forward(F, x)
+  -- normalised input. Their bodies are n (bnK, ReLU, convK) in a row.
+  local function v2_forward(self, F, x, n)
     local residual = x
     x = F.Activation(self.bn1(x), { act_type = 'relu' })
     if self.downsample then residual = self.downsample(x) end
     x = self.conv1(x)
-    x = F.Activation(self.bn2(x), { act_type = 'relu' })
-    x = self.conv2(x)
+    for k = 2, n do
+      x = F.Activation(self['bn' .. k](x), { act_type = 'relu' })
+      x = self['conv' .. k](x)
+    end
     return x + residual
   end
-  V.BasicBlockV2 = BasicBlockV2
 
-  local BottleneckV2 = HybridBlock:extend('BottleneckV2')
-  function BottleneckV2:__init(channels, stride, downsample, in_channels, opts)
-    HybridBlock.__init(self, block_opts(opts or {}))
-    in_channels = in_channels or 0
-    local mid = floor(channels / 4)
-    self.bn1 = nn.BatchNorm()
-    self.conv1 = nn.Conv2D(mid, 1, { strides = 1, use_bias = false })
-    self.bn2 = nn.BatchNorm()
-    self.conv2 = conv3x3(mid, stride, mid)
-    self.bn3 = nn.BatchNorm()
-    self.conv3 = nn.Conv2D(channels, 1, { strides = 1, use_bias = false })
-    if downsample then
-      self.downsample = nn.Conv2D(channels, 1, { strides = stride, use_bias = false,
-        in_channels = in_channels })
-    end
-  end
-  function BottleneckV2:hybrid_forward(F, x)
-    local residual = x
-    x = F.Activation(self.bn1(x), { act_type = 'relu' })
-    if self.downsample then residual = self.downsample(x) end
-    x = self.conv1(x)
-    x = F.Activation(self.bn2(x), { act_type = 'relu' })
-    x = self.conv2(x)
-    x = F.Activation(self.bn3(x), { act_type = 'relu' })
-    x = self.conv3(x)
-    return x + residual
-  end
-  V.BottleneckV2 = BottleneckV2
+  local BasicBlockV2 = residual_block('BasicBlockV2',
+    function(self, F, x) return v2_forward(self, F, x, 2) end, projection,
+    function(self, channels, stride, in_channels)
+      self.bn1 = nn.BatchNorm()
+      self.conv1 = conv3x3(channels, stride, in_channels)
+      self.bn2 = nn.BatchNorm()
+      self.conv2 = conv3x3(channels, 1, channels)
+    end)
+
+  local BottleneckV2 = residual_block('BottleneckV2',
+    function(self, F, x) return v2_forward(self, F, x, 3) end, projection,
+    function(self, channels, stride)
+      local mid = floor(channels / 4)
+      self.bn1 = nn.BatchNorm()
+      self.conv1 = nn.Conv2D(mid, 1, { strides = 1, use_bias = false })
+      self.bn2 = nn.BatchNorm()
+      self.conv2 = conv3x3(mid, stride, mid)
+      self.bn3 = nn.BatchNorm()
+      self.conv3 = nn.Conv2D(channels, 1, { strides = 1, use_bias = false })
+    end)
 
   -- One stage ('stageN_'): the first block changes stride and width, the
   -- rest keep them.
@@ -250,6 +294,16 @@ return function(mx, G)
       for _ = 2, num do stage:add(block(channels, 1, false, channels, { prefix = '' })) end
     end)
     return stage
+  end
+
+  -- The stages after the stem: stage i is layers[i] blocks of width
+  -- channels[i + 1] reading channels[i]; all but the first halve the
+  -- resolution.
+  local function add_resnet_stages(f, block, layers, channels)
+    for i, num in ipairs(layers) do
+      local stride = i == 1 and 1 or 2
+      f:add(resnet_stage(block, num, channels[i + 1], stride, i, channels[i]))
+    end
   end
 
   local function check_resnet_args(cls, block, layers, channels)
@@ -270,47 +324,30 @@ return function(mx, G)
     end
   end
 
-  local ResNetV1 = HybridBlock:extend('ResNetV1')
-  function ResNetV1:__init(block, layers, channels, opts)
-    check_resnet_args('ResNetV1', block, layers, channels)
-    opts = opts or {}
-    HybridBlock.__init(self, block_opts(opts))
-    self:name_scope(function()
-      self.features = nn.HybridSequential({ prefix = '' })
-      resnet_stem(self.features, channels[1], opts.thumbnail)
-      for i, num in ipairs(layers) do
-        local stride = i == 1 and 1 or 2
-        self.features:add(resnet_stage(block, num, channels[i + 1], stride, i, channels[i]))
-      end
-      self.features:add(nn.GlobalAvgPool2D())
-      self.output = nn.Dense(opts.classes or 1000, { in_units = channels[#channels] })
-    end)
+  -- A ResNet class, exported as V[name]: __init(block, layers, channels,
+  -- opts). Its features are the stem, the stages, then the layers tail()
+  -- returns; pre_norm puts a BatchNorm before the stem that normalises the
+  -- raw input with running statistics only (nothing learned).
+  local function resnet_class(name, pre_norm, tail)
+    local cls = classifier(name)
+    function cls:__init(block, layers, channels, opts)
+      check_resnet_args(name, block, layers, channels)
+      opts = opts or {}
+      init_net(self, opts, function(f)
+        if pre_norm then f:add(nn.BatchNorm({ scale = false, center = false })) end
+        resnet_stem(f, channels[1], opts.thumbnail)
+        add_resnet_stages(f, block, layers, channels)
+        f:add(tail())
+        self.output = nn.Dense(opts.classes or 1000, { in_units = channels[#channels] })
+      end)
+    end
+    return cls
   end
-  function ResNetV1:hybrid_forward(_, x) return self.output(self.features(x)) end
-  V.ResNetV1 = ResNetV1
 
-  local ResNetV2 = HybridBlock:extend('ResNetV2')
-  function ResNetV2:__init(block, layers, channels, opts)
-    check_resnet_args('ResNetV2', block, layers, channels)
-    opts = opts or {}
-    HybridBlock.__init(self, block_opts(opts))
-    self:name_scope(function()
-      self.features = nn.HybridSequential({ prefix = '' })
-      -- Normalises the raw input with running statistics only (nothing learned).
-      self.features:add(nn.BatchNorm({ scale = false, center = false }))
-      resnet_stem(self.features, channels[1], opts.thumbnail)
-      local in_channels = channels[1]
-      for i, num in ipairs(layers) do
-        local stride = i == 1 and 1 or 2
-        self.features:add(resnet_stage(block, num, channels[i + 1], stride, i, in_channels))
-        in_channels = channels[i + 1]
-      end
-      self.features:add(nn.BatchNorm(), nn.Activation('relu'), nn.GlobalAvgPool2D(), nn.Flatten())
-      self.output = nn.Dense(opts.classes or 1000, { in_units = in_channels })
-    end)
-  end
-  ResNetV2.hybrid_forward = ResNetV1.hybrid_forward
-  V.ResNetV2 = ResNetV2
+  local ResNetV1 = resnet_class('ResNetV1', false, function() return nn.GlobalAvgPool2D() end)
+  local ResNetV2 = resnet_class('ResNetV2', true, function()
+    return nn.BatchNorm(), nn.Activation('relu'), nn.GlobalAvgPool2D(), nn.Flatten()
+  end)
 
   local resnet_spec = {
     [18] = { 'basic', { 2, 2, 2, 2 }, { 64, 64, 128, 256, 512 } },
@@ -326,11 +363,7 @@ return function(mx, G)
 
   function V.get_resnet(version, num_layers, opts)
     opts = options(opts, 'get_resnet')
-    local spec = resnet_spec[num_layers]
-    if not spec then
-      error(('get_resnet: invalid number of layers %s (18, 34, 50, 101 or 152)'):format(
-        tostring(num_layers)), 2)
-    end
+    local spec = spec_of(resnet_spec, num_layers, 'get_resnet', '18, 34, 50, 101 or 152')
     local kind = resnet_classes[version]
     if not kind then
       error(('get_resnet: invalid version %s (1 or 2)'):format(tostring(version)), 2)
@@ -361,15 +394,13 @@ pretrained = true loads root/%s.params.]]):format(name, n, version,
   end
 
   -- ---- VGG ---------------------------------------------------------------------
-  local VGG = HybridBlock:extend('VGG')
+  local VGG = classifier('VGG')
   function VGG:__init(layers, filters, opts)
     if type(layers) ~= 'table' or type(filters) ~= 'table' or #layers ~= #filters then
       error('VGG: layers and filters must be lists of the same length', 2)
     end
     opts = opts or {}
-    HybridBlock.__init(self, block_opts(opts))
-    self:name_scope(function()
-      local f = nn.HybridSequential({ prefix = '' })
+    init_net(self, opts, function(f)
       for i, num in ipairs(layers) do
         for _ = 1, num do
           -- He-style gaussian initialisation, as MXNet's VGG sets it.
@@ -381,7 +412,6 @@ pretrained = true loads root/%s.params.]]):format(name, n, version,
         end
         f:add(nn.MaxPool2D(2, { strides = 2 }))
       end
-      self.features = f
       for _ = 1, 2 do
         f:add(nn.Dense(4096, { activation = 'relu', weight_initializer = 'normal',
           bias_initializer = 'zeros' }), nn.Dropout(0.5))
@@ -390,8 +420,6 @@ pretrained = true loads root/%s.params.]]):format(name, n, version,
         bias_initializer = 'zeros' })
     end)
   end
-  VGG.hybrid_forward = ResNetV1.hybrid_forward
-  V.VGG = VGG
 
   local vgg_spec = {
     [11] = { 1, 1, 2, 2, 2 }, [13] = { 2, 2, 2, 2, 2 },
@@ -401,11 +429,7 @@ pretrained = true loads root/%s.params.]]):format(name, n, version,
 
   function V.get_vgg(num_layers, opts)
     opts = options(opts, 'get_vgg')
-    local layers = vgg_spec[num_layers]
-    if not layers then
-      error(('get_vgg: invalid number of layers %s (11, 13, 16 or 19)'):format(
-        tostring(num_layers)), 2)
-    end
+    local layers = spec_of(vgg_spec, num_layers, 'get_vgg', '11, 13, 16 or 19')
     local net = VGG(layers, vgg_filters, opts)
     return finish(net, ('vgg%d%s'):format(num_layers, opts.batch_norm and '_bn' or ''), opts)
   end
@@ -432,13 +456,10 @@ root/%s.params.]]):format(name, n, bn and ' with batch normalisation' or '', nam
   end
 
   -- ---- AlexNet -----------------------------------------------------------------
-  local AlexNet = HybridBlock:extend('AlexNet')
+  local AlexNet = classifier('AlexNet')
   function AlexNet:__init(opts)
     opts = opts or {}
-    HybridBlock.__init(self, block_opts(opts))
-    self:name_scope(function()
-      local f = nn.HybridSequential({ prefix = '' })
-      self.features = f
+    init_net(self, opts, function(f)
       f:add(nn.Conv2D(64, 11, { strides = 4, padding = 2, activation = 'relu' }),
         nn.MaxPool2D(3, { strides = 2 }),
         nn.Conv2D(192, 5, { padding = 2, activation = 'relu' }),
@@ -453,13 +474,8 @@ root/%s.params.]]):format(name, n, bn and ' with batch normalisation' or '', nam
       self.output = nn.Dense(opts.classes or 1000)
     end)
   end
-  AlexNet.hybrid_forward = ResNetV1.hybrid_forward
-  V.AlexNet = AlexNet
 
-  function V.alexnet(opts)
-    opts = options(opts, 'alexnet')
-    return finish(AlexNet(opts), 'alexnet', opts)
-  end
+  V.alexnet = constructor('alexnet', AlexNet, 'alexnet')
   help.doc(V.alexnet, [[
 alexnet{classes = 1000, pretrained = false, root = '~/.mxnet/models', ctx =
 mx.cpu()} -> AlexNet as in Krizhevsky's 'One weird trick' (64, 192, 384,
@@ -495,14 +511,11 @@ pretrained = true loads root/alexnet.params.]])
     return out
   end
 
-  local DenseNet = HybridBlock:extend('DenseNet')
+  local DenseNet = classifier('DenseNet')
   function DenseNet:__init(num_init_features, growth_rate, block_config, opts)
     opts = opts or {}
-    HybridBlock.__init(self, block_opts(opts))
     local bn_size, dropout = opts.bn_size or 4, opts.dropout or 0
-    self:name_scope(function()
-      local f = nn.HybridSequential({ prefix = '' })
-      self.features = f
+    init_net(self, opts, function(f)
       f:add(nn.Conv2D(num_init_features, 7, { strides = 2, padding = 3, use_bias = false }),
         nn.BatchNorm(), nn.Activation('relu'), nn.MaxPool2D(3, { strides = 2, padding = 1 }))
       local features = num_init_features
@@ -519,8 +532,6 @@ pretrained = true loads root/alexnet.params.]])
       self.output = nn.Dense(opts.classes or 1000)
     end)
   end
-  DenseNet.hybrid_forward = ResNetV1.hybrid_forward
-  V.DenseNet = DenseNet
 
   local densenet_spec = {
     [121] = { 64, 32, { 6, 12, 24, 16 } }, [161] = { 96, 48, { 6, 12, 36, 24 } },
@@ -529,11 +540,7 @@ pretrained = true loads root/alexnet.params.]])
 
   function V.get_densenet(num_layers, opts)
     opts = options(opts, 'get_densenet')
-    local spec = densenet_spec[num_layers]
-    if not spec then
-      error(('get_densenet: invalid number of layers %s (121, 161, 169 or 201)'):format(
-        tostring(num_layers)), 2)
-    end
+    local spec = spec_of(densenet_spec, num_layers, 'get_densenet', '121, 161, 169 or 201')
     local net = DenseNet(spec[1], spec[2], spec[3], opts)
     return finish(net, ('densenet%d'):format(num_layers), opts)
   end
@@ -571,42 +578,32 @@ root/%s.params.]]):format(name, n, name))
     return out
   end
 
-  local SqueezeNet = HybridBlock:extend('SqueezeNet')
+  -- Each version's features: its first convolution {channels, kernel}
+  -- (stride 2, then a pool), then fire modules {squeeze, expand1x1,
+  -- expand3x3} and pools. 1.1 pools earlier: about 2.4x less computation,
+  -- same accuracy.
+  local squeezenet_spec = {
+    ['1.0'] = { { 96, 7 }, { 16, 64, 64 }, { 16, 64, 64 }, { 32, 128, 128 }, 'pool',
+      { 32, 128, 128 }, { 48, 192, 192 }, { 48, 192, 192 }, { 64, 256, 256 }, 'pool',
+      { 64, 256, 256 } },
+    ['1.1'] = { { 64, 3 }, { 16, 64, 64 }, { 16, 64, 64 }, 'pool', { 32, 128, 128 },
+      { 32, 128, 128 }, 'pool', { 48, 192, 192 }, { 48, 192, 192 }, { 64, 256, 256 },
+      { 64, 256, 256 } },
+  }
+
+  local SqueezeNet = classifier('SqueezeNet')
   function SqueezeNet:__init(version, opts)
-    if version ~= '1.0' and version ~= '1.1' then
+    local spec = squeezenet_spec[version]
+    if not spec then
       error(("SqueezeNet: unsupported version %s ('1.0' or '1.1')"):format(tostring(version)), 2)
     end
     opts = opts or {}
-    HybridBlock.__init(self, block_opts(opts))
-    self:name_scope(function()
-      local f = nn.HybridSequential({ prefix = '' })
-      self.features = f
+    init_net(self, opts, function(f)
       local function pool() return nn.MaxPool2D(3, { strides = 2, ceil_mode = true }) end
-      if version == '1.0' then
-        f:add(nn.Conv2D(96, 7, { strides = 2 }), nn.Activation('relu'), pool())
-        f:add(fire(16, 64, 64))
-        f:add(fire(16, 64, 64))
-        f:add(fire(32, 128, 128))
-        f:add(pool())
-        f:add(fire(32, 128, 128))
-        f:add(fire(48, 192, 192))
-        f:add(fire(48, 192, 192))
-        f:add(fire(64, 256, 256))
-        f:add(pool())
-        f:add(fire(64, 256, 256))
-      else
-        -- 1.1 pools earlier: about 2.4x less computation, same accuracy.
-        f:add(nn.Conv2D(64, 3, { strides = 2 }), nn.Activation('relu'), pool())
-        f:add(fire(16, 64, 64))
-        f:add(fire(16, 64, 64))
-        f:add(pool())
-        f:add(fire(32, 128, 128))
-        f:add(fire(32, 128, 128))
-        f:add(pool())
-        f:add(fire(48, 192, 192))
-        f:add(fire(48, 192, 192))
-        f:add(fire(64, 256, 256))
-        f:add(fire(64, 256, 256))
+      f:add(nn.Conv2D(spec[1][1], spec[1][2], { strides = 2 }), nn.Activation('relu'), pool())
+      for i = 2, #spec do
+        local l = spec[i]
+        f:add(l == 'pool' and pool() or fire(l[1], l[2], l[3]))
       end
       f:add(nn.Dropout(0.5))
       -- The classifier is a 1x1 convolution averaged over the 13x13 map.
@@ -615,14 +612,9 @@ root/%s.params.]]):format(name, n, name))
         nn.Flatten())
     end)
   end
-  SqueezeNet.hybrid_forward = ResNetV1.hybrid_forward
-  V.SqueezeNet = SqueezeNet
 
-  function V.get_squeezenet(version, opts)
-    opts = options(opts, 'get_squeezenet')
-    local net = SqueezeNet(version, opts)
-    return finish(net, 'squeezenet' .. version, opts)
-  end
+  V.get_squeezenet = getter('get_squeezenet', SqueezeNet,
+    function(version) return 'squeezenet' .. version end)
   help.doc(V.get_squeezenet, [[
 get_squeezenet(version, {classes = 1000, pretrained = false, root =
 '~/.mxnet/models', ctx = mx.cpu()}) -> SqueezeNet '1.0' (Iandola et al.) or
@@ -677,15 +669,12 @@ loads root/squeezenet1.1.params.]])
     end
   end
 
-  local MobileNet = HybridBlock:extend('MobileNet')
+  local MobileNet = classifier('MobileNet')
   function MobileNet:__init(multiplier, opts)
     multiplier = multiplier or 1
     check_multiplier('MobileNet', multiplier)
     opts = opts or {}
-    HybridBlock.__init(self, block_opts(opts))
-    self:name_scope(function()
-      local f = nn.HybridSequential({ prefix = '' })
-      self.features = f
+    init_net(self, opts, function(f)
       add_conv(f, { channels = floor(32 * multiplier), kernel = 3, pad = 1, stride = 2 })
       local dw = scaled(repeated(32, 1, 64, 1, 128, 2, 256, 2, 512, 6, 1024, 1), multiplier)
       local channels = scaled(repeated(64, 1, 128, 2, 256, 2, 512, 6, 1024, 2), multiplier)
@@ -695,8 +684,6 @@ loads root/squeezenet1.1.params.]])
       self.output = nn.Dense(opts.classes or 1000)
     end)
   end
-  MobileNet.hybrid_forward = ResNetV1.hybrid_forward
-  V.MobileNet = MobileNet
 
   -- An inverted residual: 1x1 expansion by t, depthwise 3x3, linear 1x1
   -- projection; the input is added back when the shapes agree.
@@ -720,7 +707,7 @@ loads root/squeezenet1.1.params.]])
   end
   V.LinearBottleneck = LinearBottleneck
 
-  local MobileNetV2 = HybridBlock:extend('MobileNetV2')
+  local MobileNetV2 = classifier('MobileNetV2')
   function MobileNetV2:__init(multiplier, opts)
     multiplier = multiplier or 1
     check_multiplier('MobileNetV2', multiplier)
@@ -751,8 +738,6 @@ loads root/squeezenet1.1.params.]])
       end)
     end)
   end
-  MobileNetV2.hybrid_forward = ResNetV1.hybrid_forward
-  V.MobileNetV2 = MobileNetV2
 
   -- MXNet's file names: two decimals, '1.00' and '0.50' shortened.
   local function multiplier_name(m)
@@ -761,21 +746,15 @@ loads root/squeezenet1.1.params.]])
     return s
   end
 
-  function V.get_mobilenet(multiplier, opts)
-    opts = options(opts, 'get_mobilenet')
-    local net = MobileNet(multiplier, opts)
-    return finish(net, 'mobilenet' .. multiplier_name(multiplier), opts)
-  end
+  V.get_mobilenet = getter('get_mobilenet', MobileNet,
+    function(m) return 'mobilenet' .. multiplier_name(m) end)
   help.doc(V.get_mobilenet, [[
 get_mobilenet(multiplier, {classes = 1000, pretrained = false, root =
 '~/.mxnet/models', ctx = mx.cpu()}) -> MobileNet v1 (Howard et al.) with
 every width scaled by multiplier (1.0, 0.75, 0.5, 0.25 have MXNet weights).]])
 
-  function V.get_mobilenet_v2(multiplier, opts)
-    opts = options(opts, 'get_mobilenet_v2')
-    local net = MobileNetV2(multiplier, opts)
-    return finish(net, 'mobilenetv2_' .. multiplier_name(multiplier), opts)
-  end
+  V.get_mobilenet_v2 = getter('get_mobilenet_v2', MobileNetV2,
+    function(m) return 'mobilenetv2_' .. multiplier_name(m) end)
   help.doc(V.get_mobilenet_v2, [[
 get_mobilenet_v2(multiplier, {classes = 1000, pretrained = false, root =
 '~/.mxnet/models', ctx = mx.cpu()}) -> MobileNet v2 (Sandler et al.,
@@ -892,13 +871,10 @@ pretrained = true loads root/mobilenetv2_%s.params.]]):format(v2, m[1], multipli
     end)
   end
 
-  local Inception3 = HybridBlock:extend('Inception3')
+  local Inception3 = classifier('Inception3')
   function Inception3:__init(opts)
     opts = opts or {}
-    HybridBlock.__init(self, block_opts(opts))
-    self:name_scope(function()
-      local f = nn.HybridSequential({ prefix = '' })
-      self.features = f
+    init_net(self, opts, function(f)
       f:add(basic_conv(32, 3, 2))
       f:add(basic_conv(32, 3))
       f:add(basic_conv(64, 3, nil, 1))
@@ -922,13 +898,8 @@ pretrained = true loads root/mobilenetv2_%s.params.]]):format(v2, m[1], multipli
       self.output = nn.Dense(opts.classes or 1000)
     end)
   end
-  Inception3.hybrid_forward = ResNetV1.hybrid_forward
-  V.Inception3 = Inception3
 
-  function V.inception_v3(opts)
-    opts = options(opts, 'inception_v3')
-    return finish(Inception3(opts), 'inceptionv3', opts)
-  end
+  V.inception_v3 = constructor('inception_v3', Inception3, 'inceptionv3')
   help.doc(V.inception_v3, [[
 inception_v3{classes = 1000, pretrained = false, root = '~/.mxnet/models',
 ctx = mx.cpu()} -> Inception v3 (Szegedy et al., 'Rethinking the Inception

@@ -8,6 +8,8 @@
 -- is stale once it moves.
 local class = require 'tessera.class'
 
+local unpack = unpack or table.unpack
+
 return function(mx)
   local M = {}
 
@@ -27,6 +29,16 @@ return function(mx)
     local c = {}
     for i, v in ipairs(t) do c[i] = v end
     return c
+  end
+
+  -- f(a, b, ...) or f{a =, b =, ...}: a plain first argument (a table with
+  -- no metatable, so no initializer or context) holds them all by name;
+  -- `names` are their positions.
+  local function args_or_table(names, first, ...)
+    if type(first) ~= 'table' or getmetatable(first) ~= nil then return first, ... end
+    local args = {}
+    for i, name in ipairs(names) do args[i] = first[name] end
+    return unpack(args, 1, #names)
   end
 
   local function ctx_list(ctx)
@@ -140,11 +152,9 @@ return function(mx)
   end
 
   -- p:initialize(init, ctx, default_init, force_reinit) or p:initialize{...}.
-  function Parameter:initialize(init, ctx, default_init, force_reinit)
-    if type(init) == 'table' and getmetatable(init) == nil then
-      local o = init
-      init, ctx, default_init, force_reinit = o.init, o.ctx, o.default_init, o.force_reinit
-    end
+  function Parameter:initialize(...)
+    local init, ctx, default_init, force_reinit =
+      args_or_table({ 'init', 'ctx', 'default_init', 'force_reinit' }, ...)
     if self._data and not force_reinit then
       io.stderr:write(("warning: Parameter '%s' is already initialized, ignoring; "
         .. 'set force_reinit = true to re-initialize\n'):format(self.name))
@@ -358,17 +368,24 @@ return function(mx)
     return p
   end
 
+  -- The parameter prefix..name, its full name, and whether it was there
+  -- already (here or in the shared dictionary); when not, it is made by
+  -- make(full, arg) and added.
+  local function find_or_make(self, name, make, arg)
+    local full = self.prefix .. name
+    local p = lookup(self, full)
+    if p then return p, full, true end
+    p = make(full, arg)
+    self:_add(p)
+    return p, full, false
+  end
+
   -- The parameter prefix..name, made with opts when there is none yet (a
   -- shared dictionary is searched first); an existing one must agree with
   -- the shape and dtype asked for.
   function ParameterDict:get(name, opts)
-    local full = self.prefix .. name
-    local p = lookup(self, full)
-    if not p then
-      p = Parameter(full, opts)
-      self:_add(p)
-      return p
-    end
+    local p, full, found = find_or_make(self, name, Parameter, opts)
+    if not found then return p end
     opts = opts or {}
     if opts.shape and p.shape then
       local s, q = opts.shape, p.shape
@@ -392,14 +409,15 @@ return function(mx)
     return p
   end
 
+  -- get_constant's maker: a new constant needs its value. The error names
+  -- get_constant's caller (three levels up, through find_or_make).
+  local function new_constant(full, value)
+    if value == nil then error(("get_constant: no constant '%s' and no value given"):format(full), 4) end
+    return M.Constant(full, value)
+  end
+
   function ParameterDict:get_constant(name, value)
-    local full = self.prefix .. name
-    local p = lookup(self, full)
-    if p then return p end
-    if value == nil then error(("get_constant: no constant '%s' and no value given"):format(full), 2) end
-    p = M.Constant(full, value)
-    self:_add(p)
-    return p
+    return (find_or_make(self, name, new_constant, value))
   end
 
   function ParameterDict:update(other)
@@ -451,11 +469,10 @@ return function(mx)
     return out
   end
 
-  function ParameterDict:initialize(init, ctx, verbose, force_reinit)
-    if type(init) == 'table' and getmetatable(init) == nil then
-      local o = init
-      init, ctx, verbose, force_reinit = o.init, o.ctx, o.verbose, o.force_reinit
-    end
+  -- pd:initialize(init, ctx, verbose, force_reinit) or pd:initialize{...}.
+  function ParameterDict:initialize(...)
+    local init, ctx, verbose, force_reinit =
+      args_or_table({ 'init', 'ctx', 'verbose', 'force_reinit' }, ...)
     init = make_init(init) or mx.init.Uniform()
     for _, p in ipairs(self:values()) do
       if verbose then io.write('initializing ', p.name, '\n') end

@@ -95,14 +95,34 @@ return function(mx, G, rnn)
   end
 
   -- The inputs as a list of steps: a list already, or one array split along
-  -- the time axis of `layout`.
+  -- the time axis of `layout`. Called by unroll_start, so a length mismatch
+  -- is reported at unroll's caller.
   local function steps_of(length, inputs, layout)
     local axis = layout:find('T')
     if is_array(inputs) then return split_steps(inputs, length, axis), axis end
     if #inputs ~= length then
-      error(('unroll: %d inputs given for length %d'):format(#inputs, length), 3)
+      error(('unroll: %d inputs given for length %d'):format(#inputs, length), 4)
     end
     return inputs, axis
+  end
+
+  -- What every unroll begins with: its options, the cells' per-sequence
+  -- state cleared, and the inputs as steps with their time axis, F (the
+  -- namespace they run in) and layout.
+  local function unroll_start(self, length, inputs, opts)
+    opts = opts or {}
+    self:reset()
+    local layout = opts.layout or 'NTC'
+    local steps, axis = steps_of(length, inputs, layout)
+    return opts, steps, axis, F_of(steps[1]), layout
+  end
+
+  -- merge_outputs as unroll reads it: when not given, whether the inputs
+  -- came as one array.
+  local function merge_of(opts, inputs)
+    local merge = opts.merge_outputs
+    if merge == nil then merge = is_array(inputs) end
+    return merge
   end
 
   local function batch_of(step)
@@ -114,11 +134,8 @@ return function(mx, G, rnn)
   -- of steps, or one array stacked on the time axis when merge_outputs (or
   -- when inputs was one array and merge_outputs is not false).
   function RecurrentCell:unroll(length, inputs, opts)
-    opts = opts or {}
-    self:reset()
-    local layout = opts.layout or 'NTC'
-    local steps, axis = steps_of(length, inputs, layout)
-    local F = F_of(steps[1])
+    local steps, axis, F
+    opts, steps, axis, F = unroll_start(self, length, inputs, opts)
     local states = opts.begin_state
     if not states then
       states = self:begin_state(batch_of(steps[1]), { func = F == mx.sym and mx.sym.zeros or nil,
@@ -142,8 +159,7 @@ return function(mx, G, rnn)
       end
       states = last
     end
-    local merge = opts.merge_outputs
-    if merge == nil then merge = is_array(inputs) end
+    local merge = merge_of(opts, inputs)
     if valid or merge then
       local stacked = F.stack(outputs, { axis = axis })
       if valid then
@@ -243,19 +259,22 @@ dtype =}), reset() and unroll(length, inputs, {begin_state =, layout =
 'NTC', merge_outputs =, valid_length =}).]])
 
   -- ---- containers and modifiers --------------------------------------------
-  local SequentialRNNCell = RecurrentCell:extend('SequentialRNNCell')
-  function SequentialRNNCell:__init(opts) RecurrentCell.__init(self, opts) end
-  function SequentialRNNCell:add(cell)
-    self:register_child(cell)
-    return self
-  end
-  function SequentialRNNCell:state_info(batch_size)
+  -- A container's states: its children's, in order.
+  local function children_state_info(self, batch_size)
     local info = {}
     for _, c in ipairs(self._children) do
       for _, s in ipairs(c.block:state_info(batch_size)) do info[#info + 1] = s end
     end
     return info
   end
+
+  local SequentialRNNCell = RecurrentCell:extend('SequentialRNNCell')
+  function SequentialRNNCell:__init(opts) RecurrentCell.__init(self, opts) end
+  function SequentialRNNCell:add(cell)
+    self:register_child(cell)
+    return self
+  end
+  SequentialRNNCell.state_info = children_state_info
   function SequentialRNNCell:forward(x, states)
     local out, pos = {}, 1
     for _, c in ipairs(self._children) do
@@ -364,22 +383,13 @@ dtype =}), reset() and unroll(length, inputs, {begin_state =, layout =
     self:register_child(l_cell, 'l_cell')
     self:register_child(r_cell, 'r_cell')
   end
-  function BidirectionalCell:state_info(batch_size)
-    local info = {}
-    for _, c in ipairs(self._children) do
-      for _, s in ipairs(c.block:state_info(batch_size)) do info[#info + 1] = s end
-    end
-    return info
-  end
+  BidirectionalCell.state_info = children_state_info
   function BidirectionalCell:forward()
     error(self.name .. ': a BidirectionalCell cannot be stepped; use unroll', 2)
   end
   function BidirectionalCell:unroll(length, inputs, opts)
-    opts = opts or {}
-    self:reset()
-    local layout = opts.layout or 'NTC'
-    local steps, axis = steps_of(length, inputs, layout)
-    local F = F_of(steps[1])
+    local steps, axis, F, layout
+    opts, steps, axis, F, layout = unroll_start(self, length, inputs, opts)
     local l_cell, r_cell = self._children[1].block, self._children[2].block
     local nl = #l_cell:state_info(0)
     local begin = opts.begin_state
@@ -406,9 +416,7 @@ dtype =}), reset() and unroll(length, inputs, {begin_state =, layout =
     local states = {}
     for _, s in ipairs(l_states) do states[#states + 1] = s end
     for _, s in ipairs(r_states) do states[#states + 1] = s end
-    local merge = opts.merge_outputs
-    if merge == nil then merge = is_array(inputs) end
-    if merge then return F.stack(outputs, { axis = axis }), states end
+    if merge_of(opts, inputs) then return F.stack(outputs, { axis = axis }), states end
     return outputs, states
   end
   rnn.BidirectionalCell = BidirectionalCell
