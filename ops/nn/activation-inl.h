@@ -152,25 +152,6 @@ struct softsign {
   }
 };
 
-// out[i] (req)= V::Value(i, p...) for i in [0, n): on the CPU the vectorised,
-// threaded loop of the tensor unary ops (CpuMap), on the device a Kernel.
-template <int req, typename V>
-struct value_kernel {
-  template <typename T, typename... P>
-  TS_XINLINE static void Map(int64_t i, T* out, P... p) {
-    AssignReq<req>(out[i], V::Value(i, p...));
-  }
-};
-
-template <typename xpu, int req, typename V, typename T, typename... P>
-void MapValues(const RunContext& rctx, T* out, int64_t n, P... p) {
-  if constexpr (std::is_same_v<xpu, cpu>) {
-    CpuMap<req>(rctx, out, n, [=](int64_t i) { return V::Value(i, p...); });
-  } else {
-    Kernel<value_kernel<req, V>, xpu>::Launch(rctx, n, out, p...);
-  }
-}
-
 template <typename F>
 struct forward {
   template <typename T>
@@ -400,10 +381,8 @@ void ActForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<
                 const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
   act::SwitchActFloat(attrs, out[0].dtype(), "Activation", [&](auto f, auto tag) {
     using T = typename decltype(tag)::type;
-    SwitchReq(req[0], [&](auto r) {
-      act::MapValues<xpu, r.value, act::forward<decltype(f)>>(ctx.run_ctx, out[0].dptr<T>(),
-                                                              out[0].Size(), in[0].dptr<T>());
-    });
+    SameShapeMap<xpu, act::forward<decltype(f)>>(ctx.run_ctx, req[0], out[0].dptr<T>(),
+                                                 out[0].Size(), in[0].dptr<T>());
   });
 }
 
@@ -415,10 +394,8 @@ void ActBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vector
     using T = typename decltype(tag)::type;
     const T* y = in[1].dptr<T>();
     const T* x = in.size() > 2 ? in[2].dptr<T>() : y;
-    SwitchReq(req[0], [&](auto r) {
-      act::MapValues<xpu, r.value, act::backward<decltype(f)>>(
-          ctx.run_ctx, out[0].dptr<T>(), out[0].Size(), in[0].dptr<T>(), y, x);
-    });
+    SameShapeMap<xpu, act::backward<decltype(f)>>(ctx.run_ctx, req[0], out[0].dptr<T>(),
+                                                  out[0].Size(), in[0].dptr<T>(), y, x);
   });
 }
 
@@ -439,19 +416,19 @@ void LeakyForward(const NodeAttrs& attrs, const OpContext& ctx, const std::vecto
               ctx.is_train, p.lower_bound, p.upper_bound, req[0]);
           return;
         }
-        SwitchReq(req[0], [&](auto r) {
-          if (p.act_type == kLeakyPrelu) {
-            const PreluGeom g = MakePreluGeom(in[0].shape(), in[1].shape());
+        if (p.act_type == kLeakyPrelu) {
+          const PreluGeom g = MakePreluGeom(in[0].shape(), in[1].shape());
+          SwitchReq(req[0], [&](auto r) {
             Kernel<act::prelu_forward<r.value>, xpu>::Launch(ctx.run_ctx, n, out[0].dptr<T>(),
                                                              in[0].dptr<T>(), in[1].dptr<T>(),
                                                              g.inner, g.channels);
-            return;
-          }
-          act::SwitchLeaky(p.act_type, [&](auto f) {
-            act::MapValues<xpu, r.value, act::leaky_forward<decltype(f)>>(
-                ctx.run_ctx, out[0].dptr<T>(), n, in[0].dptr<T>(),
-                static_cast<AccType<T>>(p.slope));
           });
+          return;
+        }
+        act::SwitchLeaky(p.act_type, [&](auto f) {
+          SameShapeMap<xpu, act::leaky_forward<decltype(f)>>(ctx.run_ctx, req[0], out[0].dptr<T>(),
+                                                             n, in[0].dptr<T>(),
+                                                             static_cast<AccType<T>>(p.slope));
         });
       },
       "LeakyReLU");
@@ -479,18 +456,15 @@ void LeakyBackward(const NodeAttrs& attrs, const OpContext& ctx, const std::vect
                                      out[1].dptr<T>(), req[1] == kAddTo);
           return;
         }
-        SwitchReq(req[0], [&](auto r) {
-          if (p.act_type == kLeakyRrelu) {
-            act::MapValues<xpu, r.value, act::rrelu_backward>(ctx.run_ctx, out[0].dptr<T>(), n,
-                                                              in[0].dptr<T>(), in[1].dptr<T>(),
-                                                              in[2].dptr<T>());
-            return;
-          }
-          act::SwitchLeaky(p.act_type, [&](auto f) {
-            act::MapValues<xpu, r.value, act::leaky_backward<decltype(f)>>(
-                ctx.run_ctx, out[0].dptr<T>(), n, in[0].dptr<T>(), in[1].dptr<T>(),
-                static_cast<AccType<T>>(p.slope));
-          });
+        if (p.act_type == kLeakyRrelu) {
+          SameShapeMap<xpu, act::rrelu_backward>(ctx.run_ctx, req[0], out[0].dptr<T>(), n,
+                                                 in[0].dptr<T>(), in[1].dptr<T>(), in[2].dptr<T>());
+          return;
+        }
+        act::SwitchLeaky(p.act_type, [&](auto f) {
+          SameShapeMap<xpu, act::leaky_backward<decltype(f)>>(ctx.run_ctx, req[0], out[0].dptr<T>(),
+                                                              n, in[0].dptr<T>(), in[1].dptr<T>(),
+                                                              static_cast<AccType<T>>(p.slope));
         });
       },
       "_backward_LeakyReLU");
