@@ -296,12 +296,13 @@ void Backward(const std::vector<NDArray>& heads, const std::vector<NDArray>& hea
   // array that backward alone made and holds is given to the op (written in
   // place where the op allows, as the executor's memory plan does), then let
   // go, so backward's memory stays near its live set. The gradients asked
-  // for are read at the end and never given up.
+  // for are read once more at the end (the same entry once per request),
+  // after every op, so no op's read is their last and they are never given up.
   EntryReads reads_left;
   graph::DFSVisit(grads, [&](const NodePtr& n) {
     for (const NodeEntry& e : n->inputs) ++reads_left[{e.node.get(), e.index}];
   });
-  for (const NodeEntry& g : grads) reads_left[{g.node.get(), g.index}] += 1 << 30;
+  for (const NodeEntry& g : grads) ++reads_left[{g.node.get(), g.index}];
   std::set<const Node*> owned;  // nodes whose outputs backward made with Invoke
 
   static const auto& on_caller = op::Op::GetAttr<FInvokeOnCaller>("FInvokeOnCaller");
