@@ -114,11 +114,21 @@ end)
 
 -- NVRTC, where the CUDA toolkit is: the translations must compile as
 -- device code (no GPU needed to compile).
+-- The library stays mapped for the life of the process, as the runtime's own
+-- NVRTC binding does: unloading it when the Lua state closes would drop the
+-- pool that NVRTC's built-in C++ runtime allocates at load, which a leak
+-- checker then reports against an unloaded module.
+ffi.cdef [[ void *dlopen(const char *file, int mode); ]]
+local RTLD_NOW, RTLD_NODELETE = 0x2, 0x1000  -- glibc's values
+
 local function load_nvrtc()
   local root = os.getenv('CUDA_HOME') or os.getenv('CUDA_PATH') or '/usr/local/cuda'
   for _, path in ipairs({root .. '/lib64/libnvrtc.so', 'libnvrtc.so'}) do
     local ok, lib = pcall(ffi.load, path)
-    if ok then return lib end
+    if ok then
+      ffi.C.dlopen(path, bit.bor(RTLD_NOW, RTLD_NODELETE))
+      return lib
+    end
   end
 end
 
