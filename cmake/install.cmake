@@ -15,7 +15,15 @@ if(TARGET tessera_omp_wait_policy)
   install(TARGETS tessera_omp_wait_policy LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
           COMPONENT Runtime)
 endif()
-set_target_properties(tessera PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
+# The installed binaries find the project's libraries beside them; the build
+# tree's carry the same $ORIGIN paths (the shell sits beside libtessera.so and
+# the OpenMP policy library there). Built with their install RPATH, nothing is
+# rewritten at install, so CMake adds no padding to the build RPATH: its
+# padding is an empty entry, which the loader reads as the current directory
+# (a `libgomp.so.1` in the folder a user runs build/tessera from was loaded).
+set_target_properties(tessera PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}:$ORIGIN"
+                                         BUILD_WITH_INSTALL_RPATH ON)
+set_target_properties(tessera_runtime PROPERTIES INSTALL_RPATH "$ORIGIN" BUILD_WITH_INSTALL_RPATH ON)
 
 # The closure of what op_plugin.h, op.h, simple_op.h and the attribute types
 # include, by folder, so a header added to one of them is installed without

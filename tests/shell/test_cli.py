@@ -149,6 +149,20 @@ class CommandLine(unittest.TestCase):
         for i, (u, v) in enumerate(zip(a, b)):
             self.assertAlmostEqual(u, v, delta=2e-4, msg=f"value {i}")
 
+    def test_libraries_are_not_looked_up_in_the_current_folder(self):
+        # A file named like a library the shell needs, in the folder it is run
+        # from, is neither loaded nor an error (no empty RUNPATH entry).
+        for name in ("libgomp.so.1", "libluajit-5.1.so.2", "libstdc++.so.6", "libz.so.1",
+                     "libtessera.so", "libtessera_omp_wait_policy.so"):
+            with open(os.path.join(self.dir.name, name), "w") as f:
+                f.write("not a library\n")
+        binary = BIN if os.sep not in BIN else os.path.abspath(BIN)
+        env = dict(os.environ, TESSERA_HISTORY="", NO_COLOR="1")
+        r = subprocess.run([binary, "-e", "print(mx.nd.ones({3}):sum():asscalar())"],
+                           cwd=self.dir.name, capture_output=True, text=True, env=env,
+                           timeout=60)
+        self.assertEqual((r.returncode, r.stdout), (0, "3\n"), r.stderr)
+
     def test_version_and_help(self):
         r = run("--version")
         self.assertEqual(r.returncode, 0)
