@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "ops/nn/adaptive_avg_pooling-inl.h"
+#include "ops/tensor/unary_backward_shape.h"
 
 namespace tessera::op {
 namespace {
@@ -43,15 +44,7 @@ TS_REGISTER_OP(_backward_contrib_AdaptiveAvgPooling2D)
     .set_num_outputs(1)
     .set_attr_parser(ParamParser<AdaptivePoolParam>)
     .set_attr<TIsBackward>("TIsBackward", true)
-    .set_attr<FInferShape>("FInferShape",
-                           [](const NodeAttrs& attrs, std::vector<Shape>* in,
-                              std::vector<Shape>* out) {
-                             std::vector<Shape> fin{(*in)[1]}, fout{(*in)[0]};
-                             if (!AdaptiveShape(attrs, &fin, &fout)) return false;
-                             AssignShape(attrs, in, 0, fout[0], "output gradient");
-                             AssignShape(attrs, out, 0, fin[0], "gradient");
-                             return true;
-                           })
+    .set_attr<FInferShape>("FInferShape", UnaryBackwardShape(AdaptiveShape))
     .set_attr<FInferType>("FInferType", FloatSameType)
     .set_attr<FCompute>(kFComputeCPU, AdaptiveCompute<cpu, false>);
 

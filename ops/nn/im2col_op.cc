@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "ops/nn/im2col_op-inl.h"
+#include "ops/tensor/unary_backward_shape.h"
 
 namespace tessera::op {
 namespace {
@@ -17,17 +18,6 @@ bool Im2ColShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Sha
 bool Col2ImShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
   if (!(*in)[0].known()) return false;
   AssignShape(attrs, out, 0, ImageOf(attrs, (*in)[0]), "output");
-  return true;
-}
-
-// The backward ops: inputs (ograd, the forward input), the gradient shaped
-// as the forward input and ograd as the forward output.
-template <bool (*kForward)(const NodeAttrs&, std::vector<Shape>*, std::vector<Shape>*)>
-bool PatchBackwardShape(const NodeAttrs& attrs, std::vector<Shape>* in, std::vector<Shape>* out) {
-  std::vector<Shape> fin{(*in)[1]}, fout{(*in)[0]};
-  if (!kForward(attrs, &fin, &fout)) return false;
-  AssignShape(attrs, in, 0, fout[0], "output gradient");
-  AssignShape(attrs, out, 0, fin[0], "gradient");
   return true;
 }
 
@@ -59,7 +49,7 @@ TS_REGISTER_OP(_backward_im2col)
     .set_num_outputs(1)
     .set_attr_parser(ParamParser<Im2ColParam>)
     .set_attr<TIsBackward>("TIsBackward", true)
-    .set_attr<FInferShape>("FInferShape", PatchBackwardShape<Im2ColShape>)
+    .set_attr<FInferShape>("FInferShape", UnaryBackwardShape(Im2ColShape))
     .set_attr<FInferType>("FInferType", FloatSameType)
     .set_attr<FCompute>(kFComputeCPU, PatchCompute<cpu, Im2ColParam, false, 1>);
 
@@ -87,7 +77,7 @@ TS_REGISTER_OP(_backward_col2im)
     .set_num_outputs(1)
     .set_attr_parser(ParamParser<Col2ImParam>)
     .set_attr<TIsBackward>("TIsBackward", true)
-    .set_attr<FInferShape>("FInferShape", PatchBackwardShape<Col2ImShape>)
+    .set_attr<FInferShape>("FInferShape", UnaryBackwardShape(Col2ImShape))
     .set_attr<FInferType>("FInferType", FloatSameType)
     .set_attr<FCompute>(kFComputeCPU, PatchCompute<cpu, Col2ImParam, true, 0>);
 
