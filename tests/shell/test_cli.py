@@ -14,11 +14,12 @@ import unittest
 BIN = os.environ.get("TESSERA_BIN", "tessera")
 
 
-def run(*args, stdin=None, env=None, timeout=60):
+def run(*args, stdin=None, env=None, timeout=60, cwd=None):
     full_env = dict(os.environ, TESSERA_HISTORY="", NO_COLOR="1")
     full_env.update(env or {})
-    return subprocess.run([BIN, *args], input=stdin, capture_output=True, text=True,
-                          env=full_env, timeout=timeout)
+    binary = BIN if cwd is None or os.sep not in BIN else os.path.abspath(BIN)
+    return subprocess.run([binary, *args], input=stdin, capture_output=True, text=True,
+                          env=full_env, timeout=timeout, cwd=cwd)
 
 
 class CommandLine(unittest.TestCase):
@@ -156,11 +157,7 @@ class CommandLine(unittest.TestCase):
                      "libtessera.so", "libtessera_omp_wait_policy.so"):
             with open(os.path.join(self.dir.name, name), "w") as f:
                 f.write("not a library\n")
-        binary = BIN if os.sep not in BIN else os.path.abspath(BIN)
-        env = dict(os.environ, TESSERA_HISTORY="", NO_COLOR="1")
-        r = subprocess.run([binary, "-e", "print(mx.nd.ones({3}):sum():asscalar())"],
-                           cwd=self.dir.name, capture_output=True, text=True, env=env,
-                           timeout=60)
+        r = run("-e", "print(mx.nd.ones({3}):sum():asscalar())", cwd=self.dir.name)
         self.assertEqual((r.returncode, r.stdout), (0, "3\n"), r.stderr)
 
     def test_version_and_help(self):
