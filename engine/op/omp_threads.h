@@ -10,6 +10,17 @@
 
 namespace tessera::op {
 
+// The team size a call asking for `threads` gets: itself, or the calling
+// thread's setting where it asks for none (<= 0).
+inline int EffectiveOmpThreads(int threads) {
+#ifdef _OPENMP
+  return threads > 0 ? threads : omp_get_max_threads();
+#else
+  (void)threads;
+  return 1;
+#endif
+}
+
 class ScopedOmpThreads {
  public:
   // threads <= 0 leaves the setting alone.

@@ -148,9 +148,11 @@ void CreateBackward(const ConvGeom& g, ConvPrims* p) {
   if (g.bias) p->bw_dbias = wpd.diff_bias_desc();
 }
 
-std::shared_ptr<ConvPrims> Lookup(const ConvGeom& g) {
+// The primitives of `g` on `threads` OpenMP threads; the backward ones are
+// made on first backward, under the same count (the caller's scope).
+std::shared_ptr<ConvPrims> Lookup(const ConvGeom& g, int threads) {
   static nn_dnnl::PrimitiveCache<Key, ConvPrims> cache;
-  return cache.Get(KeyOf(g), [&] { return Create(g); });
+  return cache.Get(KeyOf(g), threads, [&] { return Create(g); });
 }
 
 // Fails with a message naming the op and the geometry.
@@ -178,7 +180,8 @@ void DnnlConvForward(const ConvGeom& g, const OpContext& ctx, const float* data,
     return RefConvForward<float>(g, data, weight, bias, out, req, ColSpace<float>(ctx, g),
                                  ctx.run_ctx.omp_threads);
   try {
-    std::shared_ptr<ConvPrims> p = Lookup(g);
+    nn_dnnl::ScopedOmpThreads threads(ctx.run_ctx.omp_threads);
+    std::shared_ptr<ConvPrims> p = Lookup(g, ctx.run_ctx.omp_threads);
     const auto& pd = *p->fwd_pd;
     const bool add = req == kAddTo;
     Carver carve;
@@ -191,7 +194,6 @@ void DnnlConvForward(const ConvGeom& g, const OpContext& ctx, const float* data,
     const size_t o_scr = carve.Add(pd.scratchpad_desc().get_size());
     char* tmp = static_cast<char*>(ctx.requested[0].get_space(carve.Total()));
 
-    nn_dnnl::ScopedOmpThreads threads(ctx.run_ctx.omp_threads);
     dnnl::stream s(CpuEngine());
     const auto& eng = CpuEngine();
     memory src_user(p->user_src, eng, const_cast<float*>(data));
@@ -240,7 +242,8 @@ void DnnlConvBackward(const ConvGeom& g, const OpContext& ctx, const float* ogra
   const bool want_w = req_weight != kNullOp || (gbias && req_bias != kNullOp);
   if (!want_data && !want_w) return;
   try {
-    std::shared_ptr<ConvPrims> p = Lookup(g);
+    nn_dnnl::ScopedOmpThreads threads(ctx.run_ctx.omp_threads);
+    std::shared_ptr<ConvPrims> p = Lookup(g, ctx.run_ctx.omp_threads);
     std::call_once(p->bwd_once, [&] { CreateBackward(g, p.get()); });
     const auto& eng = CpuEngine();
     const size_t n_src = Count(p->user_src), n_w = Count(p->user_w);
@@ -272,7 +275,6 @@ void DnnlConvBackward(const ConvGeom& g, const OpContext& ctx, const float* ogra
     const size_t o_bws = take(want_w, p->bw_scratch.get_size());
     char* tmp = static_cast<char*>(ctx.requested[0].get_space(carve.Total()));
 
-    nn_dnnl::ScopedOmpThreads threads(ctx.run_ctx.omp_threads);
     dnnl::stream s(eng);
     memory ddst_user(p->user_dst, eng, const_cast<float*>(ograd));
 

@@ -75,18 +75,19 @@ bool DnnlLRNForward(const LRNParam& p, const Shape& s, const float* x, float* y,
   static nn_dnnl::PrimitiveCache<Key, Prim> cache;
   const int64_t batch = s[0], channels = s[1], inner = s.ProdRange(2, s.ndim());
   try {
-    auto prim = cache.Get(Key{batch, channels, inner, p.nsize, p.alpha, p.beta, p.knorm}, [&] {
-      auto made = std::make_shared<Prim>();
-      // (batch, channel, inner, 1): any number of spatial axes as one.
-      made->data = memory::desc({batch, channels, inner, 1}, memory::data_type::f32,
-                                memory::format_tag::nchw);
-      made->fwd = dnnl::lrn_forward(dnnl::lrn_forward::primitive_desc(
-          dnnl::lrn_forward::desc(dnnl::prop_kind::forward_inference,
-                                  dnnl::algorithm::lrn_across_channels, made->data, p.nsize,
-                                  p.alpha, p.beta, p.knorm),
-          nn_dnnl::CpuEngine()));
-      return made;
-    });
+    auto prim =
+        cache.Get(Key{batch, channels, inner, p.nsize, p.alpha, p.beta, p.knorm}, threads, [&] {
+          auto made = std::make_shared<Prim>();
+          // (batch, channel, inner, 1): any number of spatial axes as one.
+          made->data = memory::desc({batch, channels, inner, 1}, memory::data_type::f32,
+                                    memory::format_tag::nchw);
+          made->fwd = dnnl::lrn_forward(dnnl::lrn_forward::primitive_desc(
+              dnnl::lrn_forward::desc(dnnl::prop_kind::forward_inference,
+                                      dnnl::algorithm::lrn_across_channels, made->data, p.nsize,
+                                      p.alpha, p.beta, p.knorm),
+              nn_dnnl::CpuEngine()));
+          return made;
+        });
     const auto& eng = nn_dnnl::CpuEngine();
     nn_dnnl::RunPrimitive(prim->fwd,
                           {{DNNL_ARG_SRC, memory(prim->data, eng, const_cast<float*>(x))},

@@ -76,9 +76,10 @@ struct TrainPrims {
 };
 
 std::shared_ptr<TrainPrims> TrainingPrims(const PoolGeom& g, int64_t n, int64_t c,
-                                          dnnl::algorithm alg, int64_t prh, int64_t prw) {
+                                          dnnl::algorithm alg, int64_t prh, int64_t prw,
+                                          int threads) {
   static nn_dnnl::PrimitiveCache<PoolKey, TrainPrims> cache;
-  return cache.Get(MakePoolKey(g, n, c, prh, prw, alg), [&] {
+  return cache.Get(MakePoolKey(g, n, c, prh, prw, alg), threads, [&] {
     auto made = std::make_shared<TrainPrims>();
     std::tie(made->src, made->dst) = PoolDescs(g, n, c);
     const auto& eng = nn_dnnl::CpuEngine();
@@ -101,11 +102,11 @@ std::shared_ptr<TrainPrims> TrainingPrims(const PoolGeom& g, int64_t n, int64_t 
 // The max-pooling training primitives of `g`, or null where oneDNN does not
 // serve it or its workspace would not fit in `ws_bytes`.
 std::shared_ptr<TrainPrims> MaxTrainingPrims(const PoolGeom& g, int64_t n, int64_t c,
-                                             int64_t ws_bytes) {
+                                             int64_t ws_bytes, int threads) {
   dnnl::algorithm alg;
   int64_t prh, prw;
   if (!DnnlPoolAlg(g, &alg, &prh, &prw) || alg != dnnl::algorithm::pooling_max) return nullptr;
-  auto p = TrainingPrims(g, n, c, alg, prh, prw);
+  auto p = TrainingPrims(g, n, c, alg, prh, prw, threads);
   return p->ws.get_size() <= size_t(ws_bytes) ? p : nullptr;
 }
 
@@ -139,7 +140,7 @@ bool DnnlPoolInference(const PoolGeom& g, int64_t n, int64_t c, const float* in,
     dnnl::pooling_forward fwd;
   };
   static nn_dnnl::PrimitiveCache<PoolKey, Prim> cache;
-  auto p = cache.Get(MakePoolKey(g, n, c, prh, prw, alg), [&] {
+  auto p = cache.Get(MakePoolKey(g, n, c, prh, prw, alg), threads, [&] {
     auto made = std::make_shared<Prim>();
     std::tie(made->src, made->dst) = PoolDescs(g, n, c);
     made->fwd = dnnl::pooling_forward(dnnl::pooling_forward::primitive_desc(
@@ -162,7 +163,7 @@ bool DnnlPoolForward(const PoolGeom& g, int64_t n, int64_t c, const float* in, f
   if (req != kWriteTo && req != kWriteInplace) return false;
   try {
     if (!ws) return DnnlPoolInference(g, n, c, in, out, threads);
-    auto p = MaxTrainingPrims(g, n, c, ws_bytes);
+    auto p = MaxTrainingPrims(g, n, c, ws_bytes, threads);
     if (!p) return false;
     RunMaxForward(*p, in, out, ws, threads);
   } catch (const dnnl::error&) {
@@ -176,7 +177,7 @@ bool DnnlPoolBackwardFromWorkspace(const PoolGeom& g, int64_t n, int64_t c, cons
                                    int64_t ws_bytes) {
   if (req != kWriteTo) return false;
   try {
-    auto p = MaxTrainingPrims(g, n, c, ws_bytes);
+    auto p = MaxTrainingPrims(g, n, c, ws_bytes, threads);
     if (!p) return false;
     RunBackward(*p, ograd, gin, ws, threads);
   } catch (const dnnl::error&) {
@@ -197,7 +198,7 @@ bool DnnlPoolBackward(const PoolGeom& g, int64_t n, int64_t c, const float* ogra
   int64_t prh, prw;
   if (!DnnlPoolAlg(g, &alg, &prh, &prw)) return false;
   try {
-    auto p = TrainingPrims(g, n, c, alg, prh, prw);
+    auto p = TrainingPrims(g, n, c, alg, prh, prw, threads);
     if (alg != dnnl::algorithm::pooling_max) {
       RunBackward(*p, ograd, gin, nullptr, threads);
       return true;

@@ -139,7 +139,7 @@ bool RnnDnnlInferenceApplies(const RNNParam& p, DType t);
 // it does not apply; the forward and the backward of one layer.
 bool RnnDnnlTrainingApplies(const RNNParam& p);
 int64_t RnnDnnlTrainingElements(const RnnGeom& g);
-size_t RnnDnnlScratchBytes(const RnnGeom& g, bool backward);
+size_t RnnDnnlScratchBytes(const RnnGeom& g, bool backward, int threads);
 void RnnDnnlTrainForward(const RnnGeom& g, int64_t l, const OpContext& ctx, void* scratch,
                          const float* layer_in, const float* w, const float* hx, const float* cx,
                          float* res);

@@ -25,7 +25,8 @@ void TrainForwardDnnl(const RNNParam& p, const RnnGeom& g, const OpContext& ctx,
                       const float* w, const float* hx, const float* cx, float* res,
                       const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
   const int64_t xbuf_n = g.dropout && g.L > 1 ? g.Rows() * g.DS() : 0;
-  const size_t scratch_n = RnnDnnlScratchBytes(g, false) / sizeof(float) + 16;
+  const size_t scratch_n =
+      RnnDnnlScratchBytes(g, false, ctx.run_ctx.omp_threads) / sizeof(float) + 16;
   float* tmp = ctx.requested.at(1).get_space_typed<float>(static_cast<size_t>(xbuf_n) + scratch_n);
   float* xbuf = tmp;
   void* scratch = tmp + (xbuf_n + 15) / 16 * 16;
@@ -94,7 +95,9 @@ void TrainBackwardDnnl(const RNNParam& p, const RnnGeom& g, const OpContext& ctx
   const int64_t n_layer = g.L > 1 ? seq : 0, n_x = g.dropout && g.L > 1 ? seq : 0;
   const int64_t n_dx0 = req[0] == kWriteTo || req[0] == kWriteInplace ? 0 : g.Rows() * g.I;
   const int64_t n_dw = req[1] == kNullOp ? g.ParamSize() : 0;
-  const int64_t dnnl_n = static_cast<int64_t>(RnnDnnlScratchBytes(g, true) / sizeof(float)) + 16;
+  const int64_t dnnl_n =
+      static_cast<int64_t>(RnnDnnlScratchBytes(g, true, ctx.run_ctx.omp_threads) / sizeof(float)) +
+      16;
   auto up = [](int64_t k) { return (k + 15) / 16 * 16; };
   const int64_t total = 2 * up(n_layer) + up(n_x) + up(n_dx0) + 2 * up(n) + up(n_dw) + dnnl_n;
   float* at = ctx.requested.at(0).get_space_typed<float>(static_cast<size_t>(total));

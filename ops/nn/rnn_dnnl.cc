@@ -185,18 +185,19 @@ std::shared_ptr<LayerPrims> Create(int mode, int64_t T, int64_t N, int64_t in, i
   return p;
 }
 
-// Layer l's primitives from `cache`, made by `create` on first use.
+// Layer l's primitives on `threads` OpenMP threads from `cache`, made by
+// `create` on first use.
 template <typename Prims, typename CreateFn>
 std::shared_ptr<Prims> Cached(nn_dnnl::PrimitiveCache<Key, Prims>& cache, CreateFn create,
-                              const RnnGeom& g, int64_t l) {
+                              const RnnGeom& g, int64_t l, int threads) {
   const int64_t in = g.LayerInput(l);
-  return cache.Get(Key{g.mode, g.T, g.N, in, g.H, g.D},
+  return cache.Get(Key{g.mode, g.T, g.N, in, g.H, g.D}, threads,
                    [&] { return create(g.mode, g.T, g.N, in, g.H, g.D); });
 }
 
-std::shared_ptr<LayerPrims> Get(const RnnGeom& g, int64_t l) {
+std::shared_ptr<LayerPrims> Get(const RnnGeom& g, int64_t l, int threads) {
   static nn_dnnl::PrimitiveCache<Key, LayerPrims> cache;
-  return Cached(cache, Create, g, l);
+  return Cached(cache, Create, g, l, threads);
 }
 
 memory Wrap(const memory::desc& d, const void* p) {
@@ -274,9 +275,9 @@ std::shared_ptr<TrainPrims> CreateTrain(int mode, int64_t T, int64_t N, int64_t 
   return p;
 }
 
-std::shared_ptr<TrainPrims> GetTrain(const RnnGeom& g, int64_t l) {
+std::shared_ptr<TrainPrims> GetTrain(const RnnGeom& g, int64_t l, int threads) {
   static nn_dnnl::PrimitiveCache<Key, TrainPrims> cache;
-  return Cached(cache, CreateTrain, g, l);
+  return Cached(cache, CreateTrain, g, l, threads);
 }
 
 size_t Aligned(size_t bytes) {
@@ -333,15 +334,16 @@ bool RnnDnnlTrainingApplies(const RNNParam& p) {
 
 int64_t RnnDnnlTrainingElements(const RnnGeom& g) {
   size_t most = 0;
-  for (int64_t l = 0; l < g.L; ++l) most = std::max(most, GetTrain(g, l)->ws.get_size());
+  // The workspace holds the gates and states, whatever the thread count.
+  for (int64_t l = 0; l < g.L; ++l) most = std::max(most, GetTrain(g, l, 0)->ws.get_size());
   // The final states and cells, alignment, the workspace.
   return 2 * g.D * g.N * g.H + 16 + static_cast<int64_t>((most + 3) / 4);
 }
 
-size_t RnnDnnlScratchBytes(const RnnGeom& g, bool backward) {
+size_t RnnDnnlScratchBytes(const RnnGeom& g, bool backward, int threads) {
   size_t most = 0;
   for (int64_t l = 0; l < g.L; ++l) {
-    const TrainPrims& p = *GetTrain(g, l);
+    const TrainPrims& p = *GetTrain(g, l, threads);
     size_t b = Aligned(static_cast<size_t>(g.D * g.GH()) * 4);  // bias
     if (!backward) {
       b +=
@@ -362,7 +364,7 @@ size_t RnnDnnlScratchBytes(const RnnGeom& g, bool backward) {
 void RnnDnnlTrainForward(const RnnGeom& g, int64_t l, const OpContext& ctx, void* scratch,
                          const float* layer_in, const float* w, const float* hx, const float* cx,
                          float* res) {
-  const TrainPrims& p = *GetTrain(g, l);
+  const TrainPrims& p = *GetTrain(g, l, ctx.run_ctx.omp_threads);
   char* at = static_cast<char*>(scratch);
   float* bias = reinterpret_cast<float*>(at);
   at += Aligned(static_cast<size_t>(g.D * g.GH()) * 4);
@@ -385,7 +387,7 @@ void RnnDnnlTrainBackward(const RnnGeom& g, int64_t l, const OpContext& ctx, voi
                           const float* layer_in, const float* w, const float* hx, const float* cx,
                           const float* res, const float* dy, const float* dhy, const float* dcy,
                           float* dx, float* dhx, float* dcx, float* dw, bool dw_zero) {
-  const TrainPrims& p = *GetTrain(g, l);
+  const TrainPrims& p = *GetTrain(g, l, ctx.run_ctx.omp_threads);
   const size_t n_state = static_cast<size_t>(g.D * g.N * g.H);
   char* at = static_cast<char*>(scratch);
   auto take = [&](size_t bytes) {
@@ -457,7 +459,7 @@ void RnnDnnlInference(const RnnGeom& g, const OpContext& ctx, const float* x, co
   Carver carve;
   size_t weights_at = 0, bias_at = 0, scratch_at = 0, weights_bytes = 0, scratch_bytes = 0;
   for (int64_t l = 0; l < g.L; ++l) {
-    prims.push_back(Get(g, l));
+    prims.push_back(Get(g, l, ctx.run_ctx.omp_threads));
     weights_bytes =
         std::max(weights_bytes, prims.back()->wl.get_size() + 64 + prims.back()->wi.get_size());
     scratch_bytes = std::max(scratch_bytes, prims.back()->scratch.get_size());

@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "engine/op/omp_threads.h"
@@ -26,29 +27,38 @@ inline const dnnl::engine& CpuEngine() {
 }
 
 // The OpenMP thread count of a call.
+using op::EffectiveOmpThreads;
 using op::ScopedOmpThreads;
 
-// Primitives built once per key (a geometry), shared by every call and
-// thread. Bounded: past 64 keys (a shape-changing workload) it starts over;
-// callers hold what they took.
+// Primitives built once per key (a geometry) and thread count, shared by
+// every call and thread. oneDNN fixes a primitive's team size when it builds
+// it (the OpenMP maximum of the building thread), whatever the setting when
+// it runs: so `make` runs under the call's count, and a count is part of the
+// key. Without that, a primitive first built on a worker given 2 threads runs
+// 2 on a worker given 1, and two such workers oversubscribe two cores.
+// Bounded: past 64 keys (a shape-changing workload) it starts over; callers
+// hold what they took.
 template <typename Key, typename Value>
 class PrimitiveCache {
  public:
-  // The value for `key`, made by `make()` (which may throw) on first use.
+  // The value for `key` on `threads` OpenMP threads (<= 0: the calling
+  // thread's setting), made by `make()` (which may throw) on first use.
   template <typename Make>
-  std::shared_ptr<Value> Get(const Key& key, Make make) {
+  std::shared_ptr<Value> Get(const Key& key, int threads, Make make) {
+    const int team = EffectiveOmpThreads(threads);
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = map_.find(key);
+    auto it = map_.find({team, key});
     if (it != map_.end()) return it->second;
     if (map_.size() >= 64) map_.clear();
+    ScopedOmpThreads scoped(team);
     std::shared_ptr<Value> v = make();
-    map_.emplace(key, v);
+    map_.emplace(std::pair<int, Key>{team, key}, v);
     return v;
   }
 
  private:
   std::mutex mu_;
-  std::map<Key, std::shared_ptr<Value>> map_;
+  std::map<std::pair<int, Key>, std::shared_ptr<Value>> map_;
 };
 
 // Runs `prim` on `threads` OpenMP threads and waits for it.

@@ -30,10 +30,10 @@ struct SoftmaxPrims {
   dnnl::softmax_v2_backward bwd;
 };
 
-std::shared_ptr<SoftmaxPrims> Prims(const SoftmaxGeom& g, bool log) {
+std::shared_ptr<SoftmaxPrims> Prims(const SoftmaxGeom& g, bool log, int threads) {
   using Key = std::tuple<int64_t, int64_t, int64_t, bool>;
   static nn_dnnl::PrimitiveCache<Key, SoftmaxPrims> cache;
-  return cache.Get(Key{g.outer, g.len, g.inner, log}, [&] {
+  return cache.Get(Key{g.outer, g.len, g.inner, log}, threads, [&] {
     const auto alg = log ? dnnl::algorithm::softmax_log : dnnl::algorithm::softmax_accurate;
     const auto& eng = nn_dnnl::CpuEngine();
     auto p = std::make_shared<SoftmaxPrims>();
@@ -53,7 +53,7 @@ std::shared_ptr<SoftmaxPrims> Prims(const SoftmaxGeom& g, bool log) {
 bool DnnlSoftmaxForward(const SoftmaxGeom& g, bool log, const float* x, float* y, int threads) {
   if (!nn_dnnl::Available()) return false;
   try {
-    auto p = Prims(g, log);
+    auto p = Prims(g, log, threads);
     const auto& eng = nn_dnnl::CpuEngine();
     nn_dnnl::RunPrimitive(p->fwd,
                           {{DNNL_ARG_SRC, memory(p->data, eng, const_cast<float*>(x))},
@@ -69,7 +69,7 @@ bool DnnlSoftmaxBackward(const SoftmaxGeom& g, bool log, const float* gy, const 
                          int threads) {
   if (!nn_dnnl::Available()) return false;
   try {
-    auto p = Prims(g, log);
+    auto p = Prims(g, log, threads);
     const auto& eng = nn_dnnl::CpuEngine();
     nn_dnnl::RunPrimitive(p->bwd,
                           {{DNNL_ARG_DST, memory(p->data, eng, const_cast<float*>(y))},

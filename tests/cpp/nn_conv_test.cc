@@ -4,8 +4,11 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <thread>
 
 #include "engine/ndarray/imperative.h"
+#include "engine/resource/resource.h"
 #include "engine/scheduler/engine.h"
 #include "ops/nn/convolution-inl.h"
 #include "tests/cpp/op_test_util.h"
@@ -224,6 +227,46 @@ TEST_CASE("Convolution float32 reference kernels agree with oneDNN") {
   CheckClose(yr, y.ToVector(), 1e-4, 1e-4);
   for (size_t k = 0; k < g.size(); ++k) CheckClose(gr[k], g[k].ToVector(), 1e-4, 1e-4);
 }
+
+#ifdef _OPENMP
+// The threads of this process (the entries of /proc/self/task).
+size_t ProcessThreads() {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+  return n;
+}
+
+// oneDNN fixes a primitive's team size when it builds it. A thread that runs
+// a team of 2 keeps a helper thread of its OpenMP runtime's pool; one that
+// asks for 1 must start none, although the same geometry ran on 2 before.
+TEST_CASE("oneDNN convolutions run on their call's thread count, not their first call's") {
+  op::ConvGeom g;
+  g.n = 2, g.c = 16, g.h = g.w = 8, g.f = 16, g.kh = g.kw = 3, g.ph = g.pw = 1, g.oh = g.ow = 8;
+  g.bias = false;
+  std::vector<float> x(2 * 16 * 8 * 8, 0.5f), w(16 * 16 * 3 * 3, 0.25f), y(x.size()), gx(x.size()),
+      gw(w.size());
+  const op::Resource temp = resource::ResourceManager::Get()->Request(
+      Context::CPU(), resource::ResourceRequest::kTempSpace);
+  auto run = [&](int threads) {
+    const op::OpContext ctx{true, RunContext{Context::CPU(), nullptr, threads}, {temp}, nullptr};
+    op::DnnlConvForward(g, ctx, x.data(), w.data(), nullptr, y.data(), kWriteTo);
+    op::DnnlConvBackward(g, ctx, y.data(), x.data(), w.data(), gx.data(), kWriteTo, gw.data(),
+                         kWriteTo, nullptr, kNullOp);
+  };
+  run(2);
+  size_t before = 0, after = 0;
+  std::thread one([&] {
+    before = ProcessThreads();
+    run(1);
+    after = ProcessThreads();
+  });
+  one.join();
+  CHECK(after == before);
+  // The values do not depend on the team: 16 channels x 9 taps x 0.5 x 0.25
+  // at an interior position.
+  CHECK(y[8 * 3 + 3] == doctest::Approx(18.0));
+}
+#endif
 
 TEST_CASE("Convolution gradients match finite differences (float64 reference)") {
   CHECK(CheckNumericGradient(
