@@ -446,8 +446,8 @@ const std::vector<NDArray>* PlanGivenWrites(const NodeAttrs& attrs, InputList in
   call->attrs = &attrs;
   call->in.resize(inputs.size());
   call->out.resize(written.size());
-  for (size_t i = 0; i < inputs.size(); ++i) call->in[i] = inputs[i].data();
-  for (size_t o = 0; o < written.size(); ++o) call->out[o] = written[o].data();
+  for (size_t i = 0; i < inputs.size(); ++i) inputs[i].DataInto(&call->in[i]);
+  for (size_t o = 0; o < written.size(); ++o) written[o].DataInto(&call->out[o]);
   if (info.kernel.fstate_ex) {
     call->in_arrays = inputs.ToVector();
     call->out_arrays = written;

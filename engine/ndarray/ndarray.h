@@ -91,6 +91,17 @@ class NDArray {
     ptr_->CheckAndAlloc();
     return TBlob(static_cast<char*>(ptr_->handle.dptr) + byte_offset_, shape_, dtype_, ptr_->ctx);
   }
+  // data() written field by field into *blob, for the op-call path: a TBlob
+  // built on the stack and then copied stalls on store forwarding (the
+  // copy's wide loads span the temporary's narrower stores).
+  void DataInto(TBlob* blob) const {
+    TS_CHECK(ptr_) << "NDArray: the array is empty (none)";
+    ptr_->CheckAndAlloc();
+    blob->dptr_ = static_cast<char*>(ptr_->handle.dptr) + byte_offset_;
+    blob->shape_ = shape_;
+    blob->type_flag_ = dtype_;
+    blob->ctx_ = ptr_->ctx;
+  }
 
   // Views sharing memory.
   NDArray Reshape(const Shape& shape) const;  // same Size(); no special values
