@@ -5,12 +5,18 @@
 -- `memory` as the third argument, only the memory of the ResNet-18
 -- hybridized step, in this fresh process: the CPU pool's peak, and the
 -- process's resident-set high-water mark grown from before the model was
--- made (what scripts/bench/gluon_step_torch.py measures for PyTorch).
+-- made (what scripts/bench/gluon_step_torch.py measures for PyTorch), with a
+-- wait after each step, as PyTorch's eager step ends with its work done.
+-- With `memory-runahead`, the same without the waits: the Lua thread then
+-- runs steps ahead of the engine, and the outputs of the steps queued add
+-- up to the engine's bound on bytes in flight (TESSERA_ENGINE_MAX_INFLIGHT_BYTES,
+-- 32 MiB by default; docs/engine.md).
 -- Printed as `name: value unit` lines.
---   tessera scripts/bench/gluon_step.lua [steps] [resnet_steps] [memory]
+--   tessera scripts/bench/gluon_step.lua [steps] [resnet_steps] [memory|memory-runahead]
 local steps = tonumber(arg and arg[1]) or 50
 local resnet_steps = tonumber(arg and arg[2]) or 10
-local memory_only = arg and arg[3] == 'memory'
+local memory_only = arg and (arg[3] == 'memory' or arg[3] == 'memory-runahead')
+local runahead = arg and arg[3] == 'memory-runahead'
 local gluon, nn = mx.gluon, mx.gluon.nn
 
 -- kB from /proc/self/status ('VmRSS', 'VmHWM').
@@ -48,7 +54,7 @@ local function time_loop(n, step)
   return (mx.mod.now() - t0) / n * 1e3
 end
 
-local function gluon_step(make, shape, classes, hybrid, n)
+local function gluon_step(make, shape, classes, hybrid, n, wait_each)
   mx.random.seed(1)
   local net = make()
   net:initialize(mx.init.Xavier())
@@ -60,6 +66,7 @@ local function gluon_step(make, shape, classes, hybrid, n)
     local loss = mx.autograd.record(function() return loss_fn(net(x), y) end)
     loss:backward()
     trainer:step(shape[1])
+    if wait_each then mx.nd.waitall() end
   end)
 end
 
@@ -98,8 +105,9 @@ if not memory_only then
 end
 local _ = gluon.model_zoo.vision  -- loaded before the baseline
 local rss0 = status_kb('VmRSS')
-gluon_step(resnet18, {16, 3, 64, 64}, 1000, true, resnet_steps)
-print(('tessera_gluon_resnet18_hybrid_pool_peak: %.1f MB'):format(
+gluon_step(resnet18, {16, 3, 64, 64}, 1000, true, resnet_steps, not runahead)
+local suffix = runahead and '_runahead' or ''
+print(('tessera_gluon_resnet18_hybrid_pool_peak%s: %.1f MB'):format(suffix,
   mx.context.memory_stats(mx.cpu()).peak / 2 ^ 20))
-print(('tessera_gluon_resnet18_hybrid_rss_growth: %.1f MB'):format(
+print(('tessera_gluon_resnet18_hybrid_rss_growth%s: %.1f MB'):format(suffix,
   (status_kb('VmHWM') - rss0) / 1024))
