@@ -87,9 +87,9 @@ class NDArray {
   // through it is only safe inside an op that has this array's variable.
   // Inline: it runs for every input and output of every call.
   TBlob data() const {
-    TS_CHECK(ptr_) << "NDArray: the array is empty (none)";
-    ptr_->CheckAndAlloc();
-    return TBlob(static_cast<char*>(ptr_->handle.dptr) + byte_offset_, shape_, dtype_, ptr_->ctx);
+    TBlob blob;
+    DataInto(&blob);
+    return blob;
   }
   // data() written field by field into *blob, for the op-call path: a TBlob
   // built on the stack and then copied stalls on store forwarding (the
