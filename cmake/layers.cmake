@@ -19,6 +19,21 @@
 set(TESSERA_LAYER_TABLE ${PROJECT_SOURCE_DIR}/tools/layers/layers.txt)
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${TESSERA_LAYER_TABLE})
 file(STRINGS ${TESSERA_LAYER_TABLE} tessera_layer_lines)
+# The operator libraries' static initialisers (their registrations) run when
+# the registry is first used, not at start-up: tools/build/defer_static_init.sh
+# moves them out of .init_array as each object is compiled, and
+# engine/op/deferred_init.cc runs them. Start-up then skips building ~400
+# operators' attribute tables that `tessera -e ''` and a waiting prompt never
+# read (docs/DEVELOPING.md, "Writing an operator").
+find_program(TESSERA_OBJCOPY NAMES ${CMAKE_OBJCOPY} objcopy REQUIRED)
+function(tessera_defer_static_init target)
+  set(launcher sh ${PROJECT_SOURCE_DIR}/tools/build/defer_static_init.sh ${TESSERA_OBJCOPY})
+  foreach(lang CXX CUDA)
+    set(chain ${launcher} ${CMAKE_${lang}_COMPILER_LAUNCHER})  # after ccache, if any
+    set_target_properties(${target} PROPERTIES ${lang}_COMPILER_LAUNCHER "${chain}")
+  endforeach()
+endfunction()
+
 set(TESSERA_LAYERS "")
 foreach(line ${tessera_layer_lines})
   string(REGEX REPLACE "#.*" "" line "${line}")
@@ -60,6 +75,9 @@ foreach(line ${tessera_layer_lines})
   endforeach()
   tessera_cuda_target(tessera_${name})
   tessera_warnings(tessera_${name})
+  if(left MATCHES "^ops/")
+    tessera_defer_static_init(tessera_${name})
+  endif()
   list(APPEND TESSERA_LAYERS ${name})
 endforeach()
 

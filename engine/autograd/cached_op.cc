@@ -8,6 +8,7 @@
 #include "engine/autograd/autograd.h"
 #include "engine/base/error.h"
 #include "engine/graph/executor.h"
+#include "engine/op/deferred_init.h"
 #include "engine/op/op.h"
 #include "engine/op/op_attr_types.h"
 
@@ -303,20 +304,25 @@ uint32_t NumOut(const op::NodeAttrs& attrs) {
   return static_cast<uint32_t>(CallOf(attrs).num_outputs);
 }
 
+// On the registry's first use (engine/op/deferred_init.h).
+void RegisterCachedOps() {
+  TS_REGISTER_OP(_CachedOp)
+      .describe(
+          "A hybridized block's graph run as one recorded call (made by the block, not by name).")
+      .set_num_inputs(NumIn)
+      .set_num_outputs(NumOut)
+      .set_attr<op::FGradient>("FGradient", CachedOpGradient);
+
+  TS_REGISTER_OP(_backward_CachedOp)
+      .describe("The gradient of _CachedOp: its executor's backward.")
+      .set_num_inputs(NumOut)
+      .set_num_outputs(NumIn)
+      .set_attr<op::TIsBackward>("TIsBackward", true)
+      .set_attr<FInvokeOnCaller>("FInvokeOnCaller", RunBackward);
+}
+
 }  // namespace
 
-TS_REGISTER_OP(_CachedOp)
-    .describe(
-        "A hybridized block's graph run as one recorded call (made by the block, not by name).")
-    .set_num_inputs(NumIn)
-    .set_num_outputs(NumOut)
-    .set_attr<op::FGradient>("FGradient", CachedOpGradient);
-
-TS_REGISTER_OP(_backward_CachedOp)
-    .describe("The gradient of _CachedOp: its executor's backward.")
-    .set_num_inputs(NumOut)
-    .set_num_outputs(NumIn)
-    .set_attr<op::TIsBackward>("TIsBackward", true)
-    .set_attr<FInvokeOnCaller>("FInvokeOnCaller", RunBackward);
+TS_RUN_ON_REGISTRY_USE(RegisterCachedOps);
 
 }  // namespace tessera::autograd

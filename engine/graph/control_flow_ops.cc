@@ -12,6 +12,7 @@
 
 #include "engine/graph/control_flow_params.h"
 #include "engine/graph/infer.h"
+#include "engine/op/deferred_init.h"
 #include "engine/op/infer_utils.h"
 #include "engine/op/op.h"
 #include "engine/op/op_attr_types.h"
@@ -537,68 +538,72 @@ uint32_t NumOuts(const NodeAttrs& attrs) {
   return uint32_t(std::max(ParamsOf<P>(attrs).num_outputs, 0));
 }
 
-}  // namespace
-
-TS_REGISTER_OP(_foreach)
-    .describe(R"(A loop over the first axis of its data inputs, as MXNet's foreach:
+// On the registry's first use, with the operator libraries' registrations:
+// start-up does not pay for them (engine/op/deferred_init.h).
+void RegisterControlFlowOps() {
+  TS_REGISTER_OP(_foreach)
+      .describe(R"(A loop over the first axis of its data inputs, as MXNet's foreach:
 a subgraph (the body) runs once per step on one slice of each data array and
 the states, giving step outputs (stacked along a new first axis) and the new
 states. Built by mx.sym.contrib.foreach; it runs inside a bound graph, which
 unrolls it (one copy of the body per step). Outputs: the stacked step
 outputs, then the final states.)")
-    .set_num_inputs(NumArgs<ForeachParam, 1>)
-    .set_num_outputs(NumOuts<ForeachParam>)
-    .set_attr_parser(op::ParamParser<ForeachParam>)
-    .add_argument("data", "NDArray[]",
-                  "The data arrays, then the states, then the body's "
-                  "other inputs.")
-    .add_arguments(ForeachParam::Fields())
-    .set_attr<op::FListInputNames>("FListInputNames", ForeachInputNames)
-    .set_attr<op::FListOutputNames>("FListOutputNames",
-                                    [](const NodeAttrs& a) {
-                                      return NumberedOutputs(ParamsOf<ForeachParam>(a).num_outputs);
-                                    })
-    .set_attr<op::FInferShape>("FInferShape", ForeachShape)
-    .set_attr<op::FInferType>("FInferType", ForeachType);
+      .set_num_inputs(NumArgs<ForeachParam, 1>)
+      .set_num_outputs(NumOuts<ForeachParam>)
+      .set_attr_parser(op::ParamParser<ForeachParam>)
+      .add_argument("data", "NDArray[]",
+                    "The data arrays, then the states, then the body's "
+                    "other inputs.")
+      .add_arguments(ForeachParam::Fields())
+      .set_attr<op::FListInputNames>("FListInputNames", ForeachInputNames)
+      .set_attr<op::FListOutputNames>(
+          "FListOutputNames",
+          [](const NodeAttrs& a) { return NumberedOutputs(ParamsOf<ForeachParam>(a).num_outputs); })
+      .set_attr<op::FInferShape>("FInferShape", ForeachShape)
+      .set_attr<op::FInferType>("FInferType", ForeachType);
 
-TS_REGISTER_OP(_while_loop)
-    .describe(R"(A loop while a condition holds, as MXNet's while_loop: subgraph cond
+  TS_REGISTER_OP(_while_loop)
+      .describe(R"(A loop while a condition holds, as MXNet's while_loop: subgraph cond
 gives one value from the loop variables; while it is nonzero (at most
 max_iterations times) subgraph func gives step outputs and new loop
 variables. Built by mx.sym.contrib.while_loop; a bound graph unrolls it to
 max_iterations steps, where the steps after cond first gives zero keep the
 loop variables and output zeros. Outputs: the step outputs stacked along a
 new first axis of max_iterations rows, then the final loop variables.)")
-    .set_num_inputs(NumArgs<WhileLoopParam, 2>)
-    .set_num_outputs(NumOuts<WhileLoopParam>)
-    .set_attr_parser(op::ParamParser<WhileLoopParam>)
-    .add_argument("data", "NDArray[]", "The inputs of cond and func, loop variables included.")
-    .add_arguments(WhileLoopParam::Fields())
-    .set_attr<op::FListInputNames>("FListInputNames", WhileLoopInputNames)
-    .set_attr<op::FListOutputNames>("FListOutputNames",
-                                    [](const NodeAttrs& a) {
-                                      return NumberedOutputs(
-                                          ParamsOf<WhileLoopParam>(a).num_outputs);
-                                    })
-    .set_attr<op::FInferShape>("FInferShape", WhileLoopInfer<Shape>)
-    .set_attr<op::FInferType>("FInferType", WhileLoopInfer<DType>);
+      .set_num_inputs(NumArgs<WhileLoopParam, 2>)
+      .set_num_outputs(NumOuts<WhileLoopParam>)
+      .set_attr_parser(op::ParamParser<WhileLoopParam>)
+      .add_argument("data", "NDArray[]", "The inputs of cond and func, loop variables included.")
+      .add_arguments(WhileLoopParam::Fields())
+      .set_attr<op::FListInputNames>("FListInputNames", WhileLoopInputNames)
+      .set_attr<op::FListOutputNames>(
+          "FListOutputNames",
+          [](const NodeAttrs& a) {
+            return NumberedOutputs(ParamsOf<WhileLoopParam>(a).num_outputs);
+          })
+      .set_attr<op::FInferShape>("FInferShape", WhileLoopInfer<Shape>)
+      .set_attr<op::FInferType>("FInferType", WhileLoopInfer<DType>);
 
-TS_REGISTER_OP(_cond)
-    .describe(R"(A choice between two subgraphs, as MXNet's cond: the outputs of
+  TS_REGISTER_OP(_cond)
+      .describe(R"(A choice between two subgraphs, as MXNet's cond: the outputs of
 the then branch where subgraph cond gives a nonzero value, else those of the
 else branch (both with the same outputs). Built by mx.sym.contrib.cond; a
 bound graph computes both branches and selects.)")
-    .set_num_inputs(NumArgs<CondParam, 3>)
-    .set_num_outputs(NumOuts<CondParam>)
-    .set_attr_parser(op::ParamParser<CondParam>)
-    .add_argument("data", "NDArray[]", "The inputs of cond and of both branches.")
-    .add_arguments(CondParam::Fields())
-    .set_attr<op::FListInputNames>("FListInputNames", CondInputNames)
-    .set_attr<op::FListOutputNames>("FListOutputNames",
-                                    [](const NodeAttrs& a) {
-                                      return NumberedOutputs(ParamsOf<CondParam>(a).num_outputs);
-                                    })
-    .set_attr<op::FInferShape>("FInferShape", CondInfer<Shape>)
-    .set_attr<op::FInferType>("FInferType", CondInfer<DType>);
+      .set_num_inputs(NumArgs<CondParam, 3>)
+      .set_num_outputs(NumOuts<CondParam>)
+      .set_attr_parser(op::ParamParser<CondParam>)
+      .add_argument("data", "NDArray[]", "The inputs of cond and of both branches.")
+      .add_arguments(CondParam::Fields())
+      .set_attr<op::FListInputNames>("FListInputNames", CondInputNames)
+      .set_attr<op::FListOutputNames>(
+          "FListOutputNames",
+          [](const NodeAttrs& a) { return NumberedOutputs(ParamsOf<CondParam>(a).num_outputs); })
+      .set_attr<op::FInferShape>("FInferShape", CondInfer<Shape>)
+      .set_attr<op::FInferType>("FInferType", CondInfer<DType>);
+}
+
+}  // namespace
+
+TS_RUN_ON_REGISTRY_USE(RegisterControlFlowOps);
 
 }  // namespace tessera::graph

@@ -4,6 +4,7 @@
 #include <memory>
 #include <mutex>
 
+#include "engine/op/deferred_init.h"
 #include "engine/op/infer_utils.h"
 
 namespace tessera::op {
@@ -20,6 +21,7 @@ struct EntryRegistry {
   std::mutex mu;
   std::map<std::string, std::unique_ptr<SimpleOpRegEntry>, std::less<>> entries;
   static EntryRegistry& Get() {
+    RunDeferredInit();  // the operator libraries' SimpleOps register on the first use
     static EntryRegistry* r = new EntryRegistry();  // outlives every op, as the op registry does
     return *r;
   }

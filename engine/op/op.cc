@@ -4,6 +4,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "engine/op/deferred_init.h"
 #include "engine/op/registration_guard.h"
 
 namespace tessera::op {
@@ -31,7 +32,10 @@ struct Registry {
   };
   std::unordered_map<std::string, OpMapBase*, KeyHash, std::equal_to<>> attrs;
 
+  // Every entry to the registry comes here: the deferred registrations run
+  // on the first (deferred_init.h).
   static Registry& Get() {
+    RunDeferredInit();
     static Registry* r = new Registry();  // never destroyed: ops outlive static teardown
     return *r;
   }

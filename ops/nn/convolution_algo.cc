@@ -82,13 +82,19 @@ struct Choice {
 };
 
 std::mutex g_choices_mu;
-std::map<Key, std::shared_ptr<Choice>> g_choices;
+
+// Made on first use, not by this library's (deferred) static initialisers.
+std::map<Key, std::shared_ptr<Choice>>& Choices() {
+  static auto* choices = new std::map<Key, std::shared_ptr<Choice>>();
+  return *choices;
+}
 
 std::shared_ptr<Choice> ChoiceFor(const ConvGeom& g) {
   std::lock_guard<std::mutex> lock(g_choices_mu);
+  auto& choices = Choices();
   // Bounded like the primitive caches: a shape-changing workload starts over.
-  if (g_choices.size() >= 256) g_choices.clear();
-  auto& c = g_choices[KeyOf(g)];
+  if (choices.size() >= 256) choices.clear();
+  auto& c = choices[KeyOf(g)];
   if (!c) c = std::make_shared<Choice>();
   return c;
 }

@@ -22,6 +22,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "engine/op/deferred_init.h"
+
 namespace tessera::op::nn_dnnl {
 namespace {
 
@@ -144,7 +146,12 @@ bool Available() {
 // its static state is then made before any thread exists. Opened later from
 // an engine worker, its uninstrumented locks and initialisers look racy to
 // the sanitizer, which cannot see their synchronisation.
-[[maybe_unused]] const bool kOpenedAtStart = Available();
+// TS_INIT_AT_START: this library's other static initialisers run on the
+// registry's first use, which may come after threads exist.
+struct OpenAtStart {
+  OpenAtStart() { Available(); }
+};
+[[maybe_unused]] const OpenAtStart kOpenedAtStart TS_INIT_AT_START;
 #endif
 
 }  // namespace tessera::op::nn_dnnl
