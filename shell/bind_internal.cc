@@ -1,5 +1,6 @@
 // require 'tessera.internal': what the embedded Lua modules need from C++
-// (file listing for the test runner, doc sources, the version). Not part of
+// (file listing for the test runner, doc sources, the version, whether the
+// operator registrations have run). Not part of
 // the public API.
 #include <algorithm>
 #include <filesystem>
@@ -9,6 +10,7 @@
 
 #include "bindings.h"
 #include "engine/base/error.h"
+#include "engine/op/deferred_init.h"
 #include "lua_util.h"
 
 namespace tessera::shell {
@@ -39,6 +41,13 @@ int ListLuaFiles(lua_State* L) {
   return 1;
 }
 
+// Whether the operator registrations have run (engine/op/deferred_init.h):
+// start-up must not make them, the first operator call must.
+int RegistryLoaded(lua_State* L) {
+  lua_pushboolean(L, op::DeferredInitDone());
+  return 1;
+}
+
 int FindDocByName(lua_State* L) {
   auto doc = FindDoc(CheckString(L, 1, "help: the name"));
   if (!doc) return 0;
@@ -50,7 +59,8 @@ void Open(lua_State* L, int) {
   lua_newtable(L);
   SetFunctions(L, -1,
                {{"list_lua_files", Guarded<ListLuaFiles>, nullptr},
-                {"find_doc", Guarded<FindDocByName>, nullptr}});
+                {"find_doc", Guarded<FindDocByName>, nullptr},
+                {"registry_loaded", Guarded<RegistryLoaded>, nullptr}});
   lua_pushliteral(L, TESSERA_VERSION);
   lua_setfield(L, -2, "version");
   lua_getglobal(L, "package");

@@ -34,6 +34,13 @@ class CommandLine(unittest.TestCase):
             f.write(textwrap.dedent(text))
         return path
 
+    def test_start_up_leaves_the_operator_registrations_for_the_first_call(self):
+        loaded = "print(require('tessera.internal').registry_loaded())"
+        r = run("-e", loaded)
+        self.assertEqual((r.returncode, r.stdout.strip()), (0, "false"), r.stderr)
+        r = run("-e", "local a = mx.nd.ones({2}) + 1; a:wait_to_read(); " + loaded)
+        self.assertEqual((r.returncode, r.stdout.strip()), (0, "true"), r.stderr)
+
     def test_openmp_waits_passively_by_default(self):
         # libgomp must see the default before its constructor runs.
         r = run("-e", "print(os.getenv('OMP_WAIT_POLICY'))", env={"LD_DEBUG": "files"})

@@ -108,6 +108,12 @@ class ReplTest(unittest.TestCase):
         m = r.expect(r'"after"')
         self.assertNotIn("42", ANSI.sub("", r.out)[m.start() - 40:m.start()])
 
+    def test_the_prompt_waits_without_the_operator_registrations(self):
+        r = self.repl
+        r.line("require('tessera.internal').registry_loaded()")
+        r.expect(r"\nfalse\n")
+        r.prompt()
+
     def test_completion(self):
         r = self.repl
         r.send("mx.engine.pu\t")
