@@ -35,7 +35,7 @@ inline void RunDeferredInit() {
 }
 
 // How many deferred initialisers this binary holds, and whether they have
-// run (for tests and the start-up benchmark's check).
+// run (for tests, and for tessera.internal's registry_loaded()).
 long DeferredInitCount();
 bool DeferredInitDone();
 
