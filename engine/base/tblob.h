@@ -1,6 +1,7 @@
 // TBlob: what a kernel sees of an array: a typed pointer, a shape and the
 // device it lives on. It owns nothing; the NDArray or executor that made it
-// keeps the memory alive while the kernel runs. Data is dense, row-major.
+// keeps the memory alive while the kernel runs. Data is dense, row-major,
+// unless the executor marked the blob channel-blocked (MemLayout).
 #pragma once
 
 #include <cstddef>
@@ -20,11 +21,20 @@ enum OpReqType : uint8_t {
 };
 const char* OpReqName(OpReqType req);
 
+// How a blob's elements are ordered. kNChw16c is oneDNN's blocked layout of
+// a 4-D (N, C, H, W) float32 array whose C is a multiple of 16: index
+// ((n * C/16 + c/16) * H * W + h * W + w) * 16 + c % 16. The same bytes as
+// the plain array, in another order. Only the graph executor hands a kernel
+// such a blob, between ops that declared they read or write it
+// (FLayoutClasses); everything else sees kRowMajor.
+enum class MemLayout : uint8_t { kRowMajor, kNChw16c };
+
 struct TBlob {
   void* dptr_ = nullptr;
   Shape shape_;
   DType type_flag_ = DType::kFloat32;
   Context ctx_;
+  MemLayout layout_ = MemLayout::kRowMajor;
 
   TBlob() = default;
   TBlob(void* dptr, const Shape& shape, DType dtype, Context ctx = Context::CPU())
@@ -35,6 +45,8 @@ struct TBlob {
   Context ctx() const { return ctx_; }
   int ndim() const { return shape_.ndim(); }
   int64_t Size() const { return shape_.Size(); }
+  MemLayout layout() const { return layout_; }
+  bool channel_blocked() const { return layout_ == MemLayout::kNChw16c; }
   size_t bytes() const { return static_cast<size_t>(Size()) * DTypeSize(type_flag_); }
 
   // The data as T*; an error when T is not the blob's dtype, so a kernel
@@ -48,6 +60,7 @@ struct TBlob {
   // The same memory seen with another shape of the same size.
   TBlob Reshape(const Shape& shape) const {
     TS_CHECK(shape.Size() == Size()) << "TBlob reshape from " << shape_ << " to " << shape;
+    TS_DCHECK(layout_ == MemLayout::kRowMajor);  // a blocked order has no other shape
     return TBlob(dptr_, shape, type_flag_, ctx_);
   }
 };

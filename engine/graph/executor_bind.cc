@@ -93,6 +93,7 @@ GraphExecutor::GraphExecutor(const Symbol& sym, Context ctx, std::vector<NDArray
   InferShapesAndTypes();
   CheckBoundArrays();
   PlanAndAllocate(shared_blocks);
+  ChooseLayouts();
   InitOps();
   set_bulk_size(int(std::max<int64_t>(1, EnvInt("TESSERA_EXEC_BULK_SIZE", 1))));
 }

@@ -35,7 +35,7 @@ std::string GraphExecutor::DebugStr() const {
       for (uint32_t o = 0; o < n.num_outputs(); ++o) {
         const uint32_t e = g.entry_id(nid, o);
         os << (o ? ";" : "") << " " << shapes_[e] << " " << DTypeName(types_[e]) << " ["
-           << storage(e) << "]";
+           << storage(e) << (layouts_[e] == MemLayout::kNChw16c ? ", nChw16c" : "") << "]";
       }
       // Temp space is not planned here: ops take it from the device's
       // shared, growable scratch (engine/resource/temp_space.h) while they run.
@@ -50,7 +50,10 @@ std::string GraphExecutor::DebugStr() const {
                 plan_.unshared_bytes ? 100.0 * plan_.planned_bytes / plan_.unshared_bytes : 100.0);
   os << "planned: " << FormatBytes(plan_.planned_bytes) << " in " << plan_.num_storage()
      << " blocks, unshared: " << FormatBytes(plan_.unshared_bytes) << " for "
-     << num_planned_entries() << " entries (" << pct << ")\n";
+     << num_planned_entries() << " entries (" << pct << ")";
+  if (const size_t blocked = num_blocked_entries())
+    os << ", " << blocked << " in oneDNN's blocked layout";
+  os << "\n";
   return os.str();
 }
 

@@ -23,13 +23,13 @@ void GraphExecutor::PushMonitored(const std::vector<uint32_t>& nodes, bool is_tr
       const auto& inputs = g[nid].inputs;
       for (size_t i = 0; i < inputs.size(); ++i)
         monitor_(attrs.name + "_" + (i < names.size() ? names[i] : "arg" + std::to_string(i)),
-                 entry_arrays_[g.entry_id(inputs[i])]);
+                 RowMajorArray(g.entry_id(inputs[i])));
     }
     Push(exec, is_train);
     const std::vector<std::string> names = OutputNames(attrs);
     const size_t n = std::min<size_t>(names.size(), exec->node->num_outputs());
     for (uint32_t o = 0; o < n; ++o)
-      monitor_(attrs.name + "_" + names[o], entry_arrays_[g.entry_id(nid, o)]);
+      monitor_(attrs.name + "_" + names[o], RowMajorArray(g.entry_id(nid, o)));
   }
 }
 

@@ -48,9 +48,13 @@ void GraphExecutor::InitOps() {
     // forward draws new numbers.
     opcall::RequestResources(on, node->attrs, ctx_, &exec->resources, &exec->random_slots);
 
+    // Only an op that declared it sees a blocked array (executor_layout.cc).
+    const bool layouts = Op::GetAttr<op::FLayoutClasses>("FLayoutClasses").contains(op);
     for (const auto& in : info.inputs) {
       const NDArray& a = entry_arrays_[g.entry_id(in)];
       call.in.push_back(a.data());
+      call.in.back().layout_ = layouts_[g.entry_id(in)];
+      TS_DCHECK(layouts || !call.in.back().channel_blocked());
       if (on.kernel.fstate_ex) call.in_arrays.push_back(a);
       exec->const_vars.push_back(a.var());
     }
@@ -59,6 +63,8 @@ void GraphExecutor::InitOps() {
       const NDArray& a = entry_arrays_[e];
       TS_DCHECK(!a.is_none());  // the memory plan gives every output an array
       call.out.push_back(a.data());
+      call.out.back().layout_ = layouts_[e];
+      TS_DCHECK(layouts || !call.out.back().channel_blocked());
       if (on.kernel.fstate_ex) call.out_arrays.push_back(a);
       call.req.push_back(entry_req_[e]);
       exec->mutate_vars.push_back(a.var());

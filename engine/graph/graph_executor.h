@@ -2,6 +2,7 @@
 // own code). The work is split by idea:
 //   executor_bind.cc     the full graph (forward + gradient), inference, arrays
 //   executor_memory.cc   the memory plan and the storage blocks
+//   executor_layout.cc   which planned arrays stay in oneDNN's blocked layout
 //   executor_ops.cc      one engine push per node: kernels, states, resources
 //   executor_run.cc      Forward, Backward
 //   executor_reshape.cc  SimpleBind's and Reshape's shape inference, Reshape
@@ -19,6 +20,12 @@
 #include "engine/ndarray/op_call.h"
 
 namespace tessera::graph {
+
+// TESSERA_BLOCKED_LAYOUT (default 1): executors bound from now on keep
+// arrays between oneDNN-backed ops in the blocked layout; 0 keeps every
+// array row-major. SetBlockedLayout overrides it and returns the old value.
+bool BlockedLayoutEnabled();
+bool SetBlockedLayout(bool on);
 
 class GraphExecutor final : public Executor {
  public:
@@ -51,6 +58,10 @@ class GraphExecutor final : public Executor {
   const MemoryPlan& plan() const { return plan_; }
   const IndexedGraph& graph() const { return *idx_; }
   size_t num_planned_entries() const;
+  // Entries kept in the channel-blocked layout (executor_layout.cc), and
+  // the layout of each.
+  size_t num_blocked_entries() const;
+  const std::vector<MemLayout>& entry_layouts() const { return layouts_; }
   // The storage blocks, one per storage id.
   const std::vector<NDArray>& blocks() const { return blocks_; }
   const std::vector<NDArray>& storage_blocks() const override { return blocks_; }
@@ -89,6 +100,9 @@ class GraphExecutor final : public Executor {
   void CheckBoundArrays() const;
   // executor_memory.cc
   void PlanAndAllocate(const std::vector<NDArray>& shared_blocks);
+  // executor_layout.cc
+  void ChooseLayouts();
+  NDArray RowMajorArray(uint32_t e) const;
   // executor_ops.cc
   void InitOps();
   // executor_run.cc
@@ -124,6 +138,7 @@ class GraphExecutor final : public Executor {
   MemoryPlan plan_;
   std::vector<NDArray> blocks_;            // one per storage id
   std::vector<NDArray> entry_arrays_;      // per entry (none: never written nor read)
+  std::vector<MemLayout> layouts_;         // per entry: the order its kernels see
   std::vector<NDArray> head_grad_arrays_;  // per output (none where unused)
 
   std::vector<std::shared_ptr<const OpExec>> ops_;  // per node (null for variables)

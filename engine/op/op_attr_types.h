@@ -103,6 +103,32 @@ using FExecType = std::function<ExecType(const NodeAttrs&)>;
 // Marks a backward-only op.
 using TIsBackward = bool;
 
+// Which of a node's arrays the CPU kernel reads or writes in oneDNN's
+// channel-blocked layout (MemLayout::kNChw16c) when the graph executor keeps
+// them so between ops, sparing the reorders to and from the plain layout.
+// One class per input and per output: kLayoutPlain, the array is always
+// row-major; kLayoutFree, either layout, chosen independently of the node's
+// other arrays (the kernel converts); k > 0, either layout, the same for
+// every array of class k (the kernel computes in that layout). An op
+// without the attribute sees every array row-major. Called at bind with the
+// inputs' shapes. `elementwise`: every
+// array is one class (an op whose outputs are elementwise functions of
+// same-shape inputs works in any common layout); `in` and `out` unused.
+inline constexpr int kLayoutPlain = -1;
+inline constexpr int kLayoutFree = 0;
+struct LayoutClasses {
+  std::vector<int> in, out;
+  bool elementwise = false;
+};
+using FLayoutClasses =
+    std::function<LayoutClasses(const NodeAttrs&, const std::vector<Shape>& in_shapes)>;
+// The FLayoutClasses of an elementwise op.
+inline LayoutClasses ElementwiseLayout(const NodeAttrs&, const std::vector<Shape>&) {
+  LayoutClasses c;
+  c.elementwise = true;
+  return c;
+}
+
 inline constexpr const char* kFComputeCPU = "FCompute<cpu>";
 inline constexpr const char* kFComputeGPU = "FCompute<gpu>";
 inline constexpr const char* kFStatefulComputeCPU = "FStatefulCompute<cpu>";

@@ -138,6 +138,7 @@ Example: Activation([-1, 0.5], act_type='relu') = [0, 0.5].)")
     .set_attr<FInferType>("FInferType", ActInferType)
     .set_attr<FInplaceOption>("FInplaceOption", InplaceFirstInput)
     .set_attr<FCompute>(kFComputeCPU, ActForward<cpu>)
+    .set_attr<FLayoutClasses>("FLayoutClasses", ElementwiseLayout)
     .set_attr<FGradient>("FGradient", ActGrad);
 
 TS_REGISTER_OP(_backward_Activation)
@@ -149,7 +150,8 @@ TS_REGISTER_OP(_backward_Activation)
     .set_attr<FInferShape>("FInferShape", ElemwiseShape<-1, 1>)
     .set_attr<FInferType>("FInferType", ElemwiseType<-1, 1>)
     .set_attr<FInplaceOption>("FInplaceOption", InplaceFirstInput)
-    .set_attr<FCompute>(kFComputeCPU, ActBackward<cpu>);
+    .set_attr<FCompute>(kFComputeCPU, ActBackward<cpu>)
+    .set_attr<FLayoutClasses>("FLayoutClasses", ElementwiseLayout);
 
 TS_REGISTER_OP(LeakyReLU)
     .describe(R"(Leaky rectified linear units and relatives, elementwise.

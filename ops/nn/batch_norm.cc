@@ -109,10 +109,154 @@ void ForEachChannel(const OpContext& ctx, int64_t channels, Fn&& fn) {
   for (int64_t c = 0; c < channels; ++c) fn(c);
 }
 
+// The channel-blocked layout (MemLayout::kNChw16c, float32, axis 1): the 16
+// channels of a block are the innermost 16 floats, so each block's
+// statistics are 16 sums side by side over (batch, position), one vector
+// per element. Blocks go to the op's threads.
+constexpr int64_t kBlock = 16;
+
+struct BlockedGeom {
+  int64_t n = 0, blocks = 0, hw = 0;
+  explicit BlockedGeom(const Shape& s) : n(s[0]), blocks(s[1] / kBlock), hw(s[2] * s[3]) {}
+  // The first element of image i in block b.
+  int64_t At(int64_t i, int64_t b) const { return (i * blocks + b) * hw * kBlock; }
+};
+
+template <typename Fn>
+void ForEachBlock(const OpContext& ctx, int64_t blocks, Fn&& fn) {
+  [[maybe_unused]] const int threads = ctx.run_ctx.omp_threads;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static) if (blocks > 1)
+#endif
+  for (int64_t b = 0; b < blocks; ++b) fn(b);
+}
+
+// acc[l] += term(x + k * 16 + l) over every (image, position) of block b.
+template <typename Term>
+void BlockSums(const BlockedGeom& g, int64_t b, double* acc, Term term) {
+  for (int64_t i = 0; i < g.n; ++i) {
+    const int64_t at = g.At(i, b);
+    for (int64_t k = 0; k < g.hw; ++k)
+      for (int l = 0; l < kBlock; ++l) acc[l] += term(at + k * kBlock + l, l);
+  }
+}
+
+void BatchNormForwardBlocked(const BatchNormParam& p, const OpContext& ctx,
+                             const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
+                             const std::vector<TBlob>& out) {
+  const BlockedGeom g(in[0].shape());
+  const bool batch_stats = UsesBatchStats(p, ctx);
+  const double m = static_cast<double>(g.n * g.hw);
+  const BnForwardBlobs<float> b(in, out);
+  ForEachBlock(ctx, g.blocks, [&](int64_t blk) {
+    const int64_t c0 = blk * kBlock;
+    double mean[kBlock] = {}, var[kBlock] = {};
+    if (batch_stats && m > 0) {
+      BlockSums(g, blk, mean, [&](int64_t j, int) { return double(b.x[j]); });
+      for (double& v : mean) v /= m;
+      BlockSums(g, blk, var, [&](int64_t j, int l) {
+        const double d = double(b.x[j]) - mean[l];
+        return d * d;
+      });
+      for (double& v : var) v /= m;
+    }
+    float sa[kBlock], sb[kBlock];
+    for (int l = 0; l < kBlock; ++l) {
+      const int64_t c = c0 + l;
+      if (batch_stats) {
+        const double mom = p.momentum;
+        b.moving_mean[c] = float(double(b.moving_mean[c]) * mom + mean[l] * (1 - mom));
+        b.moving_var[c] = float(double(b.moving_var[c]) * mom + var[l] * (1 - mom));
+      } else {
+        mean[l] = double(b.moving_mean[c]);
+        var[l] = double(b.moving_var[c]);
+      }
+      const double invstd = 1.0 / std::sqrt(var[l] + p.eps);
+      const double scale = (p.fix_gamma ? 1.0 : double(b.gamma[c])) * invstd;
+      sa[l] = float(scale);
+      sb[l] = float(double(b.beta[c]) - mean[l] * scale);
+      Store(b.mean[c], mean[l], req[1]);
+      Store(b.invstd[c], invstd, req[2]);
+    }
+    if (req[0] == kNullOp) return;
+    const bool add = req[0] == kAddTo;
+    for (int64_t i = 0; i < g.n; ++i) {
+      const float* px = b.x + g.At(i, blk);
+      float* py = b.y + g.At(i, blk);
+      for (int64_t k = 0; k < g.hw; ++k)
+        for (int l = 0; l < kBlock; ++l) {
+          const float v = px[k * kBlock + l] * sa[l] + sb[l];
+          py[k * kBlock + l] = add ? py[k * kBlock + l] + v : v;
+        }
+    }
+  });
+}
+
+void BatchNormBackwardBlocked(const BatchNormParam& p, const OpContext& ctx,
+                              const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
+                              const std::vector<TBlob>& out) {
+  const BlockedGeom g(in[1].shape());
+  const bool batch_stats = UsesBatchStats(p, ctx);
+  const double m = static_cast<double>(g.n * g.hw);
+  const BnBackwardBlobs<float> b(in, out);
+  ForEachBlock(ctx, g.blocks, [&](int64_t blk) {
+    const int64_t c0 = blk * kBlock;
+    double mean[kBlock], invstd[kBlock], sdy[kBlock] = {}, sdyx[kBlock] = {};
+    for (int l = 0; l < kBlock; ++l) {
+      mean[l] = double(b.mean[c0 + l]);
+      invstd[l] = double(b.invstd[c0 + l]);
+    }
+    BlockSums(g, blk, sdy, [&](int64_t j, int) { return double(b.dy[j]); });
+    BlockSums(g, blk, sdyx,
+              [&](int64_t j, int l) { return double(b.dy[j]) * (double(b.x[j]) - mean[l]); });
+    float ka[kBlock], ua[kBlock], va[kBlock];
+    for (int l = 0; l < kBlock; ++l) {
+      const int64_t c = c0 + l;
+      sdyx[l] *= invstd[l];
+      const double gm = p.fix_gamma ? 1.0 : double(b.gamma[c]);
+      const double k = gm * invstd[l];
+      const double a = batch_stats && m > 0 ? sdy[l] / m : 0.0;
+      const double bm = batch_stats && m > 0 ? sdyx[l] / m : 0.0;
+      ka[l] = float(k);
+      ua[l] = float(-k * invstd[l] * bm);
+      va[l] = float(-k * a + k * invstd[l] * bm * mean[l]);
+      Store(b.dgamma[c], p.fix_gamma ? 0.0 : sdyx[l], req[1]);
+      Store(b.dbeta[c], sdy[l], req[2]);
+    }
+    if (req[0] == kNullOp) return;
+    const bool add = req[0] == kAddTo;
+    for (int64_t i = 0; i < g.n; ++i) {
+      const int64_t at = g.At(i, blk);
+      const float *px = b.x + at, *pd = b.dy + at;
+      float* pdx = b.dx + at;
+      for (int64_t k = 0; k < g.hw; ++k)
+        for (int l = 0; l < kBlock; ++l) {
+          const int64_t j = k * kBlock + l;
+          const float v = ka[l] * pd[j] + ua[l] * px[j] + va[l];
+          pdx[j] = add ? pdx[j] + v : v;
+        }
+    }
+  });
+}
+
+// BatchNorm's arrays of data shape may be channel-blocked (one class): the
+// kernels above compute in that layout. Only along axis 1, where the blocks are.
+LayoutClasses BatchNormLayouts(const NodeAttrs& attrs, const std::vector<Shape>&) {
+  if (ParamsOf<BatchNormParam>(attrs).axis != 1) return {};
+  return {{1, kLayoutPlain, kLayoutPlain, kLayoutPlain, kLayoutPlain},
+          {1, kLayoutPlain, kLayoutPlain}};
+}
+
+LayoutClasses BatchNormBackwardLayouts(const NodeAttrs& attrs, const std::vector<Shape>&) {
+  if (ParamsOf<BatchNormParam>(attrs).axis != 1) return {};
+  return {{1, 1, kLayoutPlain, kLayoutPlain, kLayoutPlain}, {1, kLayoutPlain, kLayoutPlain}};
+}
+
 // Inputs: data, gamma, beta, moving_mean, moving_var; outputs: out, mean, invstd.
 void BatchNormCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                       const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
   const auto& p = ParamsOf<BatchNormParam>(attrs);
+  if (in[0].channel_blocked()) return BatchNormForwardBlocked(p, ctx, in, req, out);
   const BnGeom g = MakeBnGeom(attrs, in[0].shape());
   const bool batch_stats = UsesBatchStats(p, ctx);
   const double m = static_cast<double>(g.outer * g.inner);
@@ -166,6 +310,7 @@ void BatchNormBackwardCompute(const NodeAttrs& attrs, const OpContext& ctx,
                               const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
                               const std::vector<TBlob>& out) {
   const auto& p = ParamsOf<BatchNormParam>(attrs);
+  if (in[1].channel_blocked()) return BatchNormBackwardBlocked(p, ctx, in, req, out);
   const BnGeom g = MakeBnGeom(attrs, in[1].shape());
   const bool batch_stats = UsesBatchStats(p, ctx);
   const double m = static_cast<double>(g.outer * g.inner);
@@ -288,6 +433,7 @@ output_mean_var also returns the mean and the inverse std used.)")
     .set_attr<FInferType>("FInferType", BatchNormType)
     .set_attr<FResourceRequest>("FResourceRequest", BnTempSpace)  // the GPU's partial sums
     .set_attr<FCompute>(kFComputeCPU, BatchNormCompute)
+    .set_attr<FLayoutClasses>("FLayoutClasses", BatchNormLayouts)
     .set_attr<FGradient>("FGradient", BatchNormGrad{});
 
 TS_REGISTER_OP(_backward_BatchNorm)
@@ -302,6 +448,7 @@ TS_REGISTER_OP(_backward_BatchNorm)
     .set_attr<FInferShape>("FInferShape", BatchNormBackwardShape)
     .set_attr<FInferType>("FInferType", ElemwiseType<5, 3>)
     .set_attr<FResourceRequest>("FResourceRequest", BnTempSpace)
-    .set_attr<FCompute>(kFComputeCPU, BatchNormBackwardCompute);
+    .set_attr<FCompute>(kFComputeCPU, BatchNormBackwardCompute)
+    .set_attr<FLayoutClasses>("FLayoutClasses", BatchNormBackwardLayouts);
 
 }  // namespace tessera::op

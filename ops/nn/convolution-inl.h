@@ -90,6 +90,10 @@ struct ConvGeom {
   int64_t pd = 0, ph = 0, pw = 0;
   int64_t od = 1, oh = 1, ow = 0;
   bool bias = true;
+  // Arrays in the channel-blocked layout (MemLayout::kNChw16c; oneDNN only):
+  // the data (forward and backward), the output or its gradient, and the
+  // data's gradient.
+  bool src_blocked = false, dst_blocked = false, dsrc_blocked = false;
 
   int64_t cg() const { return c / g; }
   int64_t fg() const { return f / g; }
@@ -151,6 +155,8 @@ ConvAlgo MeasureConvAlgo(const ConvGeom& g, ConvPass pass,
 // Forces one algorithm for every float32 convolution (kAuto: choose as
 // above), for tests; returns the previous setting.
 ConvAlgo SetConvAlgo(ConvAlgo algo);
+// The algorithm forced by SetConvAlgo or TESSERA_CONV_ALGO; kAuto if none.
+ConvAlgo ForcedConvAlgo();
 const char* ConvAlgoName(ConvAlgo algo);
 
 // The im2col scratch of one image, from the op's temp space.

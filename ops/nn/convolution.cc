@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <cstring>
 #include <sstream>
+#include <vector>
 
+#include "ops/nn/channel_blocks.h"
 #include "ops/nn/convolution-inl.h"
 #include "ops/nn/im2col.h"
 #include "ops/nn/spatial_params.h"
+#include "ops/tensor/dnnl_lazy.h"
 #include "ops/tensor/gemm.h"
 
 namespace tessera::op {
@@ -135,24 +138,87 @@ std::vector<ResourceRequest> TempSpace(const NodeAttrs&) {
   return {ResourceRequest::kTempSpace};
 }
 
+// 2-D float32 convolutions on oneDNN read and write their data, output and
+// their gradients in either layout, each on its own (the primitives'
+// reorders convert; where the GEMM is measured faster, row-major copies of
+// its small arrays); the weights and bias stay plain. Not where oneDNN is
+// absent or the reference loops were forced (TESSERA_CONV_ALGO, SetConvAlgo).
+bool ConvTakesBlocked(const NodeAttrs& attrs, const Shape& data) {
+  const auto& p = ParamsOf<ConvolutionParam>(attrs);
+  if (p.kernel.ndim() != 2 || (p.layout && *p.layout != "NCHW") || data.ndim() != 4) return false;
+  return ForcedConvAlgo() != ConvAlgo::kReference && nn_dnnl::Available();
+}
+
+LayoutClasses ConvLayouts(const NodeAttrs& attrs, const std::vector<Shape>& in) {
+  if (!ConvTakesBlocked(attrs, in[0])) return {};
+  return {{kLayoutFree, kLayoutPlain, kLayoutPlain}, {kLayoutFree}};
+}
+
+// _backward_Convolution: (ograd, data, weight) -> (gdata, gweight[, gbias]).
+LayoutClasses ConvBackwardLayouts(const NodeAttrs& attrs, const std::vector<Shape>& in) {
+  if (!ConvTakesBlocked(attrs, in[1])) return {};
+  return {{kLayoutFree, kLayoutFree, kLayoutPlain}, {kLayoutFree, kLayoutPlain, kLayoutPlain}};
+}
+
+// The GEMM kernels on channel-blocked arrays: row-major copies in, the
+// result blocked out. The GEMM serves layers with few output positions,
+// whose arrays are small; the copies live in the worker's own buffers
+// (the op's temp space is the GEMM's; channel_blocks.h).
+void GemmForwardAnyLayout(const ConvGeom& g, const OpContext& ctx, const float* data,
+                          const float* weight, const float* bias, float* out, OpReqType req) {
+  if (!g.src_blocked && !g.dst_blocked)
+    return GemmConvForward(g, ctx, data, weight, bias, out, req);
+  TS_DCHECK(req == kWriteTo || req == kWriteInplace);  // kAddTo runs on oneDNN
+  const int64_t hw = g.h * g.w, ohw = g.oh * g.ow;
+  const float* x = g.src_blocked ? RowMajorCopy(0, data, g.n, g.c, hw) : data;
+  float* y = g.dst_blocked ? RowMajorCopy(1, nullptr, g.n, g.f, ohw) : out;
+  GemmConvForward(g, ctx, x, weight, bias, y, req);
+  if (g.dst_blocked) Block(y, out, g.n, g.f, ohw);
+}
+
+void GemmBackwardAnyLayout(const ConvGeom& g, const OpContext& ctx, const float* ograd,
+                           const float* data, const float* weight, float* gdata, OpReqType req_data,
+                           float* gweight, OpReqType req_weight, float* gbias, OpReqType req_bias) {
+  if (!g.src_blocked && !g.dst_blocked && !g.dsrc_blocked)
+    return GemmConvBackward(g, ctx, ograd, data, weight, gdata, req_data, gweight, req_weight,
+                            gbias, req_bias);
+  const int64_t hw = g.h * g.w, ohw = g.oh * g.ow;
+  const bool want_data = req_data != kNullOp;
+  TS_DCHECK(req_data != kAddTo);  // runs on oneDNN
+  const float* dy = g.dst_blocked ? RowMajorCopy(0, ograd, g.n, g.f, ohw) : ograd;
+  const float* x = g.src_blocked ? RowMajorCopy(1, data, g.n, g.c, hw) : data;
+  float* dx = want_data && g.dsrc_blocked ? RowMajorCopy(2, nullptr, g.n, g.c, hw) : gdata;
+  GemmConvBackward(g, ctx, dy, x, weight, dx, req_data, gweight, req_weight, gbias, req_bias);
+  if (want_data && g.dsrc_blocked) Block(dx, gdata, g.n, g.c, hw);
+}
+
 void ConvolutionCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::vector<TBlob>& in,
                         const std::vector<OpReqType>& req, const std::vector<TBlob>& out) {
   if (req[0] == kNullOp) return;
-  const ConvGeom g = MakeConvGeom(attrs, in[0].shape());
+  ConvGeom g = MakeConvGeom(attrs, in[0].shape());
   if (g.n == 0 || g.f == 0 || g.out_size() == 0) return;
   const DType t = out[0].dtype();
   if (t == DType::kFloat32) {
     const float *data = in[0].dptr<float>(), *weight = in[1].dptr<float>(),
                 *bias = g.bias ? in[2].dptr<float>() : nullptr;
     float* y = out[0].dptr<float>();
+    g.src_blocked = in[0].channel_blocked();
+    g.dst_blocked = out[0].channel_blocked();
+    // Blocked arrays are oneDNN's alone (ConvLayouts).
+    if (g.src_blocked || g.dst_blocked)
+      return DnnlConvForward(g, ctx, data, weight, bias, y, req[0]);
     auto run = [&](ConvAlgo a, OpReqType r) {
-      (a == ConvAlgo::kGemm ? GemmConvForward : DnnlConvForward)(g, ctx, data, weight, bias, y, r);
+      (a == ConvAlgo::kGemm ? GemmForwardAnyLayout : DnnlConvForward)(g, ctx, data, weight, bias, y,
+                                                                      r);
     };
     ConvAlgo algo = ConvAlgoFor(g, ConvPass::kForward);
     if (algo == ConvAlgo::kAuto)
       algo = req[0] == kAddTo
                  ? ConvAlgo::kOneDnn
                  : MeasureConvAlgo(g, ConvPass::kForward, [&](ConvAlgo a) { run(a, kWriteTo); });
+    // The reference loops read row-major arrays only (an algorithm forced
+    // after the executor chose blocked ones).
+    if (algo == ConvAlgo::kReference && (g.src_blocked || g.dst_blocked)) algo = ConvAlgo::kOneDnn;
     if (algo != ConvAlgo::kReference) return run(algo, req[0]);
   }
   ForFloatAndDouble(attrs, t, "Convolution", [&](auto zero) {
@@ -167,7 +233,7 @@ using ConvBackwardFn = void (*)(const ConvGeom&, const OpContext&, const float*,
                                 OpReqType);
 
 ConvBackwardFn BackwardKernels(ConvAlgo algo) {
-  return algo == ConvAlgo::kGemm ? GemmConvBackward : DnnlConvBackward;
+  return algo == ConvAlgo::kGemm ? GemmBackwardAnyLayout : DnnlConvBackward;
 }
 
 // The algorithm of one backward pass: measured, on the op's own outputs,
@@ -218,12 +284,17 @@ void BackwardFloat32(const ConvGeom& g, const OpContext& ctx, const std::vector<
 void ConvolutionBackwardCompute(const NodeAttrs& attrs, const OpContext& ctx,
                                 const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
                                 const std::vector<TBlob>& out) {
-  const ConvGeom g = MakeConvGeom(attrs, in[1].shape());
+  ConvGeom g = MakeConvGeom(attrs, in[1].shape());
   const OpReqType rb = g.bias ? req[2] : kNullOp;
   const DType t = in[0].dtype();
   if (t == DType::kFloat32) {
-    const ConvAlgo data_algo = BackwardAlgo(g, ctx, in, req, out, rb, ConvPass::kBackwardData);
-    const ConvAlgo weight_algo = BackwardAlgo(g, ctx, in, req, out, rb, ConvPass::kBackwardWeights);
+    g.dst_blocked = in[0].channel_blocked();
+    g.src_blocked = in[1].channel_blocked();
+    g.dsrc_blocked = out[0].channel_blocked();
+    ConvAlgo data_algo = BackwardAlgo(g, ctx, in, req, out, rb, ConvPass::kBackwardData);
+    ConvAlgo weight_algo = BackwardAlgo(g, ctx, in, req, out, rb, ConvPass::kBackwardWeights);
+    if (data_algo == ConvAlgo::kReference && (g.src_blocked || g.dst_blocked || g.dsrc_blocked))
+      data_algo = weight_algo = ConvAlgo::kOneDnn;
     if (data_algo != ConvAlgo::kReference) {
       TS_DCHECK(weight_algo != ConvAlgo::kReference);  // forced for every pass or none
       BackwardFloat32(g, ctx, in, req, out, rb, data_algo, weight_algo);
@@ -348,6 +419,7 @@ and 3-D, on reference kernels (im2col and GEMM).)")
     .set_attr<FInferType>("FInferType", ConvolutionType)
     .set_attr<FResourceRequest>("FResourceRequest", TempSpace)
     .set_attr<FCompute>(kFComputeCPU, ConvolutionCompute)
+    .set_attr<FLayoutClasses>("FLayoutClasses", ConvLayouts)
     .set_attr<FGradient>("FGradient", ConvolutionGrad{});
 
 TS_REGISTER_OP(_backward_Convolution)
@@ -361,6 +433,7 @@ TS_REGISTER_OP(_backward_Convolution)
     .set_attr<FInferShape>("FInferShape", ConvolutionBackwardShape)
     .set_attr<FInferType>("FInferType", ConvolutionType)
     .set_attr<FResourceRequest>("FResourceRequest", TempSpace)
-    .set_attr<FCompute>(kFComputeCPU, ConvolutionBackwardCompute);
+    .set_attr<FCompute>(kFComputeCPU, ConvolutionBackwardCompute)
+    .set_attr<FLayoutClasses>("FLayoutClasses", ConvBackwardLayouts);
 
 }  // namespace tessera::op

@@ -67,11 +67,29 @@ bool GemmIsCandidate(const ConvGeom& g) {
   return g.spatial <= 2 && g.cg() * g.ksize() >= g.n * g.out_size();
 }
 
-using Key = std::array<int64_t, 17>;
+using Key = std::array<int64_t, 18>;
 
+// Blocked arrays change what each algorithm costs: measured apart.
 Key KeyOf(const ConvGeom& g) {
-  return {g.spatial, g.n,  g.c,  g.h,  g.w,  g.f,  g.g,  g.kh,           g.kw,
-          g.sh,      g.sw, g.dh, g.dw, g.ph, g.pw, g.oh, int64_t(g.bias)};
+  const int64_t blocked = g.src_blocked | g.dst_blocked << 1 | g.dsrc_blocked << 2;
+  return {g.spatial,
+          g.n,
+          g.c,
+          g.h,
+          g.w,
+          g.f,
+          g.g,
+          g.kh,
+          g.kw,
+          g.sh,
+          g.sw,
+          g.dh,
+          g.dw,
+          g.ph,
+          g.pw,
+          g.oh,
+          int64_t(g.bias),
+          blocked};
 }
 
 // Per pass: kAuto until measured. Two threads may measure the same
@@ -139,6 +157,10 @@ const char* ConvAlgoName(ConvAlgo algo) {
       return "reference";
   }
   return "?";
+}
+
+ConvAlgo ForcedConvAlgo() {
+  return Forced();
 }
 
 ConvAlgo SetConvAlgo(ConvAlgo algo) {

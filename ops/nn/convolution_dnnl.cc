@@ -45,7 +45,8 @@ struct Reorder {
 };
 
 struct ConvPrims {
-  memory::desc user_src, user_w, user_dst, user_bias;
+  // The caller's arrays: plain, or channel-blocked where ConvGeom says so.
+  memory::desc user_src, user_w, user_dst, user_bias, user_dsrc;
   Dims strides, dilates, pad_l, pad_r;
   // Forward.
   std::unique_ptr<dnnl::convolution_forward::primitive_desc> fwd_pd;
@@ -65,8 +66,10 @@ using Key = std::tuple<int, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t
                        int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool>;
 
 Key KeyOf(const ConvGeom& g) {
-  return {g.spatial, g.n,  g.c, g.h,   g.w, g.f, g.g, g.kh, g.kw, g.sh, g.sw, g.dh * 1000003 + g.dw,
-          g.ph,      g.pw, 0,   g.bias};
+  const int64_t blocked = g.src_blocked | g.dst_blocked << 1 | g.dsrc_blocked << 2;
+  return {g.spatial, g.n,  g.c,     g.h,   g.w,  g.f,
+          g.g,       g.kh, g.kw,    g.sh,  g.sw, g.dh * 1000003 + g.dw,
+          g.ph,      g.pw, blocked, g.bias};
 }
 
 Dims Spatial(const ConvGeom& g, int64_t a, int64_t b) {
@@ -89,8 +92,10 @@ std::shared_ptr<ConvPrims> Create(const ConvGeom& g) {
     wtag = d2 ? Tag::goihw : Tag::goiw;
   }
   const Tag dtag = d2 ? Tag::nchw : Tag::ncw;
-  p->user_src = memory::desc(src, f32, dtag);
-  p->user_dst = memory::desc(dst, f32, dtag);
+  auto tag = [&](bool blocked) { return blocked ? Tag::nChw16c : dtag; };
+  p->user_src = memory::desc(src, f32, tag(g.src_blocked));
+  p->user_dst = memory::desc(dst, f32, tag(g.dst_blocked));
+  p->user_dsrc = memory::desc(src, f32, tag(g.dsrc_blocked));
   p->user_w = memory::desc(w, f32, wtag);
   p->user_bias = memory::desc({g.f}, f32, Tag::x);
   p->strides = Spatial(g, g.sh, g.sw);
@@ -131,7 +136,7 @@ void CreateBackward(const ConvGeom& g, ConvPrims* p) {
   p->bd_scratch = dpd.scratchpad_desc();
   p->bd_ddst = Reorder::Make(p->user_dst, dpd.diff_dst_desc());
   p->bd_w = Reorder::Make(p->user_w, dpd.weights_desc());
-  p->bd_dsrc = Reorder::Make(dpd.diff_src_desc(), p->user_src);
+  p->bd_dsrc = Reorder::Make(dpd.diff_src_desc(), p->user_dsrc);
 
   auto wd = g.bias ? dnnl::convolution_backward_weights::desc(
                          dnnl::algorithm::convolution_direct, any_src, any_w, p->user_bias, any_dst,
@@ -176,6 +181,7 @@ size_t Count(const memory::desc& d) {
 void DnnlConvForward(const ConvGeom& g, const OpContext& ctx, const float* data,
                      const float* weight, const float* bias, float* out, OpReqType req) {
   if (req == kNullOp) return;
+  TS_DCHECK(!(g.src_blocked || g.dst_blocked) || (nn_dnnl::Available() && g.spatial == 2));
   if (!nn_dnnl::Available() || g.spatial == 3)
     return RefConvForward<float>(g, data, weight, bias, out, req, ColSpace<float>(ctx, g),
                                  ctx.run_ctx.omp_threads);
@@ -234,6 +240,8 @@ void DnnlConvForward(const ConvGeom& g, const OpContext& ctx, const float* data,
 void DnnlConvBackward(const ConvGeom& g, const OpContext& ctx, const float* ograd,
                       const float* data, const float* weight, float* gdata, OpReqType req_data,
                       float* gweight, OpReqType req_weight, float* gbias, OpReqType req_bias) {
+  TS_DCHECK(!(g.src_blocked || g.dst_blocked || g.dsrc_blocked) ||
+            (nn_dnnl::Available() && g.spatial == 2));
   if (!nn_dnnl::Available() || g.spatial == 3)
     return RefConvBackward<float>(g, ograd, data, weight, gdata, req_data, gweight, req_weight,
                                   gbias, req_bias, ColSpace<float>(ctx, g),
@@ -257,8 +265,8 @@ void DnnlConvBackward(const ConvGeom& g, const OpContext& ctx, const float* ogra
     const size_t o_bdw = take(want_data && p->bd_w, p->bd_w.to.get_size());
     const bool dsrc_tmp = p->bd_dsrc || d_add;
     const size_t o_dsrc =
-        take(want_data && dsrc_tmp, std::max(p->user_src.get_size(), p->bd_dsrc.from.get_size()));
-    const size_t o_dadd = take(want_data && p->bd_dsrc && d_add, p->user_src.get_size());
+        take(want_data && dsrc_tmp, std::max(p->user_dsrc.get_size(), p->bd_dsrc.from.get_size()));
+    const size_t o_dadd = take(want_data && p->bd_dsrc && d_add, p->user_dsrc.get_size());
     const size_t o_bds = take(want_data, p->bd_scratch.get_size());
     // Backward weights.
     const bool w_write = req_weight != kNullOp;
@@ -295,7 +303,7 @@ void DnnlConvBackward(const ConvGeom& g, const OpContext& ctx, const float* ogra
                                {DNNL_ARG_DIFF_SRC, dsrc},
                                {DNNL_ARG_SCRATCHPAD, memory(p->bd_scratch, eng, tmp + o_bds)}});
       if (p->bd_dsrc) {
-        memory u(p->user_src, eng, d_add ? static_cast<void*>(tmp + o_dadd) : gdata);
+        memory u(p->user_dsrc, eng, d_add ? static_cast<void*>(tmp + o_dadd) : gdata);
         p->bd_dsrc.prim->execute(s, dsrc, u);
       }
     }

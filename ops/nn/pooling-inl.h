@@ -92,6 +92,8 @@ struct PoolGeom {
   int type = pool::kMaxPool;
   int p = 2;  // lp pooling's p: 1, 2 or 3
   bool include_pad = true;
+  // The arrays are channel-blocked (MemLayout::kNChw16c; oneDNN or copies).
+  bool blocked = false;
   TS_XINLINE int64_t in_size() const { return d * h * w; }
   TS_XINLINE int64_t out_size() const { return od * oh * ow; }
 };
@@ -212,15 +214,14 @@ PoolGeom MakePoolGeom(const NodeAttrs& attrs, const Shape& data);
 bool PoolHasWorkspace(const NodeAttrs& attrs);
 int64_t PoolWorkspaceBytes(const NodeAttrs& attrs, const PoolGeom& g, int64_t n, int64_t c);
 
-// oneDNN float32 paths on the plain layout (pooling_dnnl.cc), for 1-D and
-// 2-D data of shape (n, c, ...). They return false, having written nothing,
-// for 3-D data (the plain kernels run it), where
-// oneDNN's semantics differ from MXNet's (sum; avg counting the padding when
-// a 'full' window reaches past it; padding as large as the kernel), for a
-// `req` they do not serve (forward: write; backward: write to a separate
-// buffer), or when oneDNN refuses the shape: the plain kernels do it then.
-// `ws` (max pooling in training, `ws_bytes` long without the flag) receives
-// the positions of the maxima; null runs the inference forward.
+// oneDNN float32 paths (pooling_dnnl.cc), for 1-D and 2-D data of shape
+// (n, c, ...), row-major or, where g.blocked, channel-blocked. They return false, having written
+// nothing, for 3-D data (the plain kernels run it), where oneDNN's semantics differ from MXNet's
+// (sum; avg counting the padding when a 'full' window reaches past it; padding as large as the
+// kernel), for a `req` they do not serve (forward: write; backward: write to a separate buffer), or
+// when oneDNN refuses the shape: the plain kernels do it then. `ws` (max pooling in training,
+// `ws_bytes` long without the flag) receives the positions of the maxima; null runs the inference
+// forward.
 bool DnnlPoolForward(const PoolGeom& g, int64_t n, int64_t c, const float* in, float* out,
                      OpReqType req, int threads, uint8_t* ws, int64_t ws_bytes);
 // Max pooling's backward from the positions a training forward kept in `ws`.

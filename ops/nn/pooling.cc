@@ -13,6 +13,7 @@
 #include "engine/op/infer_utils.h"
 #include "engine/op/kernel_launch.h"
 #include "engine/op/op.h"
+#include "ops/nn/channel_blocks.h"
 #include "ops/nn/pooling-inl.h"
 #include "ops/nn/spatial_params.h"
 
@@ -263,6 +264,39 @@ void PoolBackward(const PoolGeom& g, const T* ograd, const T* in, const T* out, 
   }
 }
 
+// Channel-blocked arrays (FLayoutClasses below) that oneDNN declined: the
+// plain loops on row-major copies (channel_blocks.h), the result blocked
+// back. An array of one position per channel is the same bytes either way.
+struct BlockedDims {
+  int64_t n, c, hw, ohw;
+  BlockedDims(const PoolGeom& g, const Shape& data)
+      : n(data[0]), c(data[1]), hw(g.h * g.w), ohw(g.oh * g.ow) {}
+};
+
+void BlockedPoolForward(const PoolGeom& g, const OpContext& ctx, const TBlob& in, OpReqType req,
+                        const TBlob& out) {
+  const BlockedDims d(g, in.shape());
+  const float* x = RowMajorCopy(0, in.dptr<float>(), d.n, d.c, d.hw);
+  float* y = out.dptr<float>();
+  if (d.ohw > 1) y = RowMajorCopy(1, req == kAddTo ? y : nullptr, d.n, d.c, d.ohw);
+  PoolForward<float>(g, x, y, req, ctx.run_ctx.omp_threads);
+  if (d.ohw > 1) Block(y, out.dptr<float>(), d.n, d.c, d.ohw);
+}
+
+void BlockedPoolBackward(const PoolGeom& g, const OpContext& ctx, const std::vector<TBlob>& in,
+                         OpReqType req, const TBlob& gdata) {
+  const BlockedDims d(g, in[1].shape());
+  auto plain = [&](int slot, const float* p, int64_t hw) -> const float* {
+    return hw > 1 ? RowMajorCopy(slot, p, d.n, d.c, hw) : p;
+  };
+  const float *og = plain(0, in[0].dptr<float>(), d.ohw), *x = plain(1, in[1].dptr<float>(), d.hw),
+              *y = plain(2, in[2].dptr<float>(), d.ohw);
+  float* gi = gdata.dptr<float>();
+  if (d.hw > 1) gi = RowMajorCopy(3, req == kAddTo ? gi : nullptr, d.n, d.c, d.hw);
+  PoolBackward<float>(g, og, x, y, gi, req, ctx.run_ctx.omp_threads);
+  if (d.hw > 1) Block(gi, gdata.dptr<float>(), d.n, d.c, d.hw);
+}
+
 // float32 tries oneDNN first, which declines what it does not serve; the
 // plain kernel does the rest. Returns whether oneDNN's training forward kept
 // the positions of the maxima in `ws`.
@@ -275,6 +309,10 @@ bool PoolForwardAny(const PoolGeom& g, const OpContext& ctx, const TBlob& in, Op
     float* y = out.dptr<float>();
     if (ws && DnnlPoolForward(g, n, c, x, y, req, threads, ws, ws_bytes)) return true;
     if (DnnlPoolForward(g, n, c, x, y, req, threads, nullptr, 0)) return false;
+  }
+  if (g.blocked) {
+    BlockedPoolForward(g, ctx, in, req, out);
+    return false;
   }
   SwitchFloatDType(
       in.dtype(),
@@ -297,7 +335,8 @@ void PoolingCompute(const NodeAttrs& attrs, const OpContext& ctx, const std::vec
     if (has_ws) ws[ws_bytes] = 0;
     return;
   }
-  const PoolGeom g = MakePoolGeom(attrs, in[0].shape());
+  PoolGeom g = MakePoolGeom(attrs, in[0].shape());
+  g.blocked = in[0].channel_blocked();
   const bool kept =
       PoolForwardAny(g, ctx, in[0], req[0], out[0], ctx.is_train ? ws : nullptr, ws_bytes);
   if (has_ws) ws[ws_bytes] = kept ? 1 : 0;
@@ -312,7 +351,8 @@ void PoolingBackwardCompute(const NodeAttrs& attrs, const OpContext& ctx,
                             const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
                             const std::vector<TBlob>& out) {
   if (req[0] == kNullOp) return;
-  const PoolGeom g = MakePoolGeom(attrs, in[1].shape());
+  PoolGeom g = MakePoolGeom(attrs, in[1].shape());
+  g.blocked = in[1].channel_blocked();
   const int threads = ctx.run_ctx.omp_threads;
   if (in[0].dtype() == DType::kFloat32 && g.spatial <= 2 && g.planes > 0 && g.oh * g.ow > 0) {
     const int64_t n = in[1].shape()[0], c = in[1].shape()[1];
@@ -325,10 +365,12 @@ void PoolingBackwardCompute(const NodeAttrs& attrs, const OpContext& ctx,
           DnnlPoolBackwardFromWorkspace(g, n, c, og, gi, req[0], threads, ws, ws_bytes))
         return;
     }
-    if (!IsMax2x2(g) &&
+    // Blocked arrays: oneDNN even for 2x2 windows, sparing the copies.
+    if ((g.blocked || !IsMax2x2(g)) &&
         DnnlPoolBackward(g, n, c, og, in[1].dptr<float>(), gi, req[0], threads, ctx.requested[0]))
       return;
   }
+  if (g.blocked) return BlockedPoolBackward(g, ctx, in, req[0], out[0]);
   SwitchFloatDType(
       in[0].dtype(),
       [&](auto tag) {
@@ -359,6 +401,24 @@ struct PoolingGrad {
     return MakeGradNode("_backward_Pooling", n, std::move(in));
   }
 };
+
+}  // namespace
+
+namespace {
+
+// 2-D pooling reads and writes its data, output and their gradients in
+// either layout, all in one (oneDNN's primitives take the blocked one; the
+// loops get row-major copies); the workspace is bytes.
+LayoutClasses PoolingLayouts(const NodeAttrs&, const std::vector<Shape>& in) {
+  if (in[0].ndim() != 4) return {};
+  return {{1}, {1, kLayoutPlain}};
+}
+
+// _backward_Pooling: (ograd, data, out[, workspace]) -> gdata.
+LayoutClasses PoolingBackwardLayouts(const NodeAttrs&, const std::vector<Shape>& in) {
+  if (in[1].ndim() != 4) return {};
+  return {{1, 1, 1, kLayoutPlain}, {1}};
+}
 
 }  // namespace
 
@@ -393,6 +453,7 @@ pooling does: the position of each maximum, written by a training forward.)")
     .set_attr<FInferShape>("FInferShape", PoolingShape)
     .set_attr<FInferType>("FInferType", PoolingType)
     .set_attr<FCompute>(kFComputeCPU, PoolingCompute)
+    .set_attr<FLayoutClasses>("FLayoutClasses", PoolingLayouts)
     .set_attr<FGradient>("FGradient", PoolingGrad{});
 
 TS_REGISTER_OP(_backward_Pooling)
@@ -410,6 +471,7 @@ TS_REGISTER_OP(_backward_Pooling)
                                 [](const NodeAttrs&) {
                                   return std::vector<ResourceRequest>{ResourceRequest::kTempSpace};
                                 })
-    .set_attr<FCompute>(kFComputeCPU, PoolingBackwardCompute);
+    .set_attr<FCompute>(kFComputeCPU, PoolingBackwardCompute)
+    .set_attr<FLayoutClasses>("FLayoutClasses", PoolingBackwardLayouts);
 
 }  // namespace tessera::op

@@ -1,4 +1,5 @@
-// Pooling on oneDNN (float32, the plain ncw/nchw layout), forward and
+// Pooling on oneDNN (float32, the plain ncw/nchw layout or the blocked
+// nChw16c one), forward and
 // backward, primitives cached per geometry. Only where oneDNN's semantics are
 // MXNet's: the calls return false otherwise, and the plain kernels of
 // pooling.cc do the work.
@@ -15,11 +16,12 @@ namespace tessera::op {
 namespace {
 
 using PoolKey = std::tuple<int, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-                           int64_t, int64_t, int64_t, int64_t, int64_t, int>;
+                           int64_t, int64_t, int64_t, int64_t, int64_t, int, bool>;
 
 PoolKey MakePoolKey(const PoolGeom& g, int64_t n, int64_t c, int64_t prh, int64_t prw,
                     dnnl::algorithm alg) {
-  return {g.spatial, n, c, g.h, g.w, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, prh, prw, int(alg)};
+  return {g.spatial, n,    c,    g.h, g.w, g.kh,     g.kw,     g.sh,
+          g.sw,      g.ph, g.pw, prh, prw, int(alg), g.blocked};
 }
 
 // oneDNN's algorithm and right padding for `g`, or false where its semantics
@@ -45,13 +47,15 @@ dnnl::memory::dims Spatial(const PoolGeom& g, int64_t h, int64_t w) {
   return g.spatial == 2 ? dnnl::memory::dims{h, w} : dnnl::memory::dims{w};
 }
 
-// Plain-layout descriptors of the input and output of `g`.
+// Descriptors of the input and output of `g`, plain or blocked.
 std::pair<dnnl::memory::desc, dnnl::memory::desc> PoolDescs(const PoolGeom& g, int64_t n,
                                                             int64_t c) {
   using dnnl::memory;
   using Dims = memory::dims;
   const bool d2 = g.spatial == 2;
-  const auto tag = d2 ? memory::format_tag::nchw : memory::format_tag::ncw;
+  const auto tag = g.blocked ? memory::format_tag::nChw16c
+                   : d2      ? memory::format_tag::nchw
+                             : memory::format_tag::ncw;
   return {
       memory::desc(d2 ? Dims{n, c, g.h, g.w} : Dims{n, c, g.w}, memory::data_type::f32, tag),
       memory::desc(d2 ? Dims{n, c, g.oh, g.ow} : Dims{n, c, g.ow}, memory::data_type::f32, tag)};

@@ -21,6 +21,7 @@ std::vector<std::string> LhsRhsNames(const NodeAttrs&) {
       .set_attr<FInferShape>("FInferShape", ElemwiseShape<2, 1>)              \
       .set_attr<FInferType>("FInferType", ElemwiseTypeOf<binary::fn::kTypes>) \
       .set_attr<FInplaceOption>("FInplaceOption", InplaceAllInputs<2>)        \
+      .set_attr<FLayoutClasses>("FLayoutClasses", ElementwiseLayout)          \
       .set_attr<FCompute>(kFComputeCPU, BinaryCompute<cpu, binary::fn>)
 
 TS_REGISTER_SAME_SHAPE(elemwise_add, add)
@@ -68,6 +69,7 @@ Example: elemwise_div([1, 6], [4, 3]) = [0.25, 2].)")
       .set_attr<TIsBackward>("TIsBackward", true)                                \
       .set_attr<FInferShape>("FInferShape", ElemwiseShape<n_in, 2>)              \
       .set_attr<FInferType>("FInferType", ElemwiseTypeOf<binary::lgrad::kTypes>) \
+      .set_attr<FLayoutClasses>("FLayoutClasses", ElementwiseLayout)             \
       .set_attr<FCompute>(kFComputeCPU, BinaryGradCompute<cpu, binary::lgrad, binary::rgrad>)
 
 TS_REGISTER_SAME_SHAPE_GRAD(_backward_add, 1, one, one)

@@ -26,6 +26,7 @@ Example: add_n([1, 2], [10, 20], [100, 200]) = [111, 222].)")
                            // d(sum)/d(each input) is the output gradient itself.
                            return std::vector<NodeEntry>(n->inputs.size(), ograds[0]);
                          })
+    .set_attr<FLayoutClasses>("FLayoutClasses", ElementwiseLayout)
     .set_attr<FCompute>(kFComputeCPU, AddNCompute<cpu>);
 
 }  // namespace tessera::op

@@ -35,6 +35,7 @@ void ParseClipParam(NodeAttrs* attrs) {
       .set_attr<FInferShape>("FInferShape", ElemwiseShape<1, 1>)             \
       .set_attr<FInferType>("FInferType", ElemwiseTypeOf<unary::fn::kTypes>) \
       .set_attr<FInplaceOption>("FInplaceOption", InplaceAllInputs<1>)       \
+      .set_attr<FLayoutClasses>("FLayoutClasses", ElementwiseLayout)         \
       .set_attr<FCompute>(kFComputeCPU, UnaryCompute<cpu, unary::fn>);
 TS_ELEMWISE_UNARY_OPS(TS_REGISTER_UNARY)
 #undef TS_REGISTER_UNARY
@@ -48,6 +49,7 @@ TS_ELEMWISE_UNARY_OPS(TS_REGISTER_UNARY)
       .set_attr<FInferShape>("FInferShape", ElemwiseShape<2, 1>)             \
       .set_attr<FInferType>("FInferType", ElemwiseTypeOf<unary::fn::kTypes>) \
       .set_attr<FInplaceOption>("FInplaceOption", InplaceAllInputs<2>)       \
+      .set_attr<FLayoutClasses>("FLayoutClasses", ElementwiseLayout)         \
       .set_attr<FCompute>(kFComputeCPU, UnaryGradCompute<cpu, unary::fn>);
 TS_ELEMWISE_UNARY_GRAD_OPS(TS_REGISTER_UNARY_GRAD)
 #undef TS_REGISTER_UNARY_GRAD
