@@ -204,9 +204,6 @@ void ConvolutionCompute(const NodeAttrs& attrs, const OpContext& ctx, const std:
     float* y = out[0].dptr<float>();
     g.src_blocked = in[0].channel_blocked();
     g.dst_blocked = out[0].channel_blocked();
-    // Blocked arrays are oneDNN's alone (ConvLayouts).
-    if (g.src_blocked || g.dst_blocked)
-      return DnnlConvForward(g, ctx, data, weight, bias, y, req[0]);
     auto run = [&](ConvAlgo a, OpReqType r) {
       (a == ConvAlgo::kGemm ? GemmForwardAnyLayout : DnnlConvForward)(g, ctx, data, weight, bias, y,
                                                                       r);
