@@ -94,6 +94,8 @@ struct ConvGeom {
   // the data (forward and backward), the output or its gradient, and the
   // data's gradient.
   bool src_blocked = false, dst_blocked = false, dsrc_blocked = false;
+  // The three as bits, for the caches' keys.
+  int64_t blocked_bits() const { return src_blocked | dst_blocked << 1 | dsrc_blocked << 2; }
 
   int64_t cg() const { return c / g; }
   int64_t fg() const { return f / g; }

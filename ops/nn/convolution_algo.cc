@@ -71,7 +71,6 @@ using Key = std::array<int64_t, 18>;
 
 // Blocked arrays change what each algorithm costs: measured apart.
 Key KeyOf(const ConvGeom& g) {
-  const int64_t blocked = g.src_blocked | g.dst_blocked << 1 | g.dsrc_blocked << 2;
   return {g.spatial,
           g.n,
           g.c,
@@ -89,7 +88,7 @@ Key KeyOf(const ConvGeom& g) {
           g.pw,
           g.oh,
           int64_t(g.bias),
-          blocked};
+          g.blocked_bits()};
 }
 
 // Per pass: kAuto until measured. Two threads may measure the same

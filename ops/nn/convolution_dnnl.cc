@@ -66,10 +66,12 @@ using Key = std::tuple<int, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t
                        int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool>;
 
 Key KeyOf(const ConvGeom& g) {
-  const int64_t blocked = g.src_blocked | g.dst_blocked << 1 | g.dsrc_blocked << 2;
-  return {g.spatial, g.n,  g.c,     g.h,   g.w,  g.f,
-          g.g,       g.kh, g.kw,    g.sh,  g.sw, g.dh * 1000003 + g.dw,
-          g.ph,      g.pw, blocked, g.bias};
+  return {g.spatial, g.n,  g.c,
+          g.h,       g.w,  g.f,
+          g.g,       g.kh, g.kw,
+          g.sh,      g.sw, g.dh * 1000003 + g.dw,
+          g.ph,      g.pw, g.blocked_bits(),
+          g.bias};
 }
 
 Dims Spatial(const ConvGeom& g, int64_t a, int64_t b) {
